@@ -1,0 +1,57 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+)
+
+// health answers /healthz: 200 "ok" while serve is connected and
+// provisioned, 503 with the reason otherwise.
+type health struct {
+	mu     sync.Mutex
+	reason string // why serve is not ready; "" when it is
+	nc     *nats.Conn
+}
+
+func newHealth() *health { return &health{reason: "starting"} }
+
+func (h *health) setReason(reason string) {
+	h.mu.Lock()
+	h.reason = reason
+	h.mu.Unlock()
+}
+
+func (h *health) setConn(nc *nats.Conn) {
+	h.mu.Lock()
+	h.nc = nc
+	h.mu.Unlock()
+}
+
+// check returns why serve is not healthy, or "".
+func (h *health) check() string {
+	h.mu.Lock()
+	reason, nc := h.reason, h.nc
+	h.mu.Unlock()
+	if reason == "" && nc != nil && !nc.IsConnected() {
+		return "nats connection " + nc.Status().String()
+	}
+	return reason
+}
+
+func (h *health) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	if reason := h.check(); reason != "" {
+		http.Error(w, reason, http.StatusServiceUnavailable)
+		return
+	}
+	io.WriteString(w, "ok\n")
+}
+
+func (h *health) ready() float64 {
+	if h.check() == "" {
+		return 1
+	}
+	return 0
+}

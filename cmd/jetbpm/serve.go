@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/internal/metrics"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+const serveUsage = `usage: jetbpm serve [flags]
+
+Runs the jetbpm engine. By default it starts an embedded NATS server with
+JetStream listening on --listen and keeping its data under --data. With
+--nats-url (or JETBPM_NATS_URL) it uses that NATS server or cluster instead
+and embeds nothing; the server must be nats-server 2.12 or later.
+
+serve then creates the streams and buckets jetbpm needs, logs "jetbpm ready",
+and serves GET /healthz and GET /metrics (Prometheus text) on --http until
+SIGINT or SIGTERM, when it drains and exits within 10 seconds.`
+
+// shutdownTimeout bounds the stop after SIGINT/SIGTERM; past it serve exits
+// anyway, with status 1.
+const shutdownTimeout = 10 * time.Second
+
+type serveOptions struct {
+	data, listen, http   string
+	replicas, partitions int
+	conn                 *connFlags
+	log                  *logFlags
+}
+
+// embedded reports whether serve runs its own NATS server.
+func (o *serveOptions) embedded() bool { return o.conn.url == "" }
+
+func runServe(ctx context.Context, args []string) error {
+	fs := newFlagSet("serve")
+	o := serveOptions{conn: addConnFlags(fs, "")}
+	fs.StringVar(&o.data, "data", "./jetbpm-data", "`dir`ectory of the embedded NATS server's data (JetStream store in DIR/nats)")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`host:port` the embedded NATS server listens on for clients and workers")
+	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`host:port` serving /healthz and /metrics; \"\" turns it off")
+	fs.IntVar(&o.replicas, "replicas", 1, "stream and bucket `replicas`: 1, or 3 on a 3-node NATS cluster")
+	fs.IntVar(&o.partitions, "partitions", 8, "instance `partitions`, fixed when the streams are first created")
+	o.log = addLogFlags(fs)
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErrorf("serve", "unexpected argument %q", rest[0])
+	}
+	if o.replicas < 1 || o.partitions < 1 {
+		return usageErrorf("serve", "--replicas and --partitions must be at least 1")
+	}
+	if !o.embedded() && (isSet(fs, "data") || isSet(fs, "listen")) {
+		return usageErrorf("serve", "--data and --listen configure the embedded NATS server; they do not go with --nats-url")
+	}
+	return serve(ctx, o, o.log.logger(os.Stderr))
+}
+
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// ENGINE SEAM. runEngine starts the engine on a connected, provisioned NATS
+// and returns the function that stops it: stop must stop taking work, finish
+// or hand back what is in flight, and return by ctx's deadline. The engine
+// registers its metrics (queue depth per topic, ...) on reg.
+//
+// The engine package does not exist yet, so there is nothing to start:
+// this returns a stop that does nothing.
+func runEngine(ctx context.Context, nc *nats.Conn, layout streams.Layout, reg *metrics.Registry, logger *slog.Logger) (stop func(context.Context) error, err error) {
+	return func(context.Context) error { return nil }, nil
+}
+
+// serve starts everything, waits for a signal, then stops it all in the
+// reverse order within shutdownTimeout.
+func serve(ctx context.Context, o serveOptions, logger *slog.Logger) error {
+	var stops []func(context.Context)
+	err := start(ctx, o, logger, &stops)
+	if err == nil {
+		<-ctx.Done()
+		logger.Info("jetbpm stopping", "cause", context.Cause(ctx).Error())
+	}
+
+	hard := time.AfterFunc(shutdownTimeout, func() {
+		fmt.Fprintf(os.Stderr, "jetbpm: shutdown did not finish within %s; exiting\n", shutdownTimeout)
+		os.Exit(1)
+	})
+	defer hard.Stop()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout-500*time.Millisecond)
+	defer cancel()
+	for i := len(stops) - 1; i >= 0; i-- {
+		stops[i](sctx)
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil // interrupted while starting
+	}
+	if err == nil {
+		logger.Info("jetbpm stopped")
+	}
+	return err
+}
+
+// start brings serve up to "jetbpm ready", appending to stops what undoes
+// each step.
+func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]func(context.Context)) error {
+	h := newHealth()
+	reg := metrics.NewRegistry()
+	reg.NewGaugeFunc("jetbpm_ready", "1 when jetbpm serve is connected to NATS and provisioned, else 0.", h.ready)
+	*stops = append(*stops, func(context.Context) { h.setReason("shutting down") })
+
+	if o.embedded() {
+		if err := os.MkdirAll(o.data, 0o750); err != nil {
+			return fmt.Errorf("data directory: %w", err)
+		}
+		release, err := lockDataDir(o.data)
+		if err != nil {
+			return err
+		}
+		*stops = append(*stops, func(context.Context) { release() })
+	}
+
+	httpAddr := ""
+	if o.http != "" {
+		stop, addr, err := serveHTTP(o.http, newHTTPHandler(h, reg), logger)
+		if err != nil {
+			return err
+		}
+		httpAddr = addr
+		*stops = append(*stops, stop)
+	}
+
+	nc, natsURL, err := connect(o, logger, stops)
+	if err != nil {
+		return err
+	}
+	h.setConn(nc)
+	reg.NewGaugeFunc("jetbpm_nats_connected", "1 while the NATS connection is up, else 0.", func() float64 {
+		if nc.IsConnected() {
+			return 1
+		}
+		return 0
+	})
+	reg.NewCounterFunc("jetbpm_nats_reconnects_total", "NATS reconnects since start.", func() float64 {
+		return float64(nc.Stats().Reconnects)
+	})
+
+	h.setReason("checking the NATS server")
+	if err := streams.CheckServer(ctx, nc); err != nil {
+		return err
+	}
+	h.setReason("provisioning streams")
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	layout, err := streams.Provision(ctx, js, streams.Config{Replicas: o.replicas, Partitions: o.partitions, Logger: logger})
+	if err != nil {
+		return err
+	}
+
+	h.setReason("starting the engine")
+	stopEngine, err := runEngine(ctx, nc, layout, reg, logger)
+	if err != nil {
+		return fmt.Errorf("start engine: %w", err)
+	}
+	*stops = append(*stops, func(ctx context.Context) {
+		if err := stopEngine(ctx); err != nil {
+			logger.Error("engine stop", "err", err)
+		}
+	})
+
+	h.setReason("")
+	logger.Info("jetbpm ready", "nats_url", natsURL, "http", httpAddr,
+		"partitions", layout.Partitions, "replicas", layout.Replicas)
+	return nil
+}
+
+// connect starts the embedded NATS server or connects to --nats-url, and
+// returns the connection and the URL clients and workers use.
+func connect(o serveOptions, logger *slog.Logger, stops *[]func(context.Context)) (*nats.Conn, string, error) {
+	if !o.embedded() {
+		cfg := o.conn.config("jetbpm serve")
+		cfg.Logger = logger
+		nc, err := streams.Connect(cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		*stops = append(*stops, func(ctx context.Context) { drain(ctx, nc, logger) })
+		return nc, nc.ConnectedUrlRedacted(), nil
+	}
+
+	host, port, err := splitListen(o.listen)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkPortFree(host, port); err != nil {
+		return nil, "", err
+	}
+	srv, err := streams.StartServer(streams.ServerConfig{
+		StoreDir: filepath.Join(o.data, "nats"), Host: host, Port: port, Logger: logger,
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	*stops = append(*stops, func(context.Context) { srv.Shutdown() })
+	nc, err := srv.Connect(nats.Name("jetbpm serve"))
+	if err != nil {
+		return nil, "", err
+	}
+	*stops = append(*stops, func(ctx context.Context) { drain(ctx, nc, logger) })
+	return nc, srv.ClientURL(), nil
+}
+
+// splitListen parses --listen; port 0 asks for any free port.
+func splitListen(listen string) (string, int, error) {
+	host, p, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", 0, fmt.Errorf("--listen %q: %w", listen, err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("--listen %q: bad port", listen)
+	}
+	if port == 0 {
+		port = -1 // streams.ServerConfig: -1 is a random port, 0 the default 4222
+	}
+	return host, port, nil
+}
+
+// checkPortFree fails with the operating system's words when the embedded
+// server could not listen on host:port, before it starts and logs about it.
+func checkPortFree(host string, port int) error {
+	if port < 0 {
+		return nil
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	return ln.Close()
+}
+
+// drain lets in-flight messages finish and closes nc, or closes it at once
+// when ctx ends first.
+func drain(ctx context.Context, nc *nats.Conn, logger *slog.Logger) {
+	closed := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	if err := nc.Drain(); err != nil {
+		if !errors.Is(err, nats.ErrConnectionClosed) {
+			logger.Warn("nats drain", "err", err)
+		}
+		nc.Close()
+		return
+	}
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		logger.Warn("nats drain did not finish in time; closing")
+		nc.Close()
+	}
+}

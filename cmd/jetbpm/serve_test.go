@@ -1,0 +1,64 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestServeEmbedded(t *testing.T) {
+	data := t.TempDir()
+	p := startServe(t, nil, "--data", data, "--listen", freeAddr(t))
+	rec := p.waitReady()
+	if url, _ := rec["nats_url"].(string); !strings.HasPrefix(url, "nats://127.0.0.1:") {
+		t.Errorf("ready record nats_url = %v, want nats://127.0.0.1:PORT", rec["nats_url"])
+	}
+
+	resp, err := http.Get("http://" + p.httpAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "# TYPE jetbpm_ready gauge\njetbpm_ready 1\n") {
+		t.Errorf("/metrics: %d\n%s", resp.StatusCode, body)
+	}
+
+	t.Run("second serve on the same data dir", func(t *testing.T) {
+		_, stderr, code := runJetbpm(t, nil, "serve", "--data", data, "--listen", freeAddr(t), "--http", "")
+		want := `^jetbpm: data directory ` + regexp.QuoteMeta(data) + ` is in use by another jetbpm serve \(pid ` + p.pid() + `\)\n$`
+		if code != 1 || !regexp.MustCompile(want).MatchString(stderr) {
+			t.Errorf("exit %d, stderr %q; want exit 1 and %s", code, stderr, want)
+		}
+	})
+
+	p.stop()
+
+	t.Run("restart on the same data dir", func(t *testing.T) {
+		p := startServe(t, nil, "--data", data, "--listen", freeAddr(t))
+		p.waitReady()
+		p.stop()
+	})
+}
+
+func TestServeBusyPorts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	busy := ln.Addr().String()
+
+	for _, flag := range []string{"--listen", "--http"} {
+		args := []string{"serve", "--data", t.TempDir(), "--listen", freeAddr(t), "--http", freeAddr(t)}
+		args = append(args, flag, busy)
+		_, stderr, code := runJetbpm(t, nil, args...)
+		want := `^jetbpm: ` + flag + `: listen tcp ` + regexp.QuoteMeta(busy) + `: bind: address already in use\n$`
+		if code != 1 || !regexp.MustCompile(want).MatchString(stderr) {
+			t.Errorf("busy %s: exit %d, stderr %q; want exit 1 and %s", flag, code, stderr, want)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package bpmnxml
+
+import (
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+// importer turns an element tree into processes, collecting problems.
+type importer struct {
+	probs  problems
+	errors map[string]*elem // <error> declarations by id
+}
+
+// declarations are definitions-level elements that only matter when an
+// element refers to them; the referring elements are refused when jetbpm
+// does not support them, so the declarations themselves are ignored.
+var declarations = set("message", "signal", "escalation", "itemDefinition", "resource",
+	"dataStore", "category", "interface", "import", "extension", "documentation",
+	"extensionElements", "correlationProperty", "partnerEntity", "partnerRole", "endPoint",
+	"relationship", "globalTask", "globalUserTask", "globalManualTask", "globalScriptTask",
+	"globalBusinessRuleTask", "globalConversation", "choreography",
+	"timerEventDefinition", "errorEventDefinition", "messageEventDefinition",
+	"signalEventDefinition", "escalationEventDefinition", "conditionalEventDefinition",
+	"compensateEventDefinition", "cancelEventDefinition", "linkEventDefinition",
+	"terminateEventDefinition")
+
+func set(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+func importDefinitions(root *elem) ([]*model.Process, error) {
+	if !root.is(NamespaceBPMN, "definitions") {
+		return nil, &Error{Line: root.line, Element: root.tag(),
+			Msg: "not a BPMN 2.0 document: the root element must be <definitions> in namespace " + NamespaceBPMN}
+	}
+	im := &importer{errors: map[string]*elem{}}
+	for _, c := range root.children {
+		if c.is(NamespaceBPMN, "error") {
+			im.errors[c.attr("", "id")] = c
+		}
+	}
+	var procs []*model.Process
+	ids := map[string]bool{}
+	declared := 0
+	for _, c := range root.children {
+		if c.name.Space != NamespaceBPMN {
+			continue // another tool's metadata
+		}
+		switch local := c.name.Local; {
+		case local == "process":
+			declared++
+			exec, ok := boolAttr(c, "isExecutable", true)
+			if !ok {
+				im.probs.at(c, "isExecutable=%q is not a boolean", c.attr("", "isExecutable"))
+			}
+			if !exec {
+				continue
+			}
+			p := &model.Process{ID: c.attr("", "id"), Name: c.attr("", "name")}
+			if ids[p.ID] {
+				im.probs.at(c, "process id %q is used twice", p.ID)
+			}
+			ids[p.ID] = true
+			im.flowElements(p, c, nil)
+			procs = append(procs, p)
+		case local == "collaboration":
+			im.collaboration(c)
+		case local == "error" || declarations[local]:
+		default:
+			im.probs.at(c, "%s elements are not supported", local)
+		}
+	}
+	if len(procs) == 0 {
+		// With nothing to execute, other problems (e.g. message flows
+		// between descriptive pools) are beside the point.
+		msg := "the document has no executable process (every <process> has isExecutable=\"false\")"
+		if declared == 0 {
+			msg = "the document has no <process>"
+		}
+		return nil, &Error{Line: root.line, Element: root.tag(), ID: root.attr("", "id"), Msg: msg}
+	}
+	if err := im.probs.err(); err != nil {
+		return nil, err
+	}
+	// Validation runs only on a complete import: a refused element would
+	// otherwise show up again as dangling flows.
+	for _, p := range procs {
+		if err := p.Validate(); err != nil {
+			for _, e := range flatten(err) {
+				im.probs.add(e)
+			}
+		}
+	}
+	if err := im.probs.err(); err != nil {
+		return nil, err
+	}
+	return procs, nil
+}
+
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// collaboration refuses message flows; participants' processes are imported
+// as top-level processes, and the rest of a collaboration is descriptive.
+func (im *importer) collaboration(c *elem) {
+	for _, ch := range c.children {
+		if ch.is(NamespaceBPMN, "messageFlow") {
+			im.probs.at(ch, "message flows are not supported (jetbpm has no message events)")
+		}
+	}
+}
+
+// boolAttr reads an xs:boolean attribute, def when absent.
+func boolAttr(e *elem, name string, def bool) (value, ok bool) {
+	v, present := e.lookup("", name)
+	if !present {
+		return def, true
+	}
+	switch v {
+	case "true", "1":
+		return true, true
+	case "false", "0":
+		return false, true
+	}
+	return def, false
+}

@@ -1,0 +1,301 @@
+package bpmnxml
+
+import (
+	"strings"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+// nodeKinds are the BPMN elements jetbpm executes.
+var nodeKinds = map[string]model.Kind{
+	"startEvent":             model.StartEvent,
+	"endEvent":               model.EndEvent,
+	"intermediateCatchEvent": model.IntermediateCatchEvent,
+	"boundaryEvent":          model.BoundaryEvent,
+	"task":                   model.Task,
+	"manualTask":             model.ManualTask,
+	"scriptTask":             model.ScriptTask,
+	"serviceTask":            model.ServiceTask,
+	"exclusiveGateway":       model.ExclusiveGateway,
+	"parallelGateway":        model.ParallelGateway,
+	"subProcess":             model.SubProcess,
+}
+
+// refusedNodes are flow elements jetbpm does not execute, with the reason.
+var refusedNodes = map[string]string{
+	"userTask":               "user tasks are not supported",
+	"sendTask":               "send tasks are not supported",
+	"receiveTask":            "receive tasks are not supported",
+	"businessRuleTask":       "business rule tasks are not supported",
+	"callActivity":           "call activities are not supported yet",
+	"inclusiveGateway":       "inclusive gateways are not supported yet",
+	"eventBasedGateway":      "event-based gateways are not supported",
+	"complexGateway":         "complex gateways are not supported",
+	"intermediateThrowEvent": "intermediate throw events are not supported",
+	"implicitThrowEvent":     "implicit throw events are not supported",
+	"transaction":            "transactions are not supported",
+	"adHocSubProcess":        "ad-hoc sub-processes are not supported",
+	"choreographyTask":       "choreographies are not supported",
+	"subChoreography":        "choreographies are not supported",
+	"callChoreography":       "choreographies are not supported",
+}
+
+// artifacts are flow-level elements without execution semantics: lanes,
+// annotations, and data declarations (data only moves through data
+// associations, which are refused).
+var artifacts = set("laneSet", "textAnnotation", "association", "group",
+	"dataObject", "dataObjectReference", "dataStoreReference")
+
+// ownIgnored are children of a process or flow node that carry no execution
+// semantics for jetbpm.
+var ownIgnored = set("documentation", "incoming", "outgoing", "ioSpecification",
+	"property", "auditing", "monitoring", "performer", "humanPerformer",
+	"potentialOwner", "resourceRole", "supports", "correlationSubscription",
+	"dataInput", "dataOutput", "inputSet", "outputSet", "lane")
+
+// eventDefinitions maps event definition elements to the event type, ""
+// for those jetbpm refuses.
+var eventDefinitions = map[string]model.EventType{
+	"timerEventDefinition":       model.TimerEvent,
+	"errorEventDefinition":       model.ErrorEvent,
+	"terminateEventDefinition":   model.TerminateEvent,
+	"messageEventDefinition":     "",
+	"signalEventDefinition":      "",
+	"escalationEventDefinition":  "",
+	"conditionalEventDefinition": "",
+	"linkEventDefinition":        "",
+	"compensateEventDefinition":  "",
+	"cancelEventDefinition":      "",
+}
+
+func isFlowLevel(local string) bool {
+	_, node := nodeKinds[local]
+	_, refused := refusedNodes[local]
+	return node || refused || local == "sequenceFlow" || artifacts[local]
+}
+
+// flowElements imports the contents of a process (owner nil) or of the
+// sub-process owner.
+func (im *importer) flowElements(p *model.Process, e *elem, owner *model.Node) {
+	scope := ""
+	if owner != nil {
+		scope = owner.ID
+	}
+	for _, c := range e.children {
+		if c.name.Space != NamespaceBPMN || im.probs.full() {
+			continue
+		}
+		local := c.name.Local
+		if _, ok := nodeKinds[local]; ok {
+			im.node(p, c, scope)
+			continue
+		}
+		if msg, ok := refusedNodes[local]; ok {
+			im.probs.at(c, "%s", msg)
+			continue
+		}
+		switch {
+		case local == "sequenceFlow":
+			im.flow(p, c)
+		case artifacts[local]:
+		case owner != nil:
+			// the sub-process's own children: handled by node
+		case local == "extensionElements":
+			im.extensions(c, e, nil)
+		case ownIgnored[local]:
+		default:
+			im.probs.at(c, "%s elements are not supported", local)
+		}
+	}
+}
+
+// node imports one flow node.
+func (im *importer) node(p *model.Process, e *elem, scope string) {
+	kind := nodeKinds[e.name.Local]
+	n := &model.Node{ID: e.attr("", "id"), Name: e.attr("", "name"), Kind: kind, Scope: scope, Line: e.line}
+	if kind == model.SubProcess {
+		if event, _ := boolAttr(e, "triggeredByEvent", false); event {
+			im.probs.at(e, "event sub-processes are not supported")
+			return
+		}
+	}
+	n.Default = e.attr("", "default")
+	if kind == model.BoundaryEvent {
+		n.AttachedTo = e.attr("", "attachedToRef")
+		cancel, ok := boolAttr(e, "cancelActivity", true)
+		if !ok {
+			im.probs.at(e, "cancelActivity=%q is not a boolean", e.attr("", "cancelActivity"))
+		}
+		n.Interrupting = cancel
+	}
+	x := &nodeExt{}
+	im.attributes(e, n, x)
+	var defs []*elem
+	for _, c := range e.children {
+		if c.name.Space != NamespaceBPMN {
+			continue
+		}
+		local := c.name.Local
+		if _, ok := eventDefinitions[local]; ok && isEvent(kind) {
+			defs = append(defs, c)
+			continue
+		}
+		switch {
+		case kind == model.SubProcess && isFlowLevel(local):
+			// contents: imported below
+		case local == "extensionElements":
+			im.extensions(c, e, &extTarget{node: n, ext: x})
+		case local == "script" && kind == model.ScriptTask:
+			x.bpmnScript = c
+		case local == "multiInstanceLoopCharacteristics":
+			im.probs.in(e, c, "multi-instance is not supported yet")
+		case local == "standardLoopCharacteristics":
+			im.probs.in(e, c, "standard loops are not supported yet")
+		case local == "dataInputAssociation" || local == "dataOutputAssociation":
+			im.probs.in(e, c, "data associations are not supported; use input/output mappings")
+		case local == "eventDefinitionRef":
+			im.probs.in(e, c, "references to shared event definitions are not supported")
+		case ownIgnored[local]:
+		default:
+			im.probs.in(e, c, "not supported inside a %s", kind)
+		}
+	}
+	if isEvent(kind) {
+		im.eventDefinition(e, n, defs)
+	}
+	im.finish(e, n, x)
+	p.Nodes = append(p.Nodes, n)
+	if kind == model.SubProcess {
+		im.flowElements(p, e, n)
+	}
+}
+
+func isEvent(k model.Kind) bool {
+	switch k {
+	case model.StartEvent, model.EndEvent, model.IntermediateCatchEvent, model.BoundaryEvent:
+		return true
+	}
+	return false
+}
+
+// eventDefinition applies the event definitions defs of event e.
+func (im *importer) eventDefinition(e *elem, n *model.Node, defs []*elem) {
+	if len(defs) == 0 {
+		return
+	}
+	if len(defs) > 1 {
+		im.probs.in(e, defs[1], "events with several event definitions are not supported")
+		return
+	}
+	d := defs[0]
+	ev := eventDefinitions[d.name.Local]
+	what := strings.TrimSuffix(d.name.Local, "EventDefinition")
+	if ev == "" {
+		im.probs.in(e, d, "%s events are not supported", what)
+		return
+	}
+	allowed := map[model.Kind][]model.EventType{
+		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent},
+		model.IntermediateCatchEvent: {model.TimerEvent},
+		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent},
+	}[n.Kind]
+	ok := false
+	for _, a := range allowed {
+		ok = ok || a == ev
+	}
+	if !ok {
+		if n.Kind == model.StartEvent {
+			im.probs.in(e, d, "%s start events are not supported; use a none start event", what)
+		} else {
+			im.probs.in(e, d, "a %s cannot have a %s", n.Kind, d.name.Local)
+		}
+		return
+	}
+	n.Event = ev
+	switch ev {
+	case model.ErrorEvent:
+		im.errorRef(e, d, n)
+	case model.TimerEvent:
+		im.timer(e, d, n)
+	}
+}
+
+// errorRef resolves the error an error event throws or catches.
+func (im *importer) errorRef(e, d *elem, n *model.Node) {
+	for _, a := range []string{"errorCodeVariable", "errorMessageVariable"} {
+		if v, ok := d.lookup(NamespaceCamunda, a); ok {
+			setExt(n, "camunda:"+a, v)
+		}
+	}
+	ref := d.attr("", "errorRef")
+	if ref == "" {
+		return // no code: catches every error, or throws code ""
+	}
+	decl, ok := im.errors[ref]
+	if !ok {
+		im.probs.in(e, d, "errorRef %q names no <error> of this document", ref)
+		return
+	}
+	n.ErrorCode = decl.attr("", "errorCode")
+	if n.Kind == model.EndEvent {
+		n.ErrorMessage = decl.attr(NamespaceCamunda, "errorMessage")
+	}
+}
+
+// timer reads a timerEventDefinition's single timeDuration, timeDate or
+// timeCycle.
+func (im *importer) timer(e, d *elem, n *model.Node) {
+	types := map[string]model.TimerType{"timeDuration": model.TimerDuration, "timeDate": model.TimerDate, "timeCycle": model.TimerCycle}
+	var t *model.Timer
+	for _, c := range d.children {
+		tt, ok := types[c.name.Local]
+		if c.name.Space != NamespaceBPMN || !ok {
+			continue
+		}
+		if t != nil {
+			im.probs.in(e, c, "a timer has one of timeDuration, timeDate and timeCycle, not several")
+			return
+		}
+		v, msg := timerValue(c.text)
+		if msg != "" {
+			im.probs.in(e, c, "%s", msg)
+			return
+		}
+		t = &model.Timer{Type: tt, Value: v}
+	}
+	n.Timer = t // nil: Validate reports the missing definition
+}
+
+// flow imports a sequence flow.
+func (im *importer) flow(p *model.Process, e *elem) {
+	f := &model.Flow{ID: e.attr("", "id"), Name: e.attr("", "name"),
+		Source: e.attr("", "sourceRef"), Target: e.attr("", "targetRef"), Line: e.line}
+	for _, c := range e.children {
+		if c.name.Space != NamespaceBPMN {
+			continue
+		}
+		switch c.name.Local {
+		case "conditionExpression":
+			if _, ok := c.lookup(NamespaceCamunda, "resource"); ok {
+				im.probs.in(e, c, "conditions loaded from a resource (camunda:resource) are not supported")
+				continue
+			}
+			src, msg := scriptSource(c.attr("", "language"), c.text, false)
+			if msg != "" {
+				im.probs.in(e, c, "%s", msg)
+				continue
+			}
+			if src == "" {
+				im.probs.in(e, c, "the condition is empty")
+				continue
+			}
+			f.Condition = src
+		case "extensionElements":
+			im.extensions(c, e, nil)
+		case "documentation", "auditing", "monitoring":
+		default:
+			im.probs.in(e, c, "not supported inside a sequence flow")
+		}
+	}
+	p.Flows = append(p.Flows, f)
+}

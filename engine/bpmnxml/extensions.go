@@ -1,0 +1,377 @@
+package bpmnxml
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/jetbpm/jetbpm/engine/expression"
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+// nodeExt gathers what a node's attributes and extension elements say before
+// it is turned into the node's service or script.
+type nodeExt struct {
+	task       *elem // zeebe:taskDefinition
+	headers    map[string]string
+	hasHeaders bool
+	script     *elem // zeebe:script
+	bpmnScript *elem // bpmn:script
+}
+
+// extTarget is the flow node extension elements apply to.
+type extTarget struct {
+	node *model.Node
+	ext  *nodeExt
+}
+
+// Vendor extension elements accepted and ignored: modeler metadata, user
+// task forms (user tasks are refused), and elements that only configure
+// elements jetbpm refuses anyway.
+var (
+	zeebeIgnored = set("properties", "userTaskForm", "formDefinition", "assignmentDefinition",
+		"taskSchedule", "priorityDefinition", "versionTag", "subscription", "calledElement",
+		"calledDecision", "loopCharacteristics", "linkedResources")
+	camundaIgnored = set("properties", "formData", "formProperty", "potentialStarter")
+)
+
+func setExt(n *model.Node, key, value string) {
+	if n.Extensions == nil {
+		n.Extensions = map[string]string{}
+	}
+	n.Extensions[key] = value
+}
+
+// attributes records a node's Camunda and Zeebe attributes in
+// Node.Extensions, checks its jetbpm attributes, and reads the attributes
+// that choose a service task's implementation.
+func (im *importer) attributes(e *elem, n *model.Node, x *nodeExt) {
+	for _, a := range e.attrs {
+		switch a.Name.Space {
+		case NamespaceCamunda, NamespaceZeebe:
+			setExt(n, qualify(a.Name), a.Value)
+		case Namespace:
+			want := map[string]model.Kind{"operation": model.ServiceTask, "timeout": model.ServiceTask,
+				"resultVariable": model.ScriptTask}[a.Name.Local]
+			switch {
+			case want == "":
+				im.probs.at(e, "unknown attribute jetbpm:%s", a.Name.Local)
+			case want != n.Kind:
+				im.probs.at(e, "jetbpm:%s applies to a %s only", a.Name.Local, want)
+			}
+		}
+	}
+	if n.Kind == model.ServiceTask {
+		im.serviceAttrs(e, n)
+	}
+}
+
+// serviceAttrs reads a service task's Camunda 7 and jetbpm implementation.
+func (im *importer) serviceAttrs(e *elem, n *model.Node) {
+	s := &model.Service{}
+	n.Service = s
+	if t, ok := e.lookup(NamespaceCamunda, "type"); ok {
+		if t != "external" {
+			im.probs.at(e, "camunda:type=%q is not supported (only \"external\")", t)
+		} else {
+			s.Worker = &model.Worker{Topic: strings.TrimSpace(e.attr(NamespaceCamunda, "topic"))}
+		}
+	}
+	var impl []string
+	for _, a := range []string{"class", "delegateExpression", "expression"} {
+		if v, ok := e.lookup(NamespaceCamunda, a); ok {
+			impl = append(impl, "camunda:"+a)
+			s.Operation = strings.TrimSpace(v)
+		}
+	}
+	if v, ok := e.lookup(Namespace, "operation"); ok {
+		impl = append(impl, "jetbpm:operation")
+		s.Operation = strings.TrimSpace(v)
+	}
+	if len(impl) > 1 {
+		im.probs.at(e, "several in-process implementations (%s); keep one", strings.Join(impl, ", "))
+	}
+	if v, ok := e.lookup(Namespace, "timeout"); ok {
+		p, err := model.ParsePeriod(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			im.probs.at(e, "jetbpm:timeout: %v", err)
+		case p.Years != 0 || p.Months != 0 || p.Days != 0:
+			im.probs.at(e, "jetbpm:timeout %q must use hours, minutes and seconds only (e.g. PT30S)", v)
+		default:
+			s.Timeout = p.Clock
+		}
+	}
+}
+
+// extensions imports the vendor extension elements of owner; t is nil when
+// owner is a process or a sequence flow.
+func (im *importer) extensions(x, owner *elem, t *extTarget) {
+	for _, c := range x.children {
+		if im.probs.full() {
+			return
+		}
+		switch c.name.Space {
+		case NamespaceZeebe:
+			im.zeebe(c, owner, t)
+		case NamespaceCamunda:
+			im.camunda(c, owner, t)
+		case Namespace:
+			im.probs.in(owner, c, "unknown jetbpm extension element")
+		}
+		// other namespaces: another tool's metadata
+	}
+}
+
+func (im *importer) zeebe(c, owner *elem, t *extTarget) {
+	local := c.name.Local
+	switch {
+	case zeebeIgnored[local]:
+		return
+	case local == "executionListeners" || local == "taskListeners":
+		im.probs.in(owner, c, "execution listeners are not supported")
+		return
+	case local != "taskDefinition" && local != "taskHeaders" && local != "ioMapping" && local != "script":
+		im.probs.in(owner, c, "not supported")
+		return
+	case t == nil:
+		im.probs.in(owner, c, "not supported on a %s", owner.name.Local)
+		return
+	}
+	kind := t.node.Kind
+	switch local {
+	case "taskDefinition":
+		if kind == model.ScriptTask {
+			im.probs.in(owner, c, "script tasks run by job workers are not supported; use a service task")
+		} else if kind != model.ServiceTask {
+			im.probs.in(owner, c, "applies to service tasks only")
+		}
+		t.ext.task = c
+	case "taskHeaders":
+		if t.ext.headers == nil {
+			t.ext.headers = map[string]string{}
+		}
+		t.ext.hasHeaders = true
+		for _, h := range c.children {
+			if h.is(NamespaceZeebe, "header") {
+				t.ext.headers[h.attr("", "key")] = h.attr("", "value")
+			}
+		}
+	case "script":
+		if kind != model.ScriptTask {
+			im.probs.in(owner, c, "applies to script tasks only")
+		}
+		t.ext.script = c
+	case "ioMapping":
+		for _, m := range c.children {
+			if m.name.Space != NamespaceZeebe {
+				continue
+			}
+			mp := model.Mapping{Target: strings.TrimSpace(m.attr("", "target")), Source: zeebeSource(m.attr("", "source"))}
+			switch m.name.Local {
+			case "input":
+				t.node.Inputs = append(t.node.Inputs, mp)
+			case "output":
+				t.node.Outputs = append(t.node.Outputs, mp)
+			default:
+				im.probs.in(owner, m, "not supported inside zeebe:ioMapping")
+			}
+		}
+	}
+}
+
+func (im *importer) camunda(c, owner *elem, t *extTarget) {
+	local := c.name.Local
+	switch local {
+	case "inputOutput":
+		if t == nil {
+			im.probs.in(owner, c, "not supported on a %s", owner.name.Local)
+			return
+		}
+		for _, p := range c.children {
+			if p.name.Space != NamespaceCamunda {
+				continue
+			}
+			src, ok := im.camundaParam(owner, p)
+			if !ok {
+				continue
+			}
+			mp := model.Mapping{Target: strings.TrimSpace(p.attr("", "name")), Source: src}
+			switch p.name.Local {
+			case "inputParameter":
+				t.node.Inputs = append(t.node.Inputs, mp)
+			case "outputParameter":
+				t.node.Outputs = append(t.node.Outputs, mp)
+			}
+		}
+	case "executionListener", "taskListener":
+		im.probs.in(owner, c, "execution listeners are not supported")
+	case "connector":
+		im.probs.in(owner, c, "Camunda connectors are not supported; use an external worker or a jetbpm:operation")
+	case "failedJobRetryTimeCycle":
+		im.probs.in(owner, c, "not supported; retries are configured with the jetbpm retry policy instead")
+	case "errorEventDefinition":
+		im.probs.in(owner, c, "error mapping on external tasks is not supported; use jetbpm error mapper rules")
+	case "field":
+		im.probs.in(owner, c, "field injection into Java delegates is not supported")
+	default:
+		if !camundaIgnored[local] {
+			im.probs.in(owner, c, "not supported")
+		}
+	}
+}
+
+// camundaParam returns the expression of a camunda:inputParameter or
+// outputParameter: ${...} text as written, other text as a string constant,
+// an empty parameter as null, a nested camunda:script in an expression
+// format as its text.
+func (im *importer) camundaParam(owner, p *elem) (string, bool) {
+	if p.name.Local != "inputParameter" && p.name.Local != "outputParameter" {
+		im.probs.in(owner, p, "not supported inside camunda:inputOutput")
+		return "", false
+	}
+	for _, v := range p.children {
+		if len(p.children) > 1 {
+			im.probs.in(owner, p, "a parameter has one value")
+			return "", false
+		}
+		switch {
+		case v.is(NamespaceCamunda, "script"):
+			if _, ok := v.lookup("", "resource"); ok {
+				im.probs.in(owner, v, "scripts loaded from a resource are not supported")
+				return "", false
+			}
+			src, msg := scriptSource(v.attr("", "scriptFormat"), v.text, true)
+			if msg == "" && src == "" {
+				msg = "the script is empty"
+			}
+			if msg != "" {
+				im.probs.in(owner, v, "parameter %q: %s", p.attr("", "name"), msg)
+				return "", false
+			}
+			return src, true
+		case v.is(NamespaceCamunda, "list"), v.is(NamespaceCamunda, "map"):
+			im.probs.in(owner, v, "parameter %q: list and map values are not supported; write an expression instead", p.attr("", "name"))
+		default:
+			im.probs.in(owner, v, "not supported inside a parameter")
+		}
+		return "", false
+	}
+	text := strings.TrimSpace(p.text)
+	switch {
+	case text == "":
+		return "nil", true
+	case expression.DialectOf(text) == expression.JUEL:
+		return text, true
+	case strings.Contains(text, "${") || strings.Contains(text, "#{"):
+		im.probs.in(owner, p, "parameter %q mixes text and ${...}; composite expressions are not supported", p.attr("", "name"))
+		return "", false
+	}
+	return expression.Literal(text), true
+}
+
+// zeebeSource reads a zeebe:input/output source: "=..." is FEEL, other text
+// a static string value, and an empty source null.
+func zeebeSource(s string) string {
+	t := strings.TrimSpace(s)
+	switch {
+	case t == "":
+		return "nil"
+	case strings.HasPrefix(t, "="):
+		return t
+	}
+	return expression.Literal(s)
+}
+
+// finish turns what was gathered into the node's service or script.
+func (im *importer) finish(e *elem, n *model.Node, x *nodeExt) {
+	switch n.Kind {
+	case model.ServiceTask:
+		im.zeebeWorker(e, n, x)
+	case model.ScriptTask:
+		im.script(e, n, x)
+	}
+}
+
+func (im *importer) zeebeWorker(e *elem, n *model.Node, x *nodeExt) {
+	s := n.Service
+	if c := x.task; c != nil {
+		topic, ok := feelConst(c.attr("", "type"))
+		if !ok {
+			im.probs.in(e, c, "job type %q is an expression; only constant job types are supported", c.attr("", "type"))
+		}
+		w := &model.Worker{Topic: topic}
+		if r, present := c.lookup("", "retries"); present {
+			v, ok := feelConst(r)
+			n, err := strconv.Atoi(v)
+			if !ok || err != nil || n < 1 {
+				im.probs.in(e, c, "retries %q must be a positive integer constant", r)
+			}
+			w.Retries = n
+		}
+		if s.Worker != nil {
+			im.probs.in(e, c, "the task has both camunda:type=\"external\" and a zeebe:taskDefinition; keep one")
+		}
+		s.Worker = w
+	}
+	if x.hasHeaders {
+		if s.Worker == nil {
+			im.probs.at(e, "zeebe:taskHeaders need an external worker (zeebe:taskDefinition)")
+			return
+		}
+		s.Worker.Headers = x.headers
+	}
+}
+
+func (im *importer) script(e *elem, n *model.Node, x *nodeExt) {
+	result := e.attr(Namespace, "resultVariable")
+	if result == "" && x.script != nil {
+		result = x.script.attr("", "resultVariable")
+	}
+	if result == "" {
+		result = e.attr(NamespaceCamunda, "resultVariable")
+	}
+	result = strings.TrimSpace(result)
+	switch {
+	case x.script != nil && x.bpmnScript != nil:
+		im.probs.in(e, x.script, "the task has both a bpmn:script and a zeebe:script; keep one")
+	case x.script != nil:
+		n.Script = &model.Script{Expression: strings.TrimSpace(x.script.attr("", "expression")), ResultVariable: result}
+	case x.bpmnScript != nil:
+		src, msg := scriptSource(e.attr("", "scriptFormat"), x.bpmnScript.text, true)
+		if msg != "" {
+			im.probs.in(e, x.bpmnScript, "%s", msg)
+			return
+		}
+		n.Script = &model.Script{Expression: src, ResultVariable: result}
+	default:
+		if _, ok := e.lookup(NamespaceCamunda, "resource"); ok {
+			im.probs.at(e, "scripts loaded from a resource (camunda:resource) are not supported")
+		}
+	}
+}
+
+// scriptSource turns a script or condition in the named language into an
+// expression source: expr as written, feel with a leading '=', juel inside
+// ${...}. Other languages (groovy, javascript, ...) are refused; an absent
+// language leaves the text to expression.DialectOf unless required.
+func scriptSource(format, text string, required bool) (src, msg string) {
+	text = strings.TrimSpace(text)
+	switch f := strings.ToLower(strings.TrimSpace(format)); f {
+	case "":
+		if required {
+			return "", "the script has no scriptFormat (want expr, feel or juel)"
+		}
+	case "expr", "expr-lang":
+	case "feel", "http://www.omg.org/spec/feel/20140401":
+		if text != "" && !strings.HasPrefix(text, "=") {
+			text = "=" + text
+		}
+	case "juel":
+		if text != "" && expression.DialectOf(text) != expression.JUEL {
+			text = "${" + text + "}"
+		}
+	default:
+		return "", "script format " + strconv.Quote(format) + " is not supported (only expr, feel and juel)"
+	}
+	return text, ""
+}

@@ -1,0 +1,213 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// StartOption configures Start.
+type StartOption func(*startOptions)
+
+type startOptions struct {
+	version int
+	id      string
+}
+
+// Version starts a specific version instead of the latest.
+func Version(v int) StartOption { return func(o *startOptions) { o.version = v } }
+
+// InstanceID starts the instance under a caller-chosen id (letters, digits,
+// '-' and '_'). Starting the same id again within two minutes is a no-op,
+// so a caller can retry a start safely.
+func InstanceID(id string) StartOption { return func(o *startOptions) { o.id = id } }
+
+// Start creates an instance of a deployed process and returns its id. The
+// start is durable when Start returns; the instance runs asynchronously
+// (see Wait).
+func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any, opts ...StartOption) (string, error) {
+	var o startOptions
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if o.id == "" {
+		o.id = nuid.Next()
+	} else if !validInstanceID(o.id) {
+		return "", fmt.Errorf("%w: instance id %q: use 1-128 letters, digits, '-' or '_'", ErrInvalid, o.id)
+	}
+	def, err := e.defs.get(ctx, processID, o.version)
+	if err != nil {
+		return "", err
+	}
+	clean, err := instance.NormalizeVars(vars)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	for name, v := range clean {
+		if err := e.checkValue(name, v); err != nil {
+			return "", fmt.Errorf("variable %q: %w", name, err)
+		}
+	}
+	req := &startRequest{ProcessID: def.ID, Version: def.Version, Vars: clean}
+	if err := e.send(ctx, o.id, envelope{Instance: o.id, Start: req}, "start:"+o.id); err != nil {
+		return "", err
+	}
+	return o.id, nil
+}
+
+// Cancel terminates an active instance and waits until it has.
+func (e *Engine) Cancel(ctx context.Context, id, reason string) error {
+	s, _, err := e.store.get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if s.Status.Finished() {
+		return fmt.Errorf("instance %s is %s: %w", id, s.Status, ErrFinished)
+	}
+	ev := &instance.Event{ID: "cancel:" + id, Kind: instance.Cancel, Reason: reason}
+	if err := e.send(ctx, id, envelope{Instance: id, Event: ev}, ev.ID); err != nil {
+		return err
+	}
+	_, err = e.Wait(ctx, id)
+	return err
+}
+
+// send publishes an envelope to the instance's partition and waits until it
+// is stored.
+func (e *Engine) send(ctx context.Context, id string, env envelope, msgID string) error {
+	body, err := streams.Marshal(env)
+	if err != nil {
+		return err
+	}
+	if len(body) > e.opts.MaxCheckpointBytes {
+		return fmt.Errorf("%w: request is %d bytes, the limit is %d", ErrTooLarge, len(body), e.opts.MaxCheckpointBytes)
+	}
+	m := nats.NewMsg(streams.EventSubject(e.partitionOf(id), id))
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, msgID)
+	if _, err := e.js.PublishMsg(ctx, m); err != nil {
+		return fmt.Errorf("instance %s: publish: %w", id, err)
+	}
+	return nil
+}
+
+// Instance returns the current view of an instance.
+func (e *Engine) Instance(ctx context.Context, id string) (*InstanceView, error) {
+	s, _, err := e.store.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return viewOf(s), nil
+}
+
+// Wait blocks until the instance has finished, or ctx ends.
+func (e *Engine) Wait(ctx context.Context, id string) (*InstanceView, error) {
+	if !validInstanceID(id) {
+		return nil, fmt.Errorf("instance %q: %w", id, ErrNotFound)
+	}
+	w, err := e.store.kv.Watch(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("instance %s: watch: %w", id, err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("instance %s: wait: %w", id, ctx.Err())
+		case entry, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("instance %s: watch closed", id)
+			}
+			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			var s instance.State
+			if err := streams.Unmarshal(entry.Value(), &s); err != nil {
+				return nil, fmt.Errorf("instance %s: decode: %w", id, err)
+			}
+			if s.Status.Finished() {
+				return viewOf(&s), nil
+			}
+		}
+	}
+}
+
+// Filter selects instances for Instances.
+type Filter struct {
+	ProcessID string
+	// Status "active" includes instances with open incidents (they are
+	// alive); "" means any.
+	Status instance.Status
+	Limit  int
+}
+
+// Instances lists instances matching f, newest first. It reads every
+// checkpoint in the bucket: fine for operations, not for a hot path.
+func (e *Engine) Instances(ctx context.Context, f Filter) ([]*InstanceView, error) {
+	lister, err := e.store.kv.ListKeys(ctx)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []*InstanceView
+	for key := range lister.Keys() {
+		s, _, err := e.store.get(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if (f.ProcessID != "" && s.ProcessID != f.ProcessID) || (f.Status != "" && s.Status != f.Status) {
+			continue
+		}
+		out = append(out, viewOf(s))
+	}
+	slices.SortFunc(out, func(a, b *InstanceView) int { return b.StartedAt.Compare(a.StartedAt) })
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// InstanceView is what the API and the CLI show of an instance.
+type InstanceView struct {
+	ID          string            `json:"id"`
+	ProcessID   string            `json:"processId"`
+	Version     int               `json:"version"`
+	Status      instance.Status   `json:"status"`
+	Variables   map[string]any    `json:"variables"`
+	ActiveNodes []string          `json:"activeNodes"`
+	StartedAt   time.Time         `json:"startedAt"`
+	EndedAt     *time.Time        `json:"endedAt,omitempty"`
+	Failure     *instance.Failure `json:"failure,omitempty"`
+}
+
+func viewOf(s *instance.State) *InstanceView {
+	v := &InstanceView{
+		ID: s.ID, ProcessID: s.ProcessID, Version: s.Version, Status: s.Status,
+		Variables: s.Variables(), ActiveNodes: s.ActiveNodes(), StartedAt: s.StartedAt, Failure: s.Failure,
+	}
+	if v.Variables == nil {
+		v.Variables = map[string]any{}
+	}
+	if v.ActiveNodes == nil {
+		v.ActiveNodes = []string{}
+	}
+	if !s.EndedAt.IsZero() {
+		t := s.EndedAt
+		v.EndedAt = &t
+	}
+	return v
+}

@@ -1,0 +1,201 @@
+// Package engine runs BPMN processes on NATS JetStream.
+//
+// Open an Engine on a NATS connection to a provisioned server (see package
+// streams), deploy processes, start instances and read them back:
+//
+//	eng, err := engine.Open(ctx, nc, engine.Options{Operations: ops})
+//	defer eng.Close(ctx)
+//	deps, err := eng.DeployFile(ctx, "order.bpmn")
+//	id, err := eng.Start(ctx, "order", map[string]any{"amount": 1500})
+//	view, err := eng.Wait(ctx, id)
+//
+// Every instance lives in one checkpoint in a JetStream KV bucket. Events
+// for an instance (start, fired timers, cancel) are published to the
+// instance's partition of the events stream; the engine node the server
+// pins that partition to applies them with the deterministic step of
+// package instance, writes the checkpoint with compare-and-set, then
+// publishes the step's effects and acknowledges the events. Nothing waits in
+// memory: a parked instance is a checkpoint plus a queued message or a
+// JetStream message schedule, so any node can pick it up after a restart.
+// docs/engine.md describes the design and its failure cases.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// Options configure an Engine. The zero value works.
+type Options struct {
+	Logger *slog.Logger
+	// Now is the engine's clock; nil means time.Now.
+	Now func() time.Time
+	// Operations resolves in-process service task operations by name.
+	Operations *Operations
+	// CacheSize bounds the checkpoints kept in memory per node (default
+	// 10,000); a miss costs one KV read.
+	CacheSize int
+	// OperationTimeout bounds in-process operations that set no timeout of
+	// their own (default 30 s). Operations run inside a step, so a slow one
+	// holds up its partition.
+	OperationTimeout time.Duration
+	// FinishedRetention is how long a finished instance's final record stays
+	// readable (default 7 days).
+	FinishedRetention time.Duration
+	// MaxVariableBytes bounds one variable's encoded size (default 256 KiB).
+	MaxVariableBytes int
+	// MaxCheckpointBytes bounds an instance's encoded checkpoint (default:
+	// the server's max payload minus 16 KiB).
+	MaxCheckpointBytes int
+	// BatchSize bounds the events a partition applies at once (default 256).
+	BatchSize int
+}
+
+func (o *Options) setDefaults(maxPayload int64) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Operations == nil {
+		o.Operations = &Operations{}
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = 10_000
+	}
+	if o.OperationTimeout <= 0 {
+		o.OperationTimeout = 30 * time.Second
+	}
+	if o.FinishedRetention <= 0 {
+		o.FinishedRetention = 7 * 24 * time.Hour
+	}
+	if o.MaxVariableBytes <= 0 {
+		o.MaxVariableBytes = 256 << 10
+	}
+	if o.MaxCheckpointBytes <= 0 {
+		o.MaxCheckpointBytes = int(maxPayload) - 16<<10
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 256
+	}
+}
+
+// Errors the engine's operations return; test with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrFinished = errors.New("instance has finished")
+	ErrInvalid  = errors.New("invalid request")
+	ErrTooLarge = errors.New("too large")
+	ErrClosed   = errors.New("engine closed")
+)
+
+// Engine is one engine node. It is safe for concurrent use.
+type Engine struct {
+	opts   Options
+	log    *slog.Logger
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	layout streams.Layout
+	events jetstream.Stream
+	store  *checkpoints
+	defs   *definitions
+
+	mu      sync.Mutex
+	session string // changes whenever this node may have lost outbox effects
+	parts   []*partition
+	cancel  context.CancelFunc
+	done    sync.WaitGroup
+	closed  bool
+}
+
+// Open starts an engine node on a connection to a provisioned JetStream
+// server: it reads the layout, then consumes its share of the partitions
+// until Close.
+func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	layout, err := streams.ReadLayout(ctx, js)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	opts.setDefaults(nc.MaxPayload())
+	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout, session: nuid.Next()}
+	if e.events, err = js.Stream(ctx, streams.EventsStream); err != nil {
+		return nil, fmt.Errorf("engine: events stream: %w", err)
+	}
+	if e.store, err = openCheckpoints(ctx, js, opts.FinishedRetention); err != nil {
+		return nil, err
+	}
+	if e.defs, err = openDefinitions(ctx, js); err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	for p := range layout.Partitions {
+		part, err := e.newPartition(ctx, p)
+		if err != nil {
+			cancel()
+			e.done.Wait()
+			return nil, err
+		}
+		e.parts = append(e.parts, part)
+		e.done.Add(1)
+		go func() {
+			defer e.done.Done()
+			part.run(runCtx)
+		}()
+	}
+	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.session)
+	return e, nil
+}
+
+// Close stops consuming events, finishes the batches in flight and returns
+// when they are written and published, or when ctx ends.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	e.cancel()
+	done := make(chan struct{})
+	go func() { e.done.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("engine: close: %w", ctx.Err())
+	}
+	e.defs.close()
+	return nil
+}
+
+func (e *Engine) currentSession() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.session
+}
+
+// newSession is called after a failure to publish effects: from now on this
+// node treats outboxes it wrote before as possibly unpublished.
+func (e *Engine) newSession() {
+	e.mu.Lock()
+	e.session = nuid.Next()
+	e.mu.Unlock()
+}
+
+func (e *Engine) partitionOf(id string) int { return streams.PartitionOf(id, e.layout.Partitions) }

@@ -1,0 +1,455 @@
+package expression
+
+import (
+	"strconv"
+	"strings"
+)
+
+// FEEL (Zeebe / Camunda 8 "= ..."). Grammar, lowest precedence first:
+//
+//	expr    := or
+//	or      := and {"or" and}
+//	and     := cmp {"and" cmp}
+//	cmp     := add {("=" | "!=" | "<" | "<=" | ">" | ">=") add}
+//	add     := mul {("+" | "-") mul}
+//	mul     := pow {("*" | "/") pow}
+//	pow     := unary {"**" unary}
+//	unary   := "-" unary | postfix
+//	postfix := primary {"." name | "[" ["-"] integer "]"}
+//	primary := number | string | "true" | "false" | "null" | name | "(" expr ")"
+//	         | "[" [expr {"," expr}] "]" | call
+//	         | ("some" | "every") name "in" expr {"," name "in" expr} "satisfies" expr
+//	         | "if" expr "then" expr "else" expr
+
+func translateFEEL(src string, start, end int) (string, *Error) {
+	p, err := newParser(src, start+1, end, FEEL) // skip '='
+	if err != nil {
+		return "", err
+	}
+	out, err := p.feelExpr()
+	if err != nil {
+		return "", err
+	}
+	if t := p.peek(); t.kind != tokEOF {
+		return "", p.feelBadAfterOperand(t)
+	}
+	return out, nil
+}
+
+func (p *parser) feelExpr() (string, *Error) {
+	if err := p.enter(); err != nil {
+		return "", err
+	}
+	defer p.leave()
+	return p.binary(0)
+}
+
+func feelBinaryOp(level int, t token) (string, bool) {
+	switch level {
+	case 0:
+		return "||", t.isWord("or")
+	case 1:
+		return "&&", t.isWord("and")
+	}
+	if t.kind != tokOp {
+		return "", false
+	}
+	switch level {
+	case 2:
+		switch t.text {
+		case "=":
+			return "==", true
+		case "!=", "<", "<=", ">", ">=":
+			return t.text, true
+		}
+	case 3:
+		return t.text, t.text == "+" || t.text == "-"
+	case 4:
+		return t.text, t.text == "*" || t.text == "/"
+	case 5:
+		return "**", t.text == "**"
+	}
+	return "", false
+}
+
+// feelKeyword reports words that cannot be variable names here.
+func feelKeyword(w string) bool {
+	switch w {
+	case "true", "false", "null", "and", "or", "not", "between", "in", "instance", "of",
+		"some", "every", "satisfies", "if", "then", "else", "for", "return", "function":
+		return true
+	}
+	return false
+}
+
+func (p *parser) feelUnary() (string, *Error) {
+	if err := p.enter(); err != nil {
+		return "", err
+	}
+	defer p.leave()
+	if p.peek().isOp("-") {
+		p.next()
+		x, err := p.feelUnary()
+		if err != nil {
+			return "", err
+		}
+		return "(-" + x + ")", nil
+	}
+	return p.feelPostfix()
+}
+
+func (p *parser) feelPostfix() (string, *Error) {
+	out, err := p.feelPrimary()
+	if err != nil {
+		return "", err
+	}
+	if p.peek().isOp(".") || p.peek().isOp("[") {
+		out = postfixBase(out)
+	}
+	var b strings.Builder
+	b.WriteString(out)
+	for {
+		t := p.peek()
+		switch {
+		case t.isOp("."):
+			p.next()
+			name := p.next()
+			if name.kind != tokIdent {
+				return "", p.errAt(name, "expected property name after \".\", found %s", name.describe())
+			}
+			if p.peek().isOp("(") {
+				return "", p.errAt(name, "unsupported FEEL method call %q", name.text+"(...)")
+			}
+			b.WriteString(member(name.text))
+		case t.isOp("["):
+			idx, err := p.feelIndex()
+			if err != nil {
+				return "", err
+			}
+			b.WriteString("?.[" + idx + "]")
+		case t.isOp("("):
+			return "", p.errAt(t, "unsupported FEEL function call on a computed value")
+		default:
+			return b.String(), nil
+		}
+	}
+}
+
+// feelIndex translates a 1-based FEEL list index to expr-lang's 0-based one.
+// Only integer literals are accepted: a[x] in FEEL is a filter when x is a
+// boolean and an index when it is a number, which is unknowable here.
+func (p *parser) feelIndex() (string, *Error) {
+	open := p.next()
+	neg := p.peek().isOp("-")
+	if neg {
+		p.next()
+	}
+	t := p.next()
+	if t.kind != tokNumber || strings.ContainsAny(t.text, ".eE") || !p.peek().isOp("]") {
+		return "", p.errAt(open, `unsupported FEEL filter expression "[...]" (only integer literal indexes are supported)`)
+	}
+	p.next()
+	n, err := strconv.ParseInt(t.text, 10, 64)
+	switch {
+	case err != nil:
+		return "", p.errAt(t, "integer literal %s out of range", t.text)
+	case n == 0:
+		return "", p.errAt(t, "FEEL list index 0 is invalid (lists are 1-based)")
+	case neg:
+		return strconv.FormatInt(-n, 10), nil // -1 is the last element in both languages
+	}
+	return strconv.FormatInt(n-1, 10), nil
+}
+
+func (p *parser) feelPrimary() (string, *Error) {
+	t := p.peek()
+	switch {
+	case t.kind == tokNumber:
+		p.next()
+		return p.number(t)
+	case t.kind == tokString:
+		p.next()
+		return Literal(t.text), nil
+	case t.isOp("("):
+		p.next()
+		x, err := p.feelExpr()
+		if err != nil {
+			return "", err
+		}
+		if err := p.expect(")", t); err != nil {
+			return "", err
+		}
+		return x, nil // already self-delimiting
+	case t.isOp("["):
+		p.next()
+		items, err := p.feelList(t, "]")
+		if err != nil {
+			return "", err
+		}
+		return "[" + strings.Join(items, ", ") + "]", nil
+	case t.kind != tokIdent:
+		return "", p.feelBadOperand(t)
+	}
+	switch t.text {
+	case "true", "false":
+		p.next()
+		return t.text, nil
+	case "null":
+		p.next()
+		return "nil", nil
+	case "some", "every":
+		return p.feelQuantified()
+	case "if":
+		return p.feelIf()
+	case "for", "function":
+		return "", p.errAt(t, "unsupported FEEL construct %q", t.text)
+	}
+	if name, words, ok := p.feelFunctionName(); ok {
+		return p.feelCall(name, words)
+	}
+	if feelKeyword(t.text) {
+		if t.text == "not" {
+			return "", p.errAt(t, `FEEL "not" needs parentheses: not(...)`)
+		}
+		return "", p.errAt(t, "unexpected FEEL keyword %q", t.text)
+	}
+	if nx := p.peekAt(1); nx.kind == tokIdent && !feelKeyword(nx.text) {
+		return "", p.errAt(t, "unsupported FEEL name with spaces %q", t.text+" "+nx.text)
+	}
+	if p.peekAt(1).isOp("(") {
+		return "", p.errAt(t, "unsupported FEEL function %q", t.text+"(...)")
+	}
+	p.next()
+	for k := len(p.scope) - 1; k >= 0; k-- {
+		if p.scope[k].name == t.text {
+			return p.scope[k].emit, nil
+		}
+	}
+	return ident(t.text), nil
+}
+
+// feelList parses comma-separated expressions up to the closing operator.
+func (p *parser) feelList(open token, closing string) ([]string, *Error) {
+	var items []string
+	if p.peek().isOp(closing) {
+		p.next()
+		return items, nil
+	}
+	for {
+		x, err := p.feelExpr()
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, x)
+		if p.peek().isOp(",") {
+			p.next()
+			continue
+		}
+		return items, p.expect(closing, open)
+	}
+}
+
+// feelFunctionName recognizes a supported (possibly two-word) function name
+// followed by "(" and returns it with its number of name tokens.
+func (p *parser) feelFunctionName() (string, int, bool) {
+	t, t2 := p.peek(), p.peekAt(1)
+	if t2.kind == tokIdent && p.peekAt(2).isOp("(") {
+		name := t.text + " " + t2.text
+		if _, ok := feelArity(name); ok {
+			return name, 2, true
+		}
+	}
+	if _, ok := feelArity(t.text); ok && t2.isOp("(") {
+		return t.text, 1, true
+	}
+	return "", 0, false
+}
+
+// feelArity lists the supported built-in functions.
+func feelArity(name string) (int, bool) {
+	switch name {
+	case "not", "string length", "upper case", "lower case", "count":
+		return 1, true
+	case "contains", "starts with", "ends with", "list contains":
+		return 2, true
+	}
+	return 0, false
+}
+
+func (p *parser) feelCall(name string, words int) (string, *Error) {
+	first := p.peek()
+	for range words {
+		p.next()
+	}
+	open := p.next()
+	args, err := p.feelList(open, ")")
+	if err != nil {
+		return "", err
+	}
+	if n, _ := feelArity(name); len(args) != n {
+		return "", p.errAt(first, "FEEL function %q takes %d argument(s), got %d", name, n, len(args))
+	}
+	switch name {
+	case "not":
+		return "(!" + args[0] + ")", nil
+	case "string length", "count":
+		return "len(" + args[0] + ")", nil
+	case "upper case":
+		return "upper(" + args[0] + ")", nil
+	case "lower case":
+		return "lower(" + args[0] + ")", nil
+	case "contains":
+		return "(" + args[0] + " contains " + args[1] + ")", nil
+	case "starts with":
+		return "(" + args[0] + " startsWith " + args[1] + ")", nil
+	case "ends with":
+		return "(" + args[0] + " endsWith " + args[1] + ")", nil
+	}
+	return "(" + args[1] + " in " + args[0] + ")", nil // list contains
+}
+
+// feelQuantified translates "some/every x in c satisfies p" to
+// any/all(c, {let x = #; p}). Binding the element with let (instead of
+// substituting #) keeps nested quantifiers and shadowing correct.
+func (p *parser) feelQuantified() (string, *Error) {
+	kw := p.next()
+	fn := "any"
+	if kw.text == "every" {
+		fn = "all"
+	}
+	scopeLen := len(p.scope)
+	defer func() { p.scope = p.scope[:scopeLen] }()
+	var colls, vars []string
+	for {
+		name := p.next()
+		if name.kind != tokIdent || feelKeyword(name.text) {
+			return "", p.errAt(name, "expected variable name in %q expression, found %s", kw.text, name.describe())
+		}
+		if in := p.next(); !in.isWord("in") {
+			return "", p.errAt(in, "expected \"in\" after %q in %q expression, found %s", name.text, kw.text, in.describe())
+		}
+		coll, err := p.feelExpr()
+		if err != nil {
+			return "", err
+		}
+		emit := name.text
+		if !safeIdent(emit) {
+			emit = p.fresh()
+		}
+		p.scope = append(p.scope, binding{name: name.text, emit: emit})
+		colls, vars = append(colls, coll), append(vars, emit)
+		if !p.peek().isOp(",") {
+			break
+		}
+		p.next()
+	}
+	if err := p.feelKeywordNext("satisfies", kw); err != nil {
+		return "", err
+	}
+	out, err := p.feelExpr()
+	if err != nil {
+		return "", err
+	}
+	for k := len(colls) - 1; k >= 0; k-- {
+		out = fn + "(" + colls[k] + ", {let " + vars[k] + " = #; " + out + "})"
+	}
+	return out, nil
+}
+
+// feelIf translates "if c then a else b". FEEL takes the else branch for any
+// non-true condition, including null, hence the explicit "== true".
+func (p *parser) feelIf() (string, *Error) {
+	kw := p.next()
+	cond, err := p.feelExpr()
+	if err != nil {
+		return "", err
+	}
+	if err := p.feelKeywordNext("then", kw); err != nil {
+		return "", err
+	}
+	yes, err := p.feelExpr()
+	if err != nil {
+		return "", err
+	}
+	if err := p.feelKeywordNext("else", kw); err != nil {
+		return "", err
+	}
+	no, err := p.feelExpr()
+	if err != nil {
+		return "", err
+	}
+	return "(" + cond + " == true ? " + yes + " : " + no + ")", nil
+}
+
+func (p *parser) feelKeywordNext(word string, kw token) *Error {
+	t := p.peek()
+	switch {
+	case t.isWord(word):
+		p.next()
+		return nil
+	case t.kind == tokEOF:
+		return p.errAt(kw, "missing %q in %q expression", word, kw.text)
+	}
+	return p.feelBadAfterOperand(t)
+}
+
+// feelBadOperand explains a token found where an operand was expected.
+func (p *parser) feelBadOperand(t token) *Error {
+	switch {
+	case t.kind == tokEOF && p.i == 0:
+		return p.errAt(t, "empty expression")
+	case t.kind == tokEOF:
+		return p.errAt(t, "missing operand at end of expression")
+	case t.kind != tokOp:
+		return p.errAt(t, "unexpected %s", t.describe())
+	}
+	switch t.text {
+	case "{":
+		return p.errAt(t, `unsupported FEEL context "{...}"`)
+	case "`":
+		return p.errAt(t, "unsupported FEEL backquoted name")
+	case "@":
+		return p.errAt(t, `unsupported FEEL temporal literal "@"`)
+	case "?", "<", "<=", ">", ">=", "=", "!=":
+		return p.errAt(t, "unsupported FEEL unary test %q", t.text)
+	case "!":
+		return p.errAt(t, `unsupported FEEL operator "!" (use not(...))`)
+	case "..":
+		return p.errAt(t, `unsupported FEEL range ".."`)
+	case ")", "]", "}":
+		return p.errAt(t, "unbalanced %q", t.text)
+	}
+	return p.errAt(t, "unexpected %s", t.describe())
+}
+
+// feelBadAfterOperand explains a token found where an operator was expected.
+func (p *parser) feelBadAfterOperand(t token) *Error {
+	switch t.kind {
+	case tokEOF:
+		return p.errAt(t, "unexpected end of expression")
+	case tokIdent:
+		switch t.text {
+		case "between":
+			return p.errAt(t, `unsupported FEEL construct "between"`)
+		case "in":
+			return p.errAt(t, `unsupported FEEL construct "in" (unary tests)`)
+		case "instance":
+			return p.errAt(t, `unsupported FEEL construct "instance of"`)
+		}
+		if feelKeyword(t.text) {
+			return p.errAt(t, "unexpected FEEL keyword %q", t.text)
+		}
+		return p.errAt(t, "unexpected name %q (FEEL names with spaces and unknown operators are unsupported)", t.text)
+	case tokOp:
+		switch t.text {
+		case "..":
+			return p.errAt(t, `unsupported FEEL range ".."`)
+		case ":":
+			return p.errAt(t, `unsupported FEEL construct ":" (contexts, named parameters)`)
+		case ")", "]", "}":
+			return p.errAt(t, "unbalanced %q", t.text)
+		}
+		return p.errAt(t, "unsupported FEEL operator %q", t.text)
+	}
+	return p.errAt(t, "unexpected %s (missing operator?)", t.describe())
+}

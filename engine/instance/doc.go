@@ -1,0 +1,26 @@
+// Package instance holds the state of one process instance and the step
+// function that advances it.
+//
+// The state is one document (State): tracks (tokens) with lineage, variable
+// scopes, the waits the instance is parked on, and an outbox of effects.
+// The engine stores it as one checkpoint and changes it only through Start
+// and Apply:
+//
+//	(state, events, now) -> (state', effects)
+//
+// A step runs every in-process node (gateways, scripts, in-process service
+// tasks) up to the next wait state — a timer, an external job, a join — so a
+// chain of in-process work costs one checkpoint. The step does no I/O: time
+// comes from Env.Now, ids from a counter in the state, and in-process
+// operations run through the injected Executor. Given the same results from
+// the executor, a step is deterministic.
+//
+// Events are applied at most once. An event that wakes a wait names it
+// (Event.Wait); a wait is removed when it is consumed, so a duplicate or
+// late event finds nothing to wake and is ignored. Wait ids are built from
+// the instance id, the node and an activation counter, so a loop that
+// re-enters a node never reuses an id.
+//
+// Effects (timers to schedule or cancel, facts to publish) are appended to
+// State.Outbox; the engine publishes them after the checkpoint is written.
+package instance

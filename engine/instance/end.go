@@ -1,0 +1,194 @@
+package instance
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+func (r *runner) end(t *Track, n *model.Node) {
+	switch n.Event {
+	case model.TerminateEvent:
+		r.terminateScope(t.Scope)
+	case model.ErrorEvent:
+		r.throw(nil, t.Scope, n.ErrorCode, n.ErrorMessage)
+		if r.s.track(t.ID) != nil {
+			r.endTrack(t)
+		}
+	default:
+		r.endTrack(t)
+	}
+}
+
+// endTrack removes a track that has finished and completes its scope when
+// it was the scope's last.
+func (r *runner) endTrack(t *Track) {
+	r.disarm(t)
+	r.s.removeTrack(t.ID)
+	r.scopeMaybeDone(t.Scope)
+}
+
+func (r *runner) scopeMaybeDone(scopeID string) {
+	for _, t := range r.s.Tracks {
+		if t.Scope == scopeID {
+			return
+		}
+	}
+	if scopeID == RootScope {
+		r.finish(Completed, nil, "")
+		return
+	}
+	sc := r.s.scope(scopeID)
+	if sc == nil {
+		r.bug("scope %q vanished", scopeID)
+	}
+	owner := r.s.track(sc.Owner)
+	if owner == nil {
+		r.bug("scope %q has no owner track %q", sc.ID, sc.Owner)
+	}
+	n := r.p.Node(owner.Node)
+	locals := sc.Vars
+	r.s.removeScope(sc.ID)
+	owner.State = Ready
+	r.complete(owner, n, locals, nil)
+}
+
+// terminateScope ends every track of a scope (a terminate end event) and
+// completes the scope.
+func (r *runner) terminateScope(scopeID string) {
+	for _, t := range r.tracksIn(scopeID) {
+		r.cancelTrack(t)
+	}
+	r.scopeMaybeDone(scopeID)
+}
+
+func (r *runner) tracksIn(scopeID string) []*Track {
+	var out []*Track
+	for _, t := range r.s.Tracks {
+		if t.Scope == scopeID {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// throw raises a BPMN error from thrower (an activity's track; nil for an
+// error end event) in scope. The nearest matching error boundary — on the
+// thrower, then on each enclosing sub-process — catches it; the scopes in
+// between are cancelled. Uncaught, the instance fails.
+func (r *runner) throw(thrower *Track, scopeID, code, message string) {
+	if thrower != nil {
+		if b := r.catcher(thrower.Node, code); b != nil {
+			r.interrupt(thrower, b)
+			return
+		}
+	}
+	for scopeID != RootScope {
+		sc := r.s.scope(scopeID)
+		if sc == nil {
+			r.bug("throw from unknown scope %q", scopeID)
+		}
+		owner := r.s.track(sc.Owner)
+		if owner == nil {
+			r.bug("scope %q has no owner track %q", sc.ID, sc.Owner)
+		}
+		if b := r.catcher(owner.Node, code); b != nil {
+			r.interrupt(owner, b)
+			return
+		}
+		scopeID = owner.Scope
+	}
+	node := ""
+	if thrower != nil {
+		node = thrower.Node
+	}
+	msg := fmt.Sprintf("uncaught BPMN error %q", code)
+	if message != "" {
+		msg += ": " + message
+	}
+	r.fail(node, code, msg)
+}
+
+// catcher returns the error boundary of activity that catches code: one
+// naming the code wins over a catch-all.
+func (r *runner) catcher(activity, code string) *model.Node {
+	var all *model.Node
+	for _, b := range r.p.Boundaries(activity) {
+		if b.Event != model.ErrorEvent {
+			continue
+		}
+		if b.ErrorCode == code {
+			return b
+		}
+		if b.ErrorCode == "" && all == nil {
+			all = b
+		}
+	}
+	return all
+}
+
+// interrupt cancels host and continues from boundary event b.
+func (r *runner) interrupt(host *Track, b *model.Node) {
+	scope, pred := host.Scope, host.ID
+	r.cancelTrack(host)
+	r.spawn(b.ID, scope, pred, "")
+}
+
+// cancelTrack removes t with its waits and, for a sub-process, its scope.
+func (r *runner) cancelTrack(t *Track) {
+	r.disarm(t)
+	for _, sc := range r.s.Scopes {
+		if sc.Owner == t.ID {
+			for _, inner := range r.tracksIn(sc.ID) {
+				r.cancelTrack(inner)
+			}
+			r.s.removeScope(sc.ID)
+			break
+		}
+	}
+	r.s.removeTrack(t.ID)
+}
+
+func (r *runner) cancelAll() {
+	for _, t := range r.tracksIn(RootScope) {
+		r.cancelTrack(t)
+	}
+}
+
+// fault is a technical failure at a node: an operation error or timeout, an
+// expression or mapping error. The instance fails with it.
+func (r *runner) fault(t *Track, n *model.Node, msg string) {
+	r.fail(n.ID, "", msg)
+}
+
+func (r *runner) fail(node, code, msg string) {
+	r.cancelAll()
+	r.finish(Failed, &Failure{Node: node, Code: code, Message: msg}, msg)
+}
+
+func (r *runner) finish(status Status, f *Failure, text string) {
+	if r.s.Status.Finished() {
+		return
+	}
+	r.s.Status, r.s.Failure, r.s.EndedAt = status, f, r.env.Now
+	kind := map[Status]FactKind{Completed: FactCompleted, Failed: FactFailed, Terminated: FactTerminated}[status]
+	r.fact(kind, text)
+}
+
+// Abort fails an instance from outside a step: the engine found it cannot
+// continue (a corrupt checkpoint, a state too large to store). Its waits
+// are cancelled and the failed fact is emitted.
+func Abort(s *State, now time.Time, reason string) {
+	if s.Status.Finished() {
+		return
+	}
+	r := &runner{s: s, env: Env{Now: now}}
+	for _, w := range s.Waits {
+		r.unschedule(w)
+	}
+	s.Waits, s.Tracks = nil, nil
+	s.Scopes = slices.DeleteFunc(s.Scopes, func(sc *Scope) bool { return sc.ID != RootScope })
+	r.finish(Failed, &Failure{Message: reason}, reason)
+}

@@ -1,0 +1,70 @@
+package instance
+
+import "time"
+
+// EventKind names what happened.
+type EventKind string
+
+// Event kinds an instance accepts.
+const (
+	// TimerFired wakes the wait Event.Wait for its Event.Firing-th firing.
+	TimerFired EventKind = "timerFired"
+	// Cancel terminates the instance.
+	Cancel EventKind = "cancel"
+)
+
+// Event is an input to an instance. Start is not an event: it creates the
+// state (see Start).
+type Event struct {
+	// ID identifies the event for logs and de-duplication at the edge.
+	ID     string    `msgpack:"id"`
+	Kind   EventKind `msgpack:"kind"`
+	Wait   string    `msgpack:"wait,omitempty"`
+	Firing int       `msgpack:"firing,omitempty"`
+	Reason string    `msgpack:"reason,omitempty"`
+}
+
+// EffectKind names something the engine must do after the checkpoint.
+type EffectKind string
+
+// Effect kinds.
+const (
+	ScheduleTimer EffectKind = "scheduleTimer"
+	CancelTimer   EffectKind = "cancelTimer"
+	PublishFact   EffectKind = "fact"
+)
+
+// Effect is one entry of the outbox. Publishing an effect again must be
+// harmless: a timer is rescheduled onto the same subject, a cancel purges
+// an empty subject, a fact carries its id for consumers to de-duplicate.
+type Effect struct {
+	ID   string     `msgpack:"id"`
+	Kind EffectKind `msgpack:"kind"`
+	// Wait and Due describe a timer; Firing is echoed by the fired event.
+	Wait   string    `msgpack:"wait,omitempty"`
+	Due    time.Time `msgpack:"due,omitempty"`
+	Firing int       `msgpack:"firing,omitempty"`
+	Fact   *Fact     `msgpack:"fact,omitempty"`
+}
+
+// FactKind is the kind of a lifecycle fact.
+type FactKind string
+
+// Instance lifecycle facts.
+const (
+	FactStarted    FactKind = "started"
+	FactCompleted  FactKind = "completed"
+	FactFailed     FactKind = "failed"
+	FactTerminated FactKind = "terminated"
+)
+
+// Fact is a lifecycle fact about an instance, published for integrations.
+type Fact struct {
+	ID        string    `msgpack:"id" json:"id"`
+	Kind      FactKind  `msgpack:"kind" json:"kind"`
+	Instance  string    `msgpack:"instance" json:"instanceId"`
+	ProcessID string    `msgpack:"process" json:"processId"`
+	Version   int       `msgpack:"version" json:"version"`
+	Time      time.Time `msgpack:"time" json:"time"`
+	Error     string    `msgpack:"error,omitempty" json:"error,omitempty"`
+}

@@ -1,0 +1,292 @@
+package instance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+func (r *runner) execute(t *Track) {
+	n := r.p.Node(t.Node)
+	if n == nil {
+		r.bug("track %s at unknown node %q", t.ID, t.Node)
+	}
+	switch n.Kind {
+	case model.StartEvent, model.BoundaryEvent:
+		r.leave(t, n)
+	case model.Task, model.ManualTask:
+		if locals, ok := r.inputs(t, n); ok {
+			r.complete(t, n, locals, nil)
+		}
+	case model.EndEvent:
+		r.end(t, n)
+	case model.IntermediateCatchEvent:
+		r.catchTimer(t, n)
+	case model.ScriptTask:
+		r.script(t, n)
+	case model.ServiceTask:
+		r.service(t, n)
+	case model.ExclusiveGateway:
+		r.exclusive(t, n)
+	case model.ParallelGateway:
+		r.parallel(t, n)
+	case model.SubProcess:
+		r.enterSubProcess(t, n)
+	default:
+		r.bug("node %q has unknown kind %q", n.ID, n.Kind)
+	}
+}
+
+// move sends t along flow to the flow's target, as a new activation.
+func (r *runner) move(t *Track, f *model.Flow) {
+	t.Node, t.Flow, t.State, t.Locals = f.Target, f.ID, Ready, nil
+	t.Activation = r.next()
+	t.EnteredAt = r.env.Now
+}
+
+// take moves t along the first flow and spawns a track for each other one.
+func (r *runner) take(t *Track, flows []*model.Flow) {
+	for i, f := range flows {
+		if i == 0 {
+			continue
+		}
+		r.spawn(f.Target, t.Scope, t.ID, f.ID)
+	}
+	r.move(t, flows[0])
+}
+
+// leave takes n's outgoing flows: every flow without a condition and every
+// flow whose condition holds; the default flow only when none does. A node
+// without outgoing flows ends the track.
+func (r *runner) leave(t *Track, n *model.Node) {
+	out := r.p.Outgoing(n.ID)
+	if len(out) == 0 {
+		r.endTrack(t)
+		return
+	}
+	var taken []*model.Flow
+	for _, f := range out {
+		if f.ID == n.Default {
+			continue
+		}
+		ok, err := r.holds(t, f)
+		if err != nil {
+			r.fault(t, n, err.Error())
+			return
+		}
+		if ok {
+			taken = append(taken, f)
+		}
+	}
+	if len(taken) == 0 && n.Default != "" {
+		taken = append(taken, r.p.Flow(n.Default))
+	}
+	if len(taken) == 0 {
+		r.fault(t, n, "no outgoing sequence flow can be taken: no condition holds and there is no default flow")
+		return
+	}
+	r.take(t, taken)
+}
+
+func (r *runner) holds(t *Track, f *model.Flow) (bool, error) {
+	c := f.Compiled()
+	if c == nil {
+		return true, nil
+	}
+	ok, err := c.EvalBool(r.visible(t))
+	if err != nil {
+		return false, fmt.Errorf("condition of sequence flow %q: %w", f.ID, err)
+	}
+	return ok, nil
+}
+
+// exclusive takes the first flow, in declaration order, whose condition
+// holds (a flow without one always does), else the default flow.
+func (r *runner) exclusive(t *Track, n *model.Node) {
+	for _, f := range r.p.Outgoing(n.ID) {
+		if f.ID == n.Default {
+			continue
+		}
+		ok, err := r.holds(t, f)
+		if err != nil {
+			r.fault(t, n, err.Error())
+			return
+		}
+		if ok {
+			r.move(t, f)
+			return
+		}
+	}
+	if n.Default != "" {
+		r.move(t, r.p.Flow(n.Default))
+		return
+	}
+	r.fault(t, n, "exclusive gateway: no condition holds and there is no default flow")
+}
+
+// parallel joins one track from every incoming flow of the same scope, then
+// forks to every outgoing flow.
+func (r *runner) parallel(t *Track, n *model.Node) {
+	in := r.p.Incoming(n.ID)
+	if len(in) > 1 {
+		t.State = Joining
+		arrived := make(map[string]*Track, len(in))
+		for _, o := range r.s.Tracks {
+			if o.Node == n.ID && o.Scope == t.Scope && o.State == Joining && arrived[o.Flow] == nil {
+				arrived[o.Flow] = o
+			}
+		}
+		for _, f := range in {
+			if arrived[f.ID] == nil {
+				return // keep waiting
+			}
+		}
+		for _, f := range in {
+			if o := arrived[f.ID]; o != t {
+				r.s.removeTrack(o.ID)
+			}
+		}
+	}
+	r.take(t, r.p.Outgoing(n.ID))
+}
+
+func (r *runner) script(t *Track, n *model.Node) {
+	locals, ok := r.inputs(t, n)
+	if !ok {
+		return
+	}
+	v, err := n.Script.Compiled().Eval(r.visibleWith(t, locals))
+	if err != nil {
+		r.fault(t, n, fmt.Sprintf("script: %v", err))
+		return
+	}
+	r.complete(t, n, locals, map[string]any{n.Script.ResultVariable: v})
+}
+
+// service runs an in-process operation within the step. Its deadline is
+// the task's timeout or the earliest interrupting timer boundary, whichever
+// comes first; a boundary deadline interrupts the task as the timer would.
+func (r *runner) service(t *Track, n *model.Node) {
+	if n.IsExternal() {
+		r.fault(t, n, "external service tasks are not executed by this engine build")
+		return
+	}
+	locals, ok := r.inputs(t, n)
+	if !ok {
+		return
+	}
+	input := locals
+	if len(n.Inputs) == 0 {
+		input = r.visible(t)
+	}
+	timeout := n.Service.Timeout
+	if timeout == 0 {
+		timeout = r.env.DefaultTimeout
+	}
+	var boundary *model.Node
+	for _, b := range r.p.Boundaries(n.ID) {
+		if b.Event != model.TimerEvent || !b.Interrupting {
+			continue
+		}
+		due, ok := b.Timer.Due(r.env.Now, 0)
+		if d := due.Sub(r.env.Now); ok && (timeout == 0 || d < timeout) {
+			timeout, boundary = max(d, 0), b
+		}
+	}
+	ctx, cancel := r.env.Context, context.CancelFunc(func() {})
+	if timeout > 0 || boundary != nil {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	results, err := r.execOperation(ctx, t, n, deepCopyMap(input))
+	cancel()
+	var be *BpmnError
+	switch {
+	case err == nil:
+	case errors.As(err, &be):
+		r.throw(t, t.Scope, be.Code, be.Message)
+		return
+	case errors.Is(err, context.DeadlineExceeded) && boundary != nil:
+		r.interrupt(t, boundary)
+		return
+	case errors.Is(err, context.DeadlineExceeded):
+		r.fault(t, n, fmt.Sprintf("operation %q timed out after %v", n.Service.Operation, timeout))
+		return
+	default:
+		r.fault(t, n, fmt.Sprintf("operation %q failed: %v", n.Service.Operation, err))
+		return
+	}
+	out, err := NormalizeVars(results)
+	if err != nil {
+		r.fault(t, n, fmt.Sprintf("operation %q returned %v", n.Service.Operation, err))
+		return
+	}
+	r.complete(t, n, locals, out)
+}
+
+func (r *runner) execOperation(ctx context.Context, t *Track, n *model.Node, input map[string]any) (out map[string]any, err error) {
+	if r.env.Exec == nil {
+		return nil, fmt.Errorf("no executor for in-process operations")
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return r.env.Exec.Execute(ctx, Call{
+		InstanceID: r.s.ID, Node: n.ID, Operation: n.Service.Operation, Activation: t.Activation, Input: input,
+	})
+}
+
+// complete writes an activity's results through its output mappings (or
+// all results when it has none), disarms its boundaries and leaves it.
+func (r *runner) complete(t *Track, n *model.Node, locals, results map[string]any) {
+	if len(n.Outputs) > 0 {
+		env := r.visibleWith(t, locals)
+		for k, v := range results {
+			env[k] = v
+		}
+		for i := range n.Outputs {
+			m := &n.Outputs[i]
+			v, err := m.Compiled().Eval(env)
+			if err != nil {
+				r.fault(t, n, fmt.Sprintf("output mapping %q: %v", m.Target, err))
+				return
+			}
+			if !r.setVar(t, n, t.Scope, m.Target, v) {
+				return
+			}
+		}
+	} else {
+		for _, k := range sortedKeys(results) {
+			if !r.setVar(t, n, t.Scope, k, results[k]) {
+				return
+			}
+		}
+	}
+	r.disarm(t)
+	r.leave(t, n)
+}
+
+func (r *runner) enterSubProcess(t *Track, n *model.Node) {
+	locals, ok := r.inputs(t, n)
+	if !ok {
+		return
+	}
+	sc := &Scope{ID: fmt.Sprintf("s%d", r.next()), Parent: t.Scope, Owner: t.ID, Vars: locals}
+	r.s.Scopes = append(r.s.Scopes, sc)
+	t.State = Waiting
+	r.armBoundaries(t, n)
+	r.spawn(r.p.StartOf(n.ID).ID, sc.ID, t.ID, "")
+}
+
+func (r *runner) catchTimer(t *Track, n *model.Node) {
+	due, _ := n.Timer.Due(r.env.Now, 0)
+	if !due.After(r.env.Now) {
+		r.leave(t, n)
+		return
+	}
+	t.State = Waiting
+	r.arm(&Wait{ID: r.waitID(n.ID, t.Activation), Kind: TimerWait, Track: t.ID, Node: n.ID, Due: due, Armed: r.env.Now})
+}

@@ -1,0 +1,165 @@
+package instance
+
+import (
+	"slices"
+	"time"
+)
+
+// Status is an instance's lifecycle state.
+type Status string
+
+// Instance statuses (SPEC INC-10; "incident" arrives with incidents).
+const (
+	Active     Status = "active"
+	Completed  Status = "completed"
+	Failed     Status = "failed"
+	Terminated Status = "terminated"
+)
+
+// Finished reports whether s is terminal.
+func (s Status) Finished() bool { return s == Completed || s == Failed || s == Terminated }
+
+// RootScope is the id of the process-level variable scope.
+const RootScope = "root"
+
+// State is the checkpoint document of one instance.
+type State struct {
+	ID        string    `msgpack:"id"`
+	ProcessID string    `msgpack:"process"`
+	Version   int       `msgpack:"version"`
+	Status    Status    `msgpack:"status"`
+	StartedAt time.Time `msgpack:"startedAt"`
+	EndedAt   time.Time `msgpack:"endedAt,omitempty"`
+	Failure   *Failure  `msgpack:"failure,omitempty"`
+
+	Tracks []*Track `msgpack:"tracks,omitempty"`
+	Scopes []*Scope `msgpack:"scopes"`
+	Waits  []*Wait  `msgpack:"waits,omitempty"`
+	// Seq numbers everything the instance creates: tracks, scopes, activations.
+	Seq uint64 `msgpack:"seq"`
+
+	// Outbox holds effects written with this checkpoint and not yet known
+	// to be published; OutboxBy names the engine session that wrote them.
+	Outbox   []Effect `msgpack:"outbox,omitempty"`
+	OutboxBy string   `msgpack:"outboxBy,omitempty"`
+}
+
+// Failure records why an instance failed.
+type Failure struct {
+	Node    string `msgpack:"node,omitempty"`
+	Code    string `msgpack:"code,omitempty"`
+	Message string `msgpack:"message"`
+}
+
+// TrackState says what a track is doing at its node.
+type TrackState string
+
+// Track states.
+const (
+	Ready   TrackState = "ready"   // about to execute its node
+	Waiting TrackState = "waiting" // parked on a wait or a sub-process
+	Joining TrackState = "joining" // arrived at a parallel join
+)
+
+// Track is a token: one thread of execution at one node.
+type Track struct {
+	ID    string     `msgpack:"id"`
+	Node  string     `msgpack:"node"`
+	Scope string     `msgpack:"scope"`
+	State TrackState `msgpack:"state"`
+	// Flow is the sequence flow the track arrived by (joins count them).
+	Flow string `msgpack:"flow,omitempty"`
+	// Pred is the track this one continues (lineage).
+	Pred string `msgpack:"pred,omitempty"`
+	// Activation numbers this visit of Node; ids derived from it are unique
+	// across loops.
+	Activation uint64    `msgpack:"act"`
+	EnteredAt  time.Time `msgpack:"enteredAt"`
+	// Locals are the activity's input-mapped variables while it waits.
+	Locals map[string]any `msgpack:"locals,omitempty"`
+}
+
+// Scope is a variable scope: the process, or one activation of a sub-process.
+type Scope struct {
+	ID     string `msgpack:"id"`
+	Parent string `msgpack:"parent,omitempty"`
+	// Owner is the track waiting at the sub-process node of this scope.
+	Owner string         `msgpack:"owner,omitempty"`
+	Vars  map[string]any `msgpack:"vars,omitempty"`
+}
+
+// WaitKind says what a wait is waiting for.
+type WaitKind string
+
+// Wait kinds.
+const (
+	TimerWait    WaitKind = "timer"    // intermediate timer catch event
+	BoundaryWait WaitKind = "boundary" // timer boundary event of an activity
+)
+
+// Wait is something the instance is parked on. Its ID is the key an event
+// must name to wake it; it is also the timer id published to JetStream.
+type Wait struct {
+	ID    string   `msgpack:"id"`
+	Kind  WaitKind `msgpack:"kind"`
+	Track string   `msgpack:"track"`
+	// Node is the node that owns the wait: the catch event, or the boundary event.
+	Node   string    `msgpack:"node"`
+	Due    time.Time `msgpack:"due,omitempty"`
+	Armed  time.Time `msgpack:"armed,omitempty"`
+	Firing int       `msgpack:"firing,omitempty"`
+}
+
+func (s *State) track(id string) *Track {
+	for _, t := range s.Tracks {
+		if t.ID == id {
+			return t
+		}
+	}
+	return nil
+}
+
+func (s *State) scope(id string) *Scope {
+	for _, sc := range s.Scopes {
+		if sc.ID == id {
+			return sc
+		}
+	}
+	return nil
+}
+
+func (s *State) wait(id string) *Wait {
+	for _, w := range s.Waits {
+		if w.ID == id {
+			return w
+		}
+	}
+	return nil
+}
+
+func (s *State) removeTrack(id string) {
+	s.Tracks = slices.DeleteFunc(s.Tracks, func(t *Track) bool { return t.ID == id })
+}
+
+func (s *State) removeScope(id string) {
+	s.Scopes = slices.DeleteFunc(s.Scopes, func(sc *Scope) bool { return sc.ID == id })
+}
+
+// ActiveNodes returns the nodes holding tokens, in track order, each once.
+func (s *State) ActiveNodes() []string {
+	var out []string
+	for _, t := range s.Tracks {
+		if !slices.Contains(out, t.Node) {
+			out = append(out, t.Node)
+		}
+	}
+	return out
+}
+
+// Variables returns the process-level variables.
+func (s *State) Variables() map[string]any {
+	if sc := s.scope(RootScope); sc != nil {
+		return sc.Vars
+	}
+	return nil
+}

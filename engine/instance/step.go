@@ -1,0 +1,223 @@
+package instance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+// Executor runs in-process operations for a step. The engine resolves
+// Call.Operation to a registered function; tests pass their own.
+type Executor interface {
+	Execute(ctx context.Context, call Call) (map[string]any, error)
+}
+
+// Call is one invocation of an in-process operation. Operations run
+// at-least-once: a crash before the checkpoint runs the step again.
+type Call struct {
+	InstanceID string
+	Node       string
+	Operation  string
+	// Activation is unique per visit of the node; with InstanceID and Node it
+	// is an idempotency key for the operation.
+	Activation uint64
+	Input      map[string]any
+}
+
+// BpmnError is the error an operation returns to throw a BPMN error, which
+// an error boundary event can catch.
+type BpmnError struct {
+	Code    string
+	Message string
+}
+
+func (e *BpmnError) Error() string {
+	if e.Message == "" {
+		return "bpmn error " + e.Code
+	}
+	return "bpmn error " + e.Code + ": " + e.Message
+}
+
+// Env is what a step may read besides the state: the process definition,
+// the time, and the executor for in-process operations.
+type Env struct {
+	Process *model.Process
+	Now     time.Time
+	Exec    Executor
+	// Context is the parent of every operation's context; nil means Background.
+	Context context.Context
+	// DefaultTimeout bounds operations without their own timeout; 0 = none.
+	DefaultTimeout time.Duration
+	// MaxNodes bounds node executions per step, so a loop without a wait
+	// state fails the instance instead of spinning; 0 means 10,000.
+	MaxNodes int
+	// CheckValue, when set, vets every variable a step writes (size limits).
+	CheckValue func(name string, v any) error
+}
+
+// ErrInvariant marks a step that found the state inconsistent with its
+// process (an engine bug or a corrupt checkpoint).
+var ErrInvariant = errors.New("instance invariant violated")
+
+// Start creates a new instance of env.Process with the given variables and
+// runs it to its first wait state.
+func Start(id string, env Env, vars map[string]any) (s *State, err error) {
+	p := env.Process
+	if p == nil || !p.Validated() {
+		return nil, fmt.Errorf("instance %s: process is not validated", id)
+	}
+	root, err := NormalizeVars(vars)
+	if err != nil {
+		return nil, fmt.Errorf("instance %s: %w", id, err)
+	}
+	s = &State{
+		ID: id, ProcessID: p.ID, Version: p.Version, Status: Active, StartedAt: env.Now,
+		Scopes: []*Scope{{ID: RootScope, Vars: root}},
+	}
+	r := newRunner(s, env)
+	defer r.recover(&err)
+	r.fact(FactStarted, "")
+	r.spawn(p.StartOf("").ID, RootScope, "", "")
+	r.run()
+	return s, nil
+}
+
+// Apply applies events in order and runs the instance to its next wait
+// state. It returns how many events changed the state; duplicates and
+// events for waits that no longer exist are skipped. An error means the
+// state is unusable (ErrInvariant): the caller discards it.
+func Apply(s *State, env Env, events ...Event) (applied int, err error) {
+	if env.Process == nil || env.Process.ID != s.ProcessID || env.Process.Version != s.Version {
+		return 0, fmt.Errorf("%w: instance %s runs %s v%d, step got another definition", ErrInvariant, s.ID, s.ProcessID, s.Version)
+	}
+	r := newRunner(s, env)
+	defer r.recover(&err)
+	for _, ev := range events {
+		if s.Status.Finished() {
+			break
+		}
+		if r.apply(ev) {
+			applied++
+		}
+		r.run()
+	}
+	return applied, nil
+}
+
+// runner carries one step's working context.
+type runner struct {
+	s     *State
+	env   Env
+	p     *model.Process
+	nodes int
+}
+
+func newRunner(s *State, env Env) *runner {
+	if env.Context == nil {
+		env.Context = context.Background()
+	}
+	if env.MaxNodes == 0 {
+		env.MaxNodes = 10_000
+	}
+	return &runner{s: s, env: env, p: env.Process}
+}
+
+// invariant aborts the step; recover turns it into ErrInvariant.
+type invariant struct{ msg string }
+
+func (r *runner) bug(format string, args ...any) {
+	panic(invariant{fmt.Sprintf(format, args...)})
+}
+
+func (r *runner) recover(err *error) {
+	switch v := recover().(type) {
+	case nil:
+	case invariant:
+		*err = fmt.Errorf("%w: instance %s: %s", ErrInvariant, r.s.ID, v.msg)
+	default:
+		*err = fmt.Errorf("%w: instance %s: panic: %v", ErrInvariant, r.s.ID, v)
+	}
+}
+
+func (r *runner) next() uint64 {
+	r.s.Seq++
+	return r.s.Seq
+}
+
+func (r *runner) apply(ev Event) bool {
+	switch ev.Kind {
+	case TimerFired:
+		w := r.s.wait(ev.Wait)
+		if w == nil || w.Firing != ev.Firing {
+			return false
+		}
+		r.timerFired(w)
+		return true
+	case Cancel:
+		reason := ev.Reason
+		if reason == "" {
+			reason = "cancelled"
+		}
+		r.cancelAll()
+		r.finish(Terminated, nil, reason)
+		return true
+	default:
+		return false
+	}
+}
+
+// run executes ready tracks until every track waits or the instance ends.
+func (r *runner) run() {
+	for !r.s.Status.Finished() {
+		t := r.nextReady()
+		if t == nil {
+			return
+		}
+		r.nodes++
+		if r.nodes > r.env.MaxNodes {
+			r.fail(t.Node, "", fmt.Sprintf("more than %d nodes executed without reaching a wait state (a loop without a wait?)", r.env.MaxNodes))
+			return
+		}
+		r.execute(t)
+	}
+}
+
+func (r *runner) nextReady() *Track {
+	for _, t := range r.s.Tracks {
+		if t.State == Ready {
+			return t
+		}
+	}
+	return nil
+}
+
+// spawn creates a ready track at node.
+func (r *runner) spawn(node, scope, pred, flow string) *Track {
+	if r.p.Node(node) == nil {
+		r.bug("spawn at unknown node %q", node)
+	}
+	t := &Track{
+		ID: fmt.Sprintf("t%d", r.next()), Node: node, Scope: scope, State: Ready,
+		Flow: flow, Pred: pred, EnteredAt: r.env.Now,
+	}
+	t.Activation = r.s.Seq
+	r.s.Tracks = append(r.s.Tracks, t)
+	return t
+}
+
+// waitID names a wait (and the timer or job behind it) uniquely per
+// activation, so re-entering a node never reuses one (ARCH-6).
+func (r *runner) waitID(node string, activation uint64) string {
+	return fmt.Sprintf("%s/%s/%d", r.s.ID, node, activation)
+}
+
+func (r *runner) fact(kind FactKind, errText string) {
+	f := &Fact{
+		ID: r.s.ID + "." + string(kind), Kind: kind, Instance: r.s.ID,
+		ProcessID: r.s.ProcessID, Version: r.s.Version, Time: r.env.Now, Error: errText,
+	}
+	r.s.Outbox = append(r.s.Outbox, Effect{ID: "fact:" + f.ID, Kind: PublishFact, Fact: f})
+}

@@ -1,0 +1,79 @@
+package instance
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+// arm records a timer wait and schedules it.
+func (r *runner) arm(w *Wait) {
+	r.s.Waits = append(r.s.Waits, w)
+	r.s.Outbox = append(r.s.Outbox, Effect{
+		ID: fmt.Sprintf("timer:%s:%d", w.ID, w.Firing), Kind: ScheduleTimer, Wait: w.ID, Due: w.Due, Firing: w.Firing,
+	})
+}
+
+// armBoundaries arms the timer boundary events of an activity that t now
+// waits in.
+func (r *runner) armBoundaries(t *Track, n *model.Node) {
+	for _, b := range r.p.Boundaries(n.ID) {
+		if b.Event != model.TimerEvent {
+			continue
+		}
+		due, ok := b.Timer.Due(r.env.Now, 0)
+		if !ok {
+			continue
+		}
+		r.arm(&Wait{ID: r.waitID(b.ID, t.Activation), Kind: BoundaryWait, Track: t.ID, Node: b.ID, Due: due, Armed: r.env.Now})
+	}
+}
+
+// disarm removes every wait of t. A timer scheduled in this same step is
+// dropped from the outbox; an older one is cancelled.
+func (r *runner) disarm(t *Track) {
+	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(w *Wait) bool {
+		if w.Track != t.ID {
+			return false
+		}
+		r.unschedule(w)
+		return true
+	})
+}
+
+func (r *runner) unschedule(w *Wait) {
+	n := len(r.s.Outbox)
+	r.s.Outbox = slices.DeleteFunc(r.s.Outbox, func(e Effect) bool {
+		return e.Kind == ScheduleTimer && e.Wait == w.ID
+	})
+	if len(r.s.Outbox) == n {
+		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.ID, Kind: CancelTimer, Wait: w.ID})
+	}
+}
+
+func (r *runner) timerFired(w *Wait) {
+	t := r.s.track(w.Track)
+	if t == nil {
+		r.bug("wait %q belongs to missing track %q", w.ID, w.Track)
+	}
+	n := r.p.Node(w.Node)
+	if n == nil {
+		r.bug("wait %q at unknown node %q", w.ID, w.Node)
+	}
+	if w.Kind == TimerWait {
+		r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
+		t.State = Ready
+		r.leave(t, n)
+		return
+	}
+	if n.Interrupting {
+		r.interrupt(t, n)
+		return
+	}
+	r.spawn(n.ID, t.Scope, t.ID, "")
+	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
+	if due, ok := n.Timer.Due(w.Armed, w.Firing+1); ok {
+		r.arm(&Wait{ID: w.ID, Kind: BoundaryWait, Track: w.Track, Node: w.Node, Due: due, Armed: w.Armed, Firing: w.Firing + 1})
+	}
+}

@@ -1,0 +1,61 @@
+package model
+
+// index holds the lookups the engine needs on every step; Validate builds it.
+type index struct {
+	nodes      map[string]*Node
+	flows      map[string]*Flow
+	outgoing   map[string][]*Flow
+	incoming   map[string][]*Flow
+	start      map[string]*Node   // scope id -> its none start event
+	boundaries map[string][]*Node // activity id -> attached boundary events
+}
+
+func newIndex(p *Process) *index {
+	ix := &index{
+		nodes:      make(map[string]*Node, len(p.Nodes)),
+		flows:      make(map[string]*Flow, len(p.Flows)),
+		outgoing:   make(map[string][]*Flow),
+		incoming:   make(map[string][]*Flow),
+		start:      make(map[string]*Node),
+		boundaries: make(map[string][]*Node),
+	}
+	for _, n := range p.Nodes {
+		ix.nodes[n.ID] = n
+		if n.Kind == BoundaryEvent {
+			ix.boundaries[n.AttachedTo] = append(ix.boundaries[n.AttachedTo], n)
+		}
+		if n.Kind == StartEvent && n.Event == NoneEvent {
+			if _, dup := ix.start[n.Scope]; !dup {
+				ix.start[n.Scope] = n
+			}
+		}
+	}
+	for _, f := range p.Flows {
+		ix.flows[f.ID] = f
+		ix.outgoing[f.Source] = append(ix.outgoing[f.Source], f)
+		ix.incoming[f.Target] = append(ix.incoming[f.Target], f)
+	}
+	return ix
+}
+
+// Node returns the node with the given id, or nil.
+func (p *Process) Node(id string) *Node { return p.index.nodes[id] }
+
+// Flow returns the sequence flow with the given id, or nil.
+func (p *Process) Flow(id string) *Flow { return p.index.flows[id] }
+
+// Outgoing returns the flows leaving node id, in declaration order.
+func (p *Process) Outgoing(id string) []*Flow { return p.index.outgoing[id] }
+
+// Incoming returns the flows entering node id, in declaration order.
+func (p *Process) Incoming(id string) []*Flow { return p.index.incoming[id] }
+
+// StartOf returns the none start event of a scope ("" for the process, or a
+// sub-process id).
+func (p *Process) StartOf(scope string) *Node { return p.index.start[scope] }
+
+// Boundaries returns the boundary events attached to activity id.
+func (p *Process) Boundaries(id string) []*Node { return p.index.boundaries[id] }
+
+// Validated reports whether p passed Validate and can be executed.
+func (p *Process) Validated() bool { return p.index != nil }

@@ -1,0 +1,154 @@
+package model
+
+import (
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine/expression"
+)
+
+// Kind is the BPMN element type of a node, named as in BPMN XML.
+type Kind string
+
+// The node kinds jetbpm executes.
+const (
+	StartEvent             Kind = "startEvent"
+	EndEvent               Kind = "endEvent"
+	IntermediateCatchEvent Kind = "intermediateCatchEvent"
+	BoundaryEvent          Kind = "boundaryEvent"
+	Task                   Kind = "task"
+	ManualTask             Kind = "manualTask"
+	ScriptTask             Kind = "scriptTask"
+	ServiceTask            Kind = "serviceTask"
+	ExclusiveGateway       Kind = "exclusiveGateway"
+	ParallelGateway        Kind = "parallelGateway"
+	SubProcess             Kind = "subProcess"
+)
+
+// IsActivity reports whether nodes of kind k do work and can carry boundary
+// events and data mappings.
+func (k Kind) IsActivity() bool {
+	switch k {
+	case Task, ManualTask, ScriptTask, ServiceTask, SubProcess:
+		return true
+	}
+	return false
+}
+
+// EventType is the event definition of an event node.
+type EventType string
+
+// Event definitions. None is the zero value.
+const (
+	NoneEvent      EventType = ""
+	ErrorEvent     EventType = "error"
+	TerminateEvent EventType = "terminate"
+	TimerEvent     EventType = "timer"
+)
+
+// Process is a deployable process definition. Build one with NewBuilder or
+// package bpmnxml; a Process decoded from storage must pass Validate before use.
+type Process struct {
+	ID      string  `msgpack:"id"`
+	Name    string  `msgpack:"name,omitempty"`
+	Version int     `msgpack:"version,omitempty"` // assigned at deploy
+	Nodes   []*Node `msgpack:"nodes"`
+	Flows   []*Flow `msgpack:"flows"`
+
+	index *index // built by Validate
+}
+
+// Node is one flow node: an event, an activity or a gateway.
+type Node struct {
+	ID    string    `msgpack:"id"`
+	Name  string    `msgpack:"name,omitempty"`
+	Kind  Kind      `msgpack:"kind"`
+	Event EventType `msgpack:"event,omitempty"`
+	// Scope is the id of the enclosing sub-process, "" at process level.
+	Scope string `msgpack:"scope,omitempty"`
+	// Line is the XML source line, 0 for nodes built in Go.
+	Line int `msgpack:"line,omitempty"`
+
+	// ErrorCode is the code an error end event throws, or the code an error
+	// boundary catches ("" catches every error).
+	ErrorCode    string `msgpack:"errorCode,omitempty"`
+	ErrorMessage string `msgpack:"errorMessage,omitempty"`
+	// Timer is set on timer catch and timer boundary events.
+	Timer *Timer `msgpack:"timer,omitempty"`
+	// AttachedTo and Interrupting describe a boundary event.
+	AttachedTo   string `msgpack:"attachedTo,omitempty"`
+	Interrupting bool   `msgpack:"interrupting,omitempty"`
+	// Default is the id of the flow taken when no condition holds.
+	Default string `msgpack:"default,omitempty"`
+
+	Script  *Script  `msgpack:"script,omitempty"`
+	Service *Service `msgpack:"service,omitempty"`
+
+	// Inputs build the activity's local variables (and an external job's
+	// input); Outputs write its results back to the enclosing scopes.
+	Inputs  []Mapping `msgpack:"inputs,omitempty"`
+	Outputs []Mapping `msgpack:"outputs,omitempty"`
+
+	// Extensions records vendor attributes as imported (e.g.
+	// "camunda:asyncBefore"), for diagnostics; jetbpm does not act on them.
+	Extensions map[string]string `msgpack:"ext,omitempty"`
+}
+
+// Flow is a sequence flow between two nodes of the same scope.
+type Flow struct {
+	ID        string `msgpack:"id"`
+	Name      string `msgpack:"name,omitempty"`
+	Source    string `msgpack:"source"`
+	Target    string `msgpack:"target"`
+	Condition string `msgpack:"condition,omitempty"`
+	Line      int    `msgpack:"line,omitempty"`
+
+	cond *expression.Expression
+}
+
+// Script is the work of a script task: an expression whose value is written
+// to ResultVariable.
+type Script struct {
+	Expression     string `msgpack:"expr"`
+	ResultVariable string `msgpack:"result"`
+
+	compiled *expression.Expression
+}
+
+// Service is the work of a service task. Operation names an in-process
+// function registered with the engine; Worker, when set, sends the work to
+// external workers instead.
+type Service struct {
+	Operation string        `msgpack:"op,omitempty"`
+	Timeout   time.Duration `msgpack:"timeout,omitempty"`
+	Worker    *Worker       `msgpack:"worker,omitempty"`
+}
+
+// Worker describes the external-worker locus of a service task.
+type Worker struct {
+	Topic string `msgpack:"topic"`
+	// Retries is the number of executions allowed before the job is
+	// exhausted, as imported from zeebe:taskDefinition; 0 means the default.
+	Retries int `msgpack:"retries,omitempty"`
+	// Headers are static key/values passed to the worker with every job.
+	Headers map[string]string `msgpack:"headers,omitempty"`
+}
+
+// Mapping assigns the value of Source (an expression) to the variable Target.
+type Mapping struct {
+	Target string `msgpack:"target"`
+	Source string `msgpack:"source"`
+
+	compiled *expression.Expression
+}
+
+// Compiled returns the compiled condition of f, nil when it has none.
+func (f *Flow) Compiled() *expression.Expression { return f.cond }
+
+// Compiled returns the compiled script expression.
+func (s *Script) Compiled() *expression.Expression { return s.compiled }
+
+// Compiled returns the compiled source expression.
+func (m *Mapping) Compiled() *expression.Expression { return m.compiled }
+
+// IsExternal reports whether n is a service task run by external workers.
+func (n *Node) IsExternal() bool { return n.Service != nil && n.Service.Worker != nil }

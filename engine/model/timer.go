@@ -1,0 +1,205 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TimerType says how a timer's value is read.
+type TimerType string
+
+// Timer definitions, as in BPMN's timerEventDefinition.
+const (
+	TimerDuration TimerType = "duration" // ISO-8601 duration, from the moment the timer is armed
+	TimerDate     TimerType = "date"     // an RFC 3339 / ISO-8601 date-time
+	TimerCycle    TimerType = "cycle"    // R[n]/duration or R[n]/start/duration
+)
+
+// Timer is a timer event definition. Value keeps the ISO-8601 text.
+type Timer struct {
+	Type  TimerType `msgpack:"type"`
+	Value string    `msgpack:"value"`
+
+	spec timerSpec
+}
+
+type timerSpec struct {
+	period  Period
+	at      time.Time // TimerDate, or the start of a cycle
+	repeats int       // cycle repetitions; -1 = unbounded
+}
+
+// Period is an ISO-8601 duration kept in calendar units, so "P1M" means one
+// calendar month from the moment it is applied.
+type Period struct {
+	Years, Months, Days int
+	Clock               time.Duration
+}
+
+// AddTo returns t plus the period.
+func (p Period) AddTo(t time.Time) time.Time {
+	return t.AddDate(p.Years, p.Months, p.Days).Add(p.Clock)
+}
+
+// IsZero reports whether p adds nothing.
+func (p Period) IsZero() bool { return p == Period{} }
+
+// Due returns when the timer fires for the firing-th time (0 = first),
+// counting from armed, the moment its node was entered. ok is false when a
+// cycle has no more repetitions.
+func (t *Timer) Due(armed time.Time, firing int) (due time.Time, ok bool) {
+	switch t.Type {
+	case TimerDate:
+		return t.spec.at, firing == 0
+	case TimerDuration:
+		return t.spec.period.AddTo(armed), firing == 0
+	default:
+		if t.spec.repeats >= 0 && firing >= t.spec.repeats {
+			return time.Time{}, false
+		}
+		start := armed
+		if !t.spec.at.IsZero() {
+			start = t.spec.at
+		}
+		due = start
+		for i := 0; i <= firing; i++ {
+			due = t.spec.period.AddTo(due)
+		}
+		return due, true
+	}
+}
+
+// Repeats reports whether the timer can fire more than once.
+func (t *Timer) Repeats() bool { return t.Type == TimerCycle && t.spec.repeats != 1 }
+
+func (t *Timer) parse() error {
+	v := strings.TrimSpace(t.Value)
+	switch t.Type {
+	case TimerDuration:
+		p, err := ParsePeriod(v)
+		if err != nil {
+			return err
+		}
+		t.spec = timerSpec{period: p}
+	case TimerDate:
+		at, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return fmt.Errorf("timer date %q is not an ISO-8601 date-time with zone (e.g. 2026-12-01T10:00:00Z)", v)
+		}
+		t.spec = timerSpec{at: at}
+	case TimerCycle:
+		s, err := parseCycle(v)
+		if err != nil {
+			return err
+		}
+		t.spec = s
+	default:
+		return fmt.Errorf("unknown timer type %q (want duration, date or cycle)", t.Type)
+	}
+	return nil
+}
+
+func parseCycle(v string) (timerSpec, error) {
+	parts := strings.Split(v, "/")
+	if len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[0], "R") {
+		return timerSpec{}, fmt.Errorf("timer cycle %q is not R[n]/duration or R[n]/start/duration (cron is not supported)", v)
+	}
+	s := timerSpec{repeats: -1}
+	if n := parts[0][1:]; n != "" {
+		r, err := strconv.Atoi(n)
+		if err != nil || r < 1 {
+			return timerSpec{}, fmt.Errorf("timer cycle %q: repetitions %q must be a positive integer", v, n)
+		}
+		s.repeats = r
+	}
+	if len(parts) == 3 {
+		at, err := time.Parse(time.RFC3339Nano, parts[1])
+		if err != nil {
+			return timerSpec{}, fmt.Errorf("timer cycle %q: start %q is not an ISO-8601 date-time with zone", v, parts[1])
+		}
+		s.at = at
+	}
+	p, err := ParsePeriod(parts[len(parts)-1])
+	if err != nil {
+		return timerSpec{}, err
+	}
+	if p.IsZero() {
+		return timerSpec{}, fmt.Errorf("timer cycle %q has a zero period", v)
+	}
+	s.period = p
+	return s, nil
+}
+
+// ParsePeriod parses an ISO-8601 duration: PnYnMnDTnHnMnS or PnW. Seconds
+// may have a fraction; negative durations are refused.
+func ParsePeriod(s string) (Period, error) {
+	bad := func(why string) (Period, error) {
+		return Period{}, fmt.Errorf("duration %q is not ISO-8601 (PnYnMnDTnHnMnS): %s", s, why)
+	}
+	if len(s) < 3 || s[0] != 'P' {
+		return bad("must start with P and name at least one unit")
+	}
+	var p Period
+	rest, inTime, units := s[1:], false, 0
+	for rest != "" {
+		if rest[0] == 'T' {
+			if inTime {
+				return bad("second T")
+			}
+			inTime, rest = true, rest[1:]
+			continue
+		}
+		i := 0
+		for i < len(rest) && (rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.' || rest[i] == ',') {
+			i++
+		}
+		if i == 0 || i == len(rest) {
+			return bad("expected a number followed by a unit")
+		}
+		num, unit := strings.ReplaceAll(rest[:i], ",", "."), rest[i]
+		rest = rest[i+1:]
+		units++
+		if !inTime && unit != 'S' {
+			n, err := strconv.Atoi(num)
+			if err != nil {
+				return bad("fractions are allowed on seconds only")
+			}
+			switch unit {
+			case 'Y':
+				p.Years += n
+			case 'M':
+				p.Months += n
+			case 'W':
+				p.Days += 7 * n
+			case 'D':
+				p.Days += n
+			default:
+				return bad(fmt.Sprintf("unknown date unit %q", unit))
+			}
+			continue
+		}
+		if !inTime {
+			return bad("seconds need the T separator")
+		}
+		f, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			return bad(err.Error())
+		}
+		switch unit {
+		case 'H':
+			p.Clock += time.Duration(f * float64(time.Hour))
+		case 'M':
+			p.Clock += time.Duration(f * float64(time.Minute))
+		case 'S':
+			p.Clock += time.Duration(f * float64(time.Second))
+		default:
+			return bad(fmt.Sprintf("unknown time unit %q", unit))
+		}
+	}
+	if units == 0 {
+		return bad("no units")
+	}
+	return p, nil
+}

@@ -1,0 +1,267 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jetbpm/jetbpm/engine/expression"
+)
+
+// maxProblems bounds the errors one Validate call reports.
+const maxProblems = 20
+
+// Validate checks p and compiles its expressions. It returns every problem
+// found (up to 20) joined, each an *Error naming the element; p is usable
+// only after Validate returned nil. Validate is idempotent.
+func (p *Process) Validate() error {
+	v := &validator{p: p}
+	v.run()
+	if len(v.problems) > 0 {
+		p.index = nil
+		return errors.Join(v.problems...)
+	}
+	return nil
+}
+
+type validator struct {
+	p        *Process
+	problems []error
+}
+
+func (v *validator) addf(element string, line int, format string, args ...any) {
+	if len(v.problems) == maxProblems {
+		return
+	}
+	v.problems = append(v.problems, &Error{Process: v.p.ID, Element: element, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) nodef(n *Node, format string, args ...any) {
+	v.addf(n.ID, n.Line, "%s: "+format, append([]any{n.Kind}, args...)...)
+}
+
+func (v *validator) run() {
+	p := v.p
+	if strings.TrimSpace(p.ID) == "" || strings.ContainsAny(p.ID, " \t\r\n") {
+		v.addf("", 0, "process id %q must be non-empty and contain no whitespace", p.ID)
+	}
+	seen := map[string]bool{}
+	for _, n := range p.Nodes {
+		if n.ID == "" || seen[n.ID] {
+			v.nodef(n, "id is empty or used twice")
+		}
+		seen[n.ID] = true
+	}
+	for _, f := range p.Flows {
+		if f.ID == "" || seen[f.ID] {
+			v.addf(f.ID, f.Line, "sequence flow id is empty or used twice")
+		}
+		seen[f.ID] = true
+	}
+	if len(v.problems) > 0 {
+		return
+	}
+	p.index = newIndex(p)
+	scopes := map[string]bool{"": true}
+	for _, n := range p.Nodes {
+		if n.Kind == SubProcess {
+			scopes[n.ID] = true
+		}
+	}
+	for _, n := range p.Nodes {
+		if !scopes[n.Scope] {
+			v.nodef(n, "is inside %q, which is not a sub-process of this process", n.Scope)
+		}
+		v.node(n)
+	}
+	for scope := range scopes {
+		if p.StartOf(scope) == nil {
+			if scope == "" {
+				v.addf("", 0, "has no none start event")
+			} else {
+				v.nodef(p.Node(scope), "has no none start event inside it")
+			}
+		}
+	}
+	for _, f := range p.Flows {
+		v.flow(f)
+	}
+}
+
+func (v *validator) node(n *Node) {
+	p := v.p
+	out, in := p.Outgoing(n.ID), p.Incoming(n.ID)
+	switch n.Kind {
+	case StartEvent:
+		if n.Event != NoneEvent {
+			v.nodef(n, "%s start events are not supported; use a none start event", n.Event)
+		}
+		if len(in) > 0 {
+			v.nodef(n, "has incoming sequence flows")
+		}
+	case EndEvent:
+		if n.Event != NoneEvent && n.Event != ErrorEvent && n.Event != TerminateEvent {
+			v.nodef(n, "%s end events are not supported", n.Event)
+		}
+		if len(out) > 0 {
+			v.nodef(n, "has outgoing sequence flows")
+		}
+	case IntermediateCatchEvent:
+		if n.Event != TimerEvent {
+			v.nodef(n, "only timer intermediate catch events are supported")
+		}
+		v.timer(n)
+	case BoundaryEvent:
+		v.boundary(n)
+	case ExclusiveGateway, ParallelGateway:
+		if len(out) == 0 {
+			v.nodef(n, "has no outgoing sequence flow")
+		}
+	case ScriptTask:
+		if n.Script == nil || strings.TrimSpace(n.Script.Expression) == "" {
+			v.nodef(n, "has no script expression")
+			break
+		}
+		if n.Script.ResultVariable == "" {
+			v.nodef(n, "has no result variable for its expression's value")
+		}
+		n.Script.compiled = v.compile(n, "script", n.Script.Expression)
+	case ServiceTask:
+		v.service(n)
+	case Task, ManualTask, SubProcess:
+	default:
+		v.nodef(n, "unknown node kind")
+	}
+	if n.Kind != BoundaryEvent && n.Timer != nil && n.Kind != IntermediateCatchEvent {
+		v.nodef(n, "only catch and boundary events can have a timer")
+	}
+	if (len(n.Inputs) > 0 || len(n.Outputs) > 0) && !n.Kind.IsActivity() {
+		v.nodef(n, "only activities have input/output mappings")
+	}
+	for i := range n.Inputs {
+		v.mapping(n, "input", &n.Inputs[i])
+	}
+	for i := range n.Outputs {
+		v.mapping(n, "output", &n.Outputs[i])
+	}
+	if n.Default != "" {
+		f := p.Flow(n.Default)
+		if f == nil || f.Source != n.ID {
+			v.nodef(n, "default flow %q is not one of its outgoing flows", n.Default)
+		} else if f.Condition != "" {
+			v.nodef(n, "default flow %q must not have a condition", n.Default)
+		}
+	}
+}
+
+func (v *validator) service(n *Node) {
+	s := n.Service
+	switch {
+	case s == nil || s.Operation == "" && s.Worker == nil:
+		v.nodef(n, "has neither an in-process operation nor an external worker topic")
+	case s.Operation != "" && s.Worker != nil:
+		v.nodef(n, "has both an in-process operation %q and an external worker topic %q; choose one", s.Operation, s.Worker.Topic)
+	case s.Worker != nil && strings.TrimSpace(s.Worker.Topic) == "":
+		v.nodef(n, "external worker has an empty topic")
+	case s.Timeout < 0:
+		v.nodef(n, "timeout %v is negative", s.Timeout)
+	case s.Worker != nil && s.Timeout > 0:
+		v.nodef(n, "WithTimeout applies to in-process operations only; external jobs use lock durations")
+	}
+}
+
+func (v *validator) boundary(n *Node) {
+	host := v.p.Node(n.AttachedTo)
+	switch {
+	case host == nil:
+		v.nodef(n, "is attached to %q, which does not exist", n.AttachedTo)
+	case !host.Kind.IsActivity():
+		v.nodef(n, "is attached to %s %q; boundary events attach to activities", host.Kind, host.ID)
+	case host.Scope != n.Scope:
+		v.nodef(n, "is attached to %q in another scope", host.ID)
+	}
+	switch n.Event {
+	case ErrorEvent:
+		if !n.Interrupting {
+			v.nodef(n, "error boundary events are always interrupting")
+		}
+	case TimerEvent:
+		v.timer(n)
+	default:
+		v.nodef(n, "only error and timer boundary events are supported")
+	}
+	if len(v.p.Incoming(n.ID)) > 0 {
+		v.nodef(n, "boundary events cannot have incoming sequence flows")
+	}
+	if len(v.p.Outgoing(n.ID)) == 0 {
+		v.nodef(n, "has no outgoing sequence flow")
+	}
+}
+
+func (v *validator) timer(n *Node) {
+	if n.Timer == nil {
+		v.nodef(n, "has no timer definition")
+		return
+	}
+	if err := n.Timer.parse(); err != nil {
+		v.nodef(n, "%v", err)
+	}
+}
+
+func (v *validator) mapping(n *Node, what string, m *Mapping) {
+	if !validVariable(m.Target) {
+		v.nodef(n, "%s mapping target %q is not a variable name", what, m.Target)
+		return
+	}
+	m.compiled = v.compile(n, what+" mapping "+m.Target, m.Source)
+}
+
+func (v *validator) flow(f *Flow) {
+	p := v.p
+	src, dst := p.Node(f.Source), p.Node(f.Target)
+	if src == nil || dst == nil {
+		v.addf(f.ID, f.Line, "sequence flow connects %q to %q; both must be nodes of this process", f.Source, f.Target)
+		return
+	}
+	if src.Scope != dst.Scope {
+		v.addf(f.ID, f.Line, "sequence flow crosses a sub-process boundary (%q to %q)", f.Source, f.Target)
+	}
+	if f.Condition == "" {
+		f.cond = nil
+		return
+	}
+	if src.Kind == ParallelGateway {
+		v.addf(f.ID, f.Line, "sequence flow out of parallel gateway %q cannot have a condition", src.ID)
+		return
+	}
+	e, err := expression.Compile(f.Condition)
+	if err != nil {
+		v.addf(f.ID, f.Line, "condition: %v", err)
+		return
+	}
+	f.cond = e
+}
+
+func (v *validator) compile(n *Node, what, src string) *expression.Expression {
+	e, err := expression.Compile(src)
+	if err != nil {
+		v.nodef(n, "%s: %v", what, err)
+		return nil
+	}
+	return e
+}
+
+// validVariable reports whether s can name a variable: an identifier that
+// expressions can refer to.
+func validVariable(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		letter := r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 127
+		if !letter && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// publish sends every effect of s's outbox and waits until JetStream has
+// stored each. Every effect is safe to publish twice (see instance.Effect),
+// so after a crash the outbox is simply published again.
+func (e *Engine) publish(ctx context.Context, partition int, s *instance.State) error {
+	var futures []jetstream.PubAckFuture
+	for _, eff := range s.Outbox {
+		switch eff.Kind {
+		case instance.CancelTimer:
+			subj := streams.TimerSubject(partition, s.ID, eff.Wait)
+			if err := e.events.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
+				return e.publishFailed(s, eff, err)
+			}
+			continue
+		}
+		msg, err := e.effectMsg(partition, s, eff)
+		if err != nil {
+			return e.publishFailed(s, eff, err)
+		}
+		f, err := e.js.PublishMsgAsync(msg)
+		if err != nil {
+			return e.publishFailed(s, eff, err)
+		}
+		futures = append(futures, f)
+	}
+	timeout := time.After(10 * time.Second)
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return e.publishFailed(s, instance.Effect{ID: f.Msg().Header.Get(jetstream.MsgIDHeader)}, err)
+		case <-timeout:
+			return e.publishFailed(s, instance.Effect{}, errors.New("timed out waiting for JetStream"))
+		case <-ctx.Done():
+			return e.publishFailed(s, instance.Effect{}, ctx.Err())
+		}
+	}
+	return nil
+}
+
+func (e *Engine) publishFailed(s *instance.State, eff instance.Effect, err error) error {
+	e.newSession()
+	return fmt.Errorf("instance %s: publish effect %s: %w", s.ID, eff.ID, err)
+}
+
+func (e *Engine) effectMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Msg, error) {
+	switch eff.Kind {
+	case instance.ScheduleTimer:
+		body, err := streams.Marshal(envelope{Instance: s.ID, Event: &instance.Event{
+			ID: eff.ID, Kind: instance.TimerFired, Wait: eff.Wait, Firing: eff.Firing,
+		}})
+		if err != nil {
+			return nil, err
+		}
+		m := nats.NewMsg(streams.TimerSubject(partition, s.ID, eff.Wait))
+		m.Data = body
+		m.Header.Set("Nats-Schedule", "@at "+eff.Due.UTC().Format(time.RFC3339Nano))
+		m.Header.Set("Nats-Schedule-Target", streams.EventSubject(partition, s.ID))
+		m.Header.Set(jetstream.MsgIDHeader, eff.ID)
+		return m, nil
+	case instance.PublishFact:
+		body, err := json.Marshal(eff.Fact)
+		if err != nil {
+			return nil, err
+		}
+		m := nats.NewMsg(streams.FactSubject(streams.FactInstance, s.ProcessID, string(eff.Fact.Kind)))
+		m.Data = body
+		m.Header.Set(jetstream.MsgIDHeader, eff.Fact.ID)
+		return m, nil
+	}
+	return nil, fmt.Errorf("unknown effect kind %q", eff.Kind)
+}

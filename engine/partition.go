@@ -1,0 +1,283 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// partition applies the events of one partition of the events stream. The
+// server pins the partition's consumer to one engine node at a time; the
+// checkpoint compare-and-set fences the moments when two nodes overlap.
+type partition struct {
+	e     *Engine
+	n     int
+	cons  jetstream.Consumer
+	cache *lru
+	log   *slog.Logger
+}
+
+func (e *Engine) newPartition(ctx context.Context, n int) (*partition, error) {
+	cons, err := e.js.Consumer(ctx, streams.EventsStream, streams.PartitionConsumer(n))
+	if err != nil {
+		return nil, errors.Join(errors.New("engine: partition consumer "+streams.PartitionConsumer(n)), err)
+	}
+	size := e.opts.CacheSize/e.layout.Partitions + 1
+	return &partition{e: e, n: n, cons: cons, cache: newLRU(size), log: e.log.With("partition", n)}, nil
+}
+
+// run consumes until ctx ends, then applies what was already received.
+func (p *partition) run(ctx context.Context) {
+	batch := p.e.opts.BatchSize
+	msgs := make(chan jetstream.Msg, 2*batch)
+	for ctx.Err() == nil {
+		cc, err := p.cons.Consume(func(m jetstream.Msg) { msgs <- m },
+			jetstream.PullPriorityGroup(streams.PriorityGroup),
+			jetstream.PullMaxMessages(batch),
+			jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+				if !errors.Is(err, jetstream.ErrPinIDMismatch) {
+					p.log.Debug("partition consume", "err", err)
+				}
+			}))
+		if err != nil {
+			p.log.Warn("partition consume failed; retrying", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		p.loop(ctx, msgs, batch)
+		cc.Stop()
+		// Apply what arrived before the stop; later deliveries go unacked
+		// and return to whichever node holds the partition next.
+		for {
+			select {
+			case m := <-msgs:
+				p.process(context.Background(), p.collect(m, msgs, batch))
+				continue
+			case <-cc.Closed():
+			}
+			break
+		}
+	}
+}
+
+func (p *partition) loop(ctx context.Context, msgs chan jetstream.Msg, batch int) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-msgs:
+			p.process(ctx, p.collect(m, msgs, batch))
+		}
+	}
+}
+
+// collect takes first plus whatever else is already waiting, up to max.
+func (p *partition) collect(first jetstream.Msg, msgs chan jetstream.Msg, max int) []jetstream.Msg {
+	out := []jetstream.Msg{first}
+	for len(out) < max {
+		select {
+		case m := <-msgs:
+			out = append(out, m)
+		default:
+			return out
+		}
+	}
+	return out
+}
+
+// group is the work of one batch for one instance.
+type group struct {
+	id     string
+	msgs   []jetstream.Msg
+	start  *startRequest
+	events []instance.Event
+
+	state *instance.State
+	rev   uint64
+	write jetstream.PubAckFuture
+	err   error
+}
+
+// process applies a batch: every instance's events in one step and one
+// checkpoint write, the writes pipelined, then the effects published, then
+// the events acknowledged (ARCH-1b, ARCH-2).
+func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
+	groups := p.groups(batch)
+	for _, g := range groups {
+		p.step(ctx, g)
+	}
+	for _, g := range groups {
+		p.awaitWrite(ctx, g)
+	}
+	for _, g := range groups {
+		if g.err == nil && g.state != nil && len(g.state.Outbox) > 0 {
+			g.err = p.e.publish(ctx, p.n, g.state)
+		}
+	}
+	for _, g := range groups {
+		p.settle(g)
+	}
+}
+
+func (p *partition) groups(batch []jetstream.Msg) []*group {
+	byID := map[string]*group{}
+	var out []*group
+	for _, m := range batch {
+		var env envelope
+		if err := streams.Unmarshal(m.Data(), &env); err != nil || !validInstanceID(env.Instance) || (env.Start == nil) == (env.Event == nil) {
+			p.log.Warn("dropping malformed event", "subject", m.Subject(), "err", err)
+			_ = m.Term()
+			continue
+		}
+		g := byID[env.Instance]
+		if g == nil {
+			g = &group{id: env.Instance}
+			byID[env.Instance] = g
+			out = append(out, g)
+		}
+		g.msgs = append(g.msgs, m)
+		if env.Start != nil && g.start == nil {
+			g.start = env.Start
+		} else if env.Event != nil {
+			g.events = append(g.events, *env.Event)
+		}
+	}
+	return out
+}
+
+// step loads the instance, applies its events and sends the checkpoint
+// write. g.state is nil when nothing needs writing.
+func (p *partition) step(ctx context.Context, g *group) {
+	s, rev, err := p.load(ctx, g.id)
+	if err != nil {
+		g.err = err
+		return
+	}
+	log := p.log.With("instance", g.id)
+	changed := false
+	switch {
+	case s == nil && g.start == nil:
+		log.Debug("events for an unknown instance dropped", "events", len(g.events))
+		return
+	case s == nil:
+		if s, err = p.e.create(ctx, g.id, g.start); err != nil {
+			log.Error("instance start failed", "process", g.start.ProcessID, "err", err)
+			return
+		}
+		changed = true
+		log.Debug("instance started", "process", s.ProcessID, "version", s.Version)
+	case s.Status.Finished():
+		return
+	}
+	if len(g.events) > 0 && !s.Status.Finished() {
+		applied, err := p.e.apply(ctx, s, g.events)
+		switch {
+		case err != nil:
+			log.Error("step failed; failing the instance", "err", err)
+			p.cache.drop(g.id)
+			if s, rev, err = p.load(ctx, g.id); err != nil || s == nil {
+				g.err = err
+				return
+			}
+			instance.Abort(s, p.e.opts.Now(), "engine: "+err.Error())
+			changed = true
+		case applied > 0:
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	s.OutboxBy = p.e.currentSession()
+	msg, err := p.e.store.encode(s, rev)
+	if err == nil && len(msg.Data) > p.e.opts.MaxCheckpointBytes {
+		err = p.e.oversized(ctx, g.id, len(msg.Data), &s, &rev)
+		if err == nil {
+			msg, err = p.e.store.encode(s, rev)
+		}
+	}
+	if err != nil {
+		g.err = err
+		return
+	}
+	g.state, g.rev = s, rev
+	if g.write, err = p.e.js.PublishMsgAsync(msg); err != nil {
+		g.err = err
+	}
+}
+
+// load returns the instance's checkpoint (nil if it does not exist). A
+// checkpoint read from the store whose outbox another session wrote may
+// hold unpublished effects: they are published again before anything else.
+func (p *partition) load(ctx context.Context, id string) (*instance.State, uint64, error) {
+	if c, ok := p.cache.get(id); ok {
+		return c.state, c.rev, nil
+	}
+	s, rev, err := p.e.store.get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(s.Outbox) > 0 && s.OutboxBy != p.e.currentSession() {
+		if err := p.e.publish(ctx, p.n, s); err != nil {
+			return nil, 0, err
+		}
+		p.log.Info("republished outbox after takeover", "instance", id, "effects", len(s.Outbox))
+	}
+	s.Outbox = nil
+	return s, rev, nil
+}
+
+func (p *partition) awaitWrite(ctx context.Context, g *group) {
+	if g.write == nil || g.err != nil {
+		return
+	}
+	select {
+	case ack := <-g.write.Ok():
+		g.rev = ack.Sequence
+	case err := <-g.write.Err():
+		if isConflict(err) {
+			p.log.Info("checkpoint write lost a race; events will be re-applied", "instance", g.id)
+		}
+		g.err = err
+	case <-ctx.Done():
+		g.err = ctx.Err()
+	case <-time.After(10 * time.Second):
+		g.err = errors.New("checkpoint write timed out")
+	}
+}
+
+// settle acknowledges a group's events once its checkpoint and effects are
+// out, or returns them for redelivery.
+func (p *partition) settle(g *group) {
+	if g.err != nil {
+		p.cache.drop(g.id)
+		p.log.Warn("instance step not committed; events will be redelivered", "instance", g.id, "err", g.err)
+		for _, m := range g.msgs {
+			_ = m.NakWithDelay(250 * time.Millisecond)
+		}
+		return
+	}
+	if g.state != nil {
+		g.state.Outbox = nil
+		if g.state.Status.Finished() {
+			p.cache.drop(g.id)
+		} else {
+			p.cache.put(g.id, cached{state: g.state, rev: g.rev})
+		}
+	}
+	for _, m := range g.msgs {
+		_ = m.Ack()
+	}
+}

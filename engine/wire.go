@@ -1,0 +1,20 @@
+package engine
+
+import (
+	"github.com/jetbpm/jetbpm/engine/instance"
+)
+
+// envelope is the body of every message on the events stream: a start
+// request or an event, addressed to one instance.
+type envelope struct {
+	Instance string          `msgpack:"instance"`
+	Start    *startRequest   `msgpack:"start,omitempty"`
+	Event    *instance.Event `msgpack:"event,omitempty"`
+}
+
+// startRequest asks the partition owner to create an instance.
+type startRequest struct {
+	ProcessID string         `msgpack:"process"`
+	Version   int            `msgpack:"version"`
+	Vars      map[string]any `msgpack:"vars,omitempty"`
+}

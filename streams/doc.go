@@ -1,0 +1,43 @@
+// Package streams is everything jetbpm knows about NATS: the embedded server,
+// client connections, the JetStream layout and the wire codec. The rest of
+// jetbpm talks to NATS only through what this package names and provisions.
+//
+// # Layout
+//
+// Three streams and three KV buckets hold all of jetbpm's state (names.go
+// names each of them and every subject):
+//
+//   - EventsStream (work queue) carries everything addressed to an instance:
+//     start requests, job reports, operator commands, and the timer schedules
+//     that fire into it. Instances are spread over a fixed number of
+//     partitions (PartitionOf); each partition has one durable pull consumer
+//     whose pinned priority group routes it to one engine node at a time.
+//   - JobsStream (work queue) is the external job queue: one subject per job,
+//     one durable pull consumer per topic whose AckWait is the topic's lock
+//     duration (EnsureTopic).
+//   - FactsStream (limits, MaxAge) keeps lifecycle and incident facts for
+//     integrations to subscribe to and replay.
+//   - InstancesBucket, DefinitionsBucket and MetaBucket hold checkpoints,
+//     deployed definitions and the settings fixed at first provisioning.
+//
+// Provision creates all of it idempotently; running it on every start is the
+// intended use. A setting that changed is applied in place and no message is
+// ever deleted. The partition count is the exception: it is fixed by whoever
+// provisions first, because PartitionOf must keep mapping an instance to the
+// same partition forever.
+//
+// # Servers
+//
+// StartServer runs nats-server in-process for a laptop or a test; Connect
+// reaches an existing server or cluster. Either way, CheckServer verifies the
+// server is new enough (MinServerVersion) for message schedules, per-message
+// TTLs and pinned consumers before jetbpm relies on them.
+//
+// # Codec
+//
+// Marshal and Unmarshal encode messages and checkpoints as msgpack behind a
+// two-byte envelope (0xC1, CodecVersion) so a future format can be told apart
+// from this one. Values decoded into any are JSON-like (nil, bool, string,
+// int64, float64, []any, map[string]any, and time.Time in UTC), whichever
+// language encoded them.
+package streams

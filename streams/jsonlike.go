@@ -1,0 +1,144 @@
+package streams
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+)
+
+// msgpack's loose interface decoding already maps every number to int64,
+// uint64 or float64, but it returns uint64 for any value a foreign encoder
+// wrote with an unsigned code (Python and JavaScript do for every positive
+// integer above 127), and it decodes times in the local zone. The decoder
+// here builds JSON-like values itself: int64 unless the value does not fit,
+// times in UTC, string map keys.
+
+// maxDepth bounds nesting so hostile input cannot exhaust the stack.
+const maxDepth = 10000
+
+var errTooDeep = fmt.Errorf("value nested deeper than %d levels", maxDepth)
+
+func (st *decoderState) peekNil() bool {
+	c, err := st.dec.PeekCode()
+	return err == nil && c == msgpcode.Nil
+}
+
+// decodeMapHook is msgpack's map decoder: every map that msgpack meets while
+// decoding into an interface value comes here.
+func (st *decoderState) decodeMapHook(*msgpack.Decoder) (any, error) {
+	return st.decodeMap(0)
+}
+
+func (st *decoderState) decodeValue(depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, errTooDeep
+	}
+	c, err := st.dec.PeekCode()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
+		return st.decodeMap(depth + 1)
+	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
+		return st.decodeArray(depth + 1)
+	}
+	x, err := st.dec.DecodeInterfaceLoose()
+	if err != nil {
+		return nil, err
+	}
+	return jsonScalar(x), nil
+}
+
+func (st *decoderState) decodeMap(depth int) (map[string]any, error) {
+	if depth > maxDepth {
+		return nil, errTooDeep
+	}
+	n, err := st.dec.DecodeMapLen()
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, nil
+	}
+	// Each entry takes at least two bytes: a larger count is a lie, and
+	// trusting it would allocate what the attacker asks for.
+	if n > st.r.Len()/2 {
+		return nil, fmt.Errorf("map of %d entries in %d remaining bytes", n, st.r.Len())
+	}
+	m := make(map[string]any, n)
+	for range n {
+		k, err := st.decodeKey()
+		if err != nil {
+			return nil, err
+		}
+		if m[k], err = st.decodeValue(depth); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (st *decoderState) decodeArray(depth int) ([]any, error) {
+	if depth > maxDepth {
+		return nil, errTooDeep
+	}
+	n, err := st.dec.DecodeArrayLen()
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, nil
+	}
+	if n > st.r.Len() {
+		return nil, fmt.Errorf("array of %d elements in %d remaining bytes", n, st.r.Len())
+	}
+	s := make([]any, n)
+	for i := range s {
+		if s[i], err = st.decodeValue(depth); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// decodeKey reads a map key as a string. Integer keys, which some encoders
+// write for sparse arrays, become their decimal text as in JSON.
+func (st *decoderState) decodeKey() (string, error) {
+	c, err := st.dec.PeekCode()
+	if err != nil {
+		return "", err
+	}
+	if msgpcode.IsString(c) || msgpcode.IsBin(c) {
+		return st.dec.DecodeString()
+	}
+	k, err := st.dec.DecodeInterfaceLoose()
+	if err != nil {
+		return "", err
+	}
+	switch k := k.(type) {
+	case int64:
+		return strconv.FormatInt(k, 10), nil
+	case uint64:
+		return strconv.FormatUint(k, 10), nil
+	}
+	return "", fmt.Errorf("map key of type %T is not a string", k)
+}
+
+// jsonScalar maps what msgpack's loose decoding returns for a scalar to its
+// JSON-like form.
+func jsonScalar(x any) any {
+	switch x := x.(type) {
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x)
+		}
+	case time.Time:
+		return x.UTC()
+	}
+	return x
+}

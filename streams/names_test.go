@@ -1,0 +1,72 @@
+package streams
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTokenIsInjectiveAndSafe(t *testing.T) {
+	names := []string{
+		"", "~", "a", "A", "a.b", "a~2Eb", "a~2eb", "a_b", "a-b", "a b", "a\tb",
+		"*", ">", "a.*", "a.>", "ü", "~C3~BC", "order.1", "order~2E1", "order_1",
+		"$JS", "x.y.z", "x~2Ey.z", ".", "..", "~2E", "~7E", "a/b", "a:b",
+	}
+	seen := map[string]string{}
+	for _, n := range names {
+		tok := Token(n)
+		if prev, dup := seen[tok]; dup {
+			t.Errorf("Token(%q) = Token(%q) = %q", n, prev, tok)
+		}
+		seen[tok] = n
+		if tok == "" || strings.ContainsAny(tok, ".*> \t\r\n") {
+			t.Errorf("Token(%q) = %q is not a single safe subject token", n, tok)
+		}
+	}
+	if got := Token("payment-service_v2"); got != "payment-service_v2" {
+		t.Errorf("safe name changed: %q", got)
+	}
+}
+
+func TestSubjectsStayInTheirTokens(t *testing.T) {
+	// A dot in an instance id must not add a subject level.
+	if got, want := EventSubject(3, "a.b"), "jetbpm.evt.3.a~2Eb"; got != want {
+		t.Errorf("EventSubject = %q, want %q", got, want)
+	}
+	if got, want := TimerSubject(0, "i.1", "t>"), "jetbpm.tmr.0.i~2E1.t~3E"; got != want {
+		t.Errorf("TimerSubject = %q, want %q", got, want)
+	}
+	if got, want := TopicFilter("pay.ment"), "jetbpm.job.pay~2Ement.>"; got != want {
+		t.Errorf("TopicFilter = %q, want %q", got, want)
+	}
+}
+
+func TestPartitionOfIsStable(t *testing.T) {
+	// Pinned values (FNV-1a 32 mod n). Changing the hash would move every
+	// stored instance to another partition: never "fix" this test by
+	// updating them.
+	pinned := []struct {
+		id         string
+		partitions int
+		want       int
+	}{
+		{"order-1", 8, 5},
+		{"order-2", 8, 4},
+		{"0190c7e2-7d1a-7c3e-9a55-1b2f3c4d5e6f", 8, 0},
+		{"", 8, 5},
+		{"order-1", 3, 1},
+		{"order-1", 1, 0},
+	}
+	for _, p := range pinned {
+		if got := PartitionOf(p.id, p.partitions); got != p.want {
+			t.Errorf("PartitionOf(%q, %d) = %d, want %d", p.id, p.partitions, got, p.want)
+		}
+	}
+	for _, n := range []int{1, 2, 7, 64} {
+		for i := range 1000 {
+			id := strings.Repeat("x", i%17) + string(rune('a'+i%26))
+			if p := PartitionOf(id, n); p < 0 || p >= n {
+				t.Fatalf("PartitionOf(%q, %d) = %d, out of range", id, n, p)
+			}
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Config says how to provision jetbpm's streams, consumers and buckets.
+// The zero value provisions a single-server layout.
+type Config struct {
+	Replicas    int                   // 1 embedded, 3 on a cluster; default 1
+	Partitions  int                   // instance partitions; default 8; fixed at first provisioning
+	FactsMaxAge time.Duration         // how long facts stay replayable; default 7 days
+	Storage     jetstream.StorageType // default FileStorage
+	Logger      *slog.Logger          // nil → slog.Default()
+}
+
+// Layout is what every engine node must agree on, as stored on the server.
+type Layout struct {
+	Partitions int
+	Replicas   int
+}
+
+// Defaults and limits of Config.
+const (
+	DefaultPartitions  = 8
+	DefaultFactsMaxAge = 7 * 24 * time.Hour
+	maxPartitions      = 1024 // one consumer each; beyond this a cluster spends more on consumers than on work
+)
+
+// LayoutSchema is the version of the layout this build provisions and reads.
+const LayoutSchema = "1"
+
+// Partition consumer settings. AckWait bounds how long an event stays
+// invisible when the node processing it dies. PinnedTTL is how long a node
+// may stop pulling before its partition moves to another node: short enough
+// to fail over quickly, long enough to ride out a GC pause or a slow
+// checkpoint write.
+const (
+	partitionAckWait       = 30 * time.Second
+	partitionMaxAckPending = 10000
+	partitionPinnedTTL     = 10 * time.Second
+)
+
+// dupWindow is the Nats-Msg-Id de-duplication window of every stream; the
+// engine's idempotent re-publish of effects relies on it (ARCH-2, ARCH-6).
+const dupWindow = 2 * time.Minute
+
+// ErrNotProvisioned is returned by ReadLayout when Provision never ran
+// against the server.
+var ErrNotProvisioned = errors.New("jetbpm streams are not provisioned")
+
+// Provision creates or updates every stream, partition consumer and bucket
+// jetbpm uses. It is idempotent and meant to run on every start: an asset
+// whose settings match is left alone, a changed setting (replicas, facts max
+// age) is applied in place, and no message is ever deleted.
+//
+// The partition count is stored by the first Provision and wins over later
+// ones: a different cfg.Partitions is ignored with a warning. The returned
+// Layout holds the stored count.
+func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (Layout, error) {
+	explicitPartitions := cfg.Partitions != 0
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return Layout{}, err
+	}
+	log := cfg.Logger
+
+	meta, err := ensureKV(ctx, js, MetaBucket, func(c *jetstream.KeyValueConfig) {
+		c.History, c.Replicas, c.Storage = 1, cfg.Replicas, cfg.Storage
+	}, log)
+	if err != nil {
+		return Layout{}, err
+	}
+	if err := settleSchema(ctx, meta); err != nil {
+		return Layout{}, err
+	}
+	partitions, err := settlePartitions(ctx, meta, cfg.Partitions)
+	if err != nil {
+		return Layout{}, err
+	}
+	if explicitPartitions && partitions != cfg.Partitions {
+		log.Warn("partition count is fixed at first provisioning; ignoring the configured count",
+			"configured", cfg.Partitions, "stored", partitions)
+	}
+
+	if err := provisionStreams(ctx, js, cfg, log); err != nil {
+		return Layout{}, err
+	}
+	for p := range partitions {
+		if err := ensureConsumer(ctx, js, EventsStream, PartitionConsumer(p), partitionConsumer(p), log); err != nil {
+			return Layout{}, err
+		}
+	}
+	if err := provisionBuckets(ctx, js, cfg, log); err != nil {
+		return Layout{}, err
+	}
+	return Layout{Partitions: partitions, Replicas: cfg.Replicas}, nil
+}
+
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.Partitions == 0 {
+		cfg.Partitions = DefaultPartitions
+	}
+	if cfg.FactsMaxAge == 0 {
+		cfg.FactsMaxAge = DefaultFactsMaxAge
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	switch {
+	case cfg.Replicas < 1 || cfg.Replicas > 5:
+		return cfg, fmt.Errorf("streams: Replicas must be 1 to 5, got %d", cfg.Replicas)
+	case cfg.Partitions < 1 || cfg.Partitions > maxPartitions:
+		return cfg, fmt.Errorf("streams: Partitions must be 1 to %d, got %d", maxPartitions, cfg.Partitions)
+	case cfg.FactsMaxAge < time.Second:
+		return cfg, fmt.Errorf("streams: FactsMaxAge must be at least 1s, got %s", cfg.FactsMaxAge)
+	}
+	return cfg, nil
+}
+
+func provisionStreams(ctx context.Context, js jetstream.JetStream, cfg Config, log *slog.Logger) error {
+	err := ensureStream(ctx, js, EventsStream, func(c *jetstream.StreamConfig) {
+		c.Subjects = []string{EventsSubjects, ReportsSubjects, TimersSubjects}
+		c.Retention = jetstream.WorkQueuePolicy
+		c.AllowMsgSchedules = true // durable timers (ARCH-5)
+		c.AllowRollup = true       // schedules need it; set so the server's config compares equal
+		c.DenyPurge = false        // cancelling a timer purges its subject
+		c.AllowMsgTTL = true
+		c.Duplicates = dupWindow
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
+	if err != nil {
+		return err
+	}
+	err = ensureStream(ctx, js, JobsStream, func(c *jetstream.StreamConfig) {
+		c.Subjects = []string{JobsSubjects}
+		c.Retention = jetstream.WorkQueuePolicy
+		c.Duplicates = dupWindow
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
+	if err != nil {
+		return err
+	}
+	return ensureStream(ctx, js, FactsStream, func(c *jetstream.StreamConfig) {
+		c.Subjects = []string{FactsSubjects}
+		c.Retention = jetstream.LimitsPolicy
+		c.MaxAge = cfg.FactsMaxAge
+		c.Duplicates = min(dupWindow, cfg.FactsMaxAge) // the server refuses a window longer than MaxAge
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
+}
+
+// partitionConsumer is the durable pull consumer of one partition. The
+// pinned priority group makes the server deliver a partition to one engine
+// node at a time (ARCH-1b); pinning is routing, not a fence, so checkpoint
+// writes still compare-and-set.
+func partitionConsumer(p int) func(*jetstream.ConsumerConfig) {
+	return func(c *jetstream.ConsumerConfig) {
+		c.FilterSubject = ""
+		c.FilterSubjects = PartitionFilters(p)
+		c.AckPolicy = jetstream.AckExplicitPolicy
+		c.AckWait = partitionAckWait
+		c.MaxDeliver = -1 // an event is never dropped; the engine decides what a poison event becomes
+		c.MaxAckPending = partitionMaxAckPending
+		c.PriorityPolicy = jetstream.PriorityPolicyPinned
+		c.PriorityGroups = []string{PriorityGroup}
+		c.PinnedTTL = partitionPinnedTTL
+	}
+}
+
+func provisionBuckets(ctx context.Context, js jetstream.JetStream, cfg Config, log *slog.Logger) error {
+	// A checkpoint can be as large as a message may be; saying so in the
+	// bucket makes an oversize write fail with the bucket's error (ARCH-8).
+	maxValue := int32(math.MaxInt32)
+	if mp := js.Conn().MaxPayload(); mp > 0 && mp < math.MaxInt32 {
+		maxValue = int32(mp)
+	}
+	_, err := ensureKV(ctx, js, InstancesBucket, func(c *jetstream.KeyValueConfig) {
+		c.History = 1
+		// LimitMarkerTTL turns on per-message TTL for the bucket, so a
+		// finished instance's final record can carry a Nats-TTL header and
+		// expire by itself after its retention.
+		c.LimitMarkerTTL = time.Second
+		c.MaxValueSize = maxValue
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
+	if err != nil {
+		return err
+	}
+	_, err = ensureKV(ctx, js, DefinitionsBucket, func(c *jetstream.KeyValueConfig) {
+		c.History = 1
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
+	return err
+}
+
+// settleSchema records LayoutSchema, or refuses a layout of another schema.
+func settleSchema(ctx context.Context, meta jetstream.KeyValue) error {
+	_, err := meta.Create(ctx, MetaSchemaKey, []byte(LayoutSchema))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, jetstream.ErrKeyExists):
+		return checkSchema(ctx, meta)
+	default:
+		return fmt.Errorf("streams: store layout schema: %w", err)
+	}
+}
+
+func checkSchema(ctx context.Context, meta jetstream.KeyValue) error {
+	e, err := meta.Get(ctx, MetaSchemaKey)
+	if err != nil {
+		return fmt.Errorf("streams: read layout schema: %w", err)
+	}
+	if got := string(e.Value()); got != LayoutSchema {
+		return fmt.Errorf("streams: the server holds jetbpm layout schema %q; this build reads schema %q only", got, LayoutSchema)
+	}
+	return nil
+}
+
+// settlePartitions stores n unless a count is stored already, and returns
+// the stored count. Create makes the first provisioner win a race.
+func settlePartitions(ctx context.Context, meta jetstream.KeyValue, n int) (int, error) {
+	_, err := meta.Create(ctx, MetaPartitionsKey, []byte(strconv.Itoa(n)))
+	if err == nil {
+		return n, nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return 0, fmt.Errorf("streams: store partition count: %w", err)
+	}
+	return storedPartitions(ctx, meta)
+}
+
+func storedPartitions(ctx context.Context, meta jetstream.KeyValue) (int, error) {
+	e, err := meta.Get(ctx, MetaPartitionsKey)
+	if err != nil {
+		return 0, fmt.Errorf("streams: read partition count: %w", err)
+	}
+	n, err := strconv.Atoi(string(e.Value()))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("streams: stored partition count %q in bucket %s is not a positive number", e.Value(), MetaBucket)
+	}
+	return n, nil
+}
+
+// ReadLayout reads the layout a provisioning node stored, for nodes that do
+// not provision (their credentials may not allow it). It fails with
+// ErrNotProvisioned when there is nothing to read.
+func ReadLayout(ctx context.Context, js jetstream.JetStream) (Layout, error) {
+	meta, err := js.KeyValue(ctx, MetaBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return Layout{}, fmt.Errorf("%w: bucket %s does not exist; start one node with provisioning first", ErrNotProvisioned, MetaBucket)
+	}
+	if err != nil {
+		return Layout{}, fmt.Errorf("streams: open bucket %s: %w", MetaBucket, err)
+	}
+	if err := checkSchema(ctx, meta); err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return Layout{}, fmt.Errorf("%w: bucket %s holds no layout schema", ErrNotProvisioned, MetaBucket)
+		}
+		return Layout{}, err
+	}
+	partitions, err := storedPartitions(ctx, meta)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Layout{}, fmt.Errorf("%w: bucket %s holds no partition count", ErrNotProvisioned, MetaBucket)
+	}
+	if err != nil {
+		return Layout{}, err
+	}
+	events, err := js.Stream(ctx, EventsStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return Layout{}, fmt.Errorf("%w: stream %s does not exist", ErrNotProvisioned, EventsStream)
+	}
+	if err != nil {
+		return Layout{}, fmt.Errorf("streams: look up stream %s: %w", EventsStream, err)
+	}
+	return Layout{Partitions: partitions, Replicas: events.CachedInfo().Config.Replicas}, nil
+}
