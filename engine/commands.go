@@ -111,6 +111,12 @@ func (e *Engine) Instance(ctx context.Context, id string) (*InstanceView, error)
 
 // Wait blocks until the instance has finished, or ctx ends.
 func (e *Engine) Wait(ctx context.Context, id string) (*InstanceView, error) {
+	return e.WaitUntil(ctx, id, func(v *InstanceView) bool { return v.Status.Finished() })
+}
+
+// WaitUntil blocks until the instance's checkpoint satisfies cond, or ctx
+// ends. It watches the checkpoint, so it sees every committed step.
+func (e *Engine) WaitUntil(ctx context.Context, id string, cond func(*InstanceView) bool) (*InstanceView, error) {
 	if !validInstanceID(id) {
 		return nil, fmt.Errorf("instance %q: %w", id, ErrNotFound)
 	}
@@ -119,13 +125,14 @@ func (e *Engine) Wait(ctx context.Context, id string) (*InstanceView, error) {
 		return nil, fmt.Errorf("instance %s: watch: %w", id, err)
 	}
 	defer w.Stop()
+	var last *InstanceView
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("instance %s: wait: %w", id, ctx.Err())
+			return last, fmt.Errorf("instance %s: wait: %w", id, ctx.Err())
 		case entry, ok := <-w.Updates():
 			if !ok {
-				return nil, fmt.Errorf("instance %s: watch closed", id)
+				return last, fmt.Errorf("instance %s: watch closed", id)
 			}
 			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
 				continue
@@ -134,8 +141,8 @@ func (e *Engine) Wait(ctx context.Context, id string) (*InstanceView, error) {
 			if err := streams.Unmarshal(entry.Value(), &s); err != nil {
 				return nil, fmt.Errorf("instance %s: decode: %w", id, err)
 			}
-			if s.Status.Finished() {
-				return viewOf(&s), nil
+			if last = viewOf(&s); cond(last) {
+				return last, nil
 			}
 		}
 	}

@@ -44,7 +44,10 @@ func unsupported(format string, args ...any) error {
 // the server runs.
 func CheckServer(ctx context.Context, nc *nats.Conn) error {
 	where := nc.ConnectedUrlRedacted()
-	if where == "" {
+	switch {
+	case nc.Opts.InProcessServer != nil: // its URL is a meaningless default
+		where = "the in-process nats-server"
+	case where == "":
 		where = "the connected server"
 	}
 	if err := checkVersion(where, nc.ConnectedServerVersion()); err != nil {

@@ -59,8 +59,8 @@ func recordLogs() (*slog.Logger, *logRecorder) {
 }
 
 func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler      { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler           { return r }
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler            { return r }
 
 func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
 	line := rec.Level.String() + " " + rec.Message

@@ -148,13 +148,13 @@ type connFlags struct {
 // used when neither --nats-url nor JETBPM_NATS_URL is given.
 func addConnFlags(fs *flag.FlagSet, defaultURL string) *connFlags {
 	c := &connFlags{}
-	fs.StringVar(&c.url, "nats-url", envOr("JETBPM_NATS_URL", defaultURL), "NATS server `URL`s, comma-separated (env JETBPM_NATS_URL)")
-	fs.StringVar(&c.creds, "creds", os.Getenv("JETBPM_CREDS"), "NATS credentials `file` (env JETBPM_CREDS)")
-	fs.StringVar(&c.user, "user", os.Getenv("JETBPM_NATS_USER"), "NATS `user` (env JETBPM_NATS_USER)")
-	fs.StringVar(&c.password, "password", "", "NATS `password` (env JETBPM_NATS_PASSWORD, which keeps it out of ps)")
-	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA certificate `file` to verify the NATS server")
-	fs.StringVar(&c.tlsCert, "tls-cert", "", "client certificate `file` for NATS")
-	fs.StringVar(&c.tlsKey, "tls-key", "", "client key `file` for NATS")
+	fs.StringVar(&c.url, "nats-url", envOr("JETBPM_NATS_URL", defaultURL), "NATS server `URLS`, comma-separated (env JETBPM_NATS_URL)")
+	fs.StringVar(&c.creds, "creds", os.Getenv("JETBPM_CREDS"), "NATS credentials `FILE` (env JETBPM_CREDS)")
+	fs.StringVar(&c.user, "user", os.Getenv("JETBPM_NATS_USER"), "NATS `USER` (env JETBPM_NATS_USER)")
+	fs.StringVar(&c.password, "password", "", "NATS `PASSWORD`; prefer env JETBPM_NATS_PASSWORD, which ps does not show")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA certificate `FILE` to verify the NATS server")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "client certificate `FILE` for NATS")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "client key `FILE` for NATS")
 	return c
 }
 

@@ -17,8 +17,8 @@ type logFlags struct {
 
 func addLogFlags(fs *flag.FlagSet) *logFlags {
 	l := &logFlags{format: choice{value: "auto", allowed: []string{"auto", "text", "json"}}}
-	fs.Var(&l.format, "log-format", "log `format`: auto (text on a terminal, else json), text or json")
-	fs.TextVar(&l.level, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
+	fs.Var(&l.format, "log-format", "log `FORMAT`: auto (text on a terminal, else json), text or json")
+	fs.TextVar(&l.level, "log-level", slog.LevelInfo, "log `LEVEL`: debug, info, warn or error")
 	return l
 }
 

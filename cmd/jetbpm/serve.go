@@ -47,11 +47,11 @@ func (o *serveOptions) embedded() bool { return o.conn.url == "" }
 func runServe(ctx context.Context, args []string) error {
 	fs := newFlagSet("serve")
 	o := serveOptions{conn: addConnFlags(fs, "")}
-	fs.StringVar(&o.data, "data", "./jetbpm-data", "`dir`ectory of the embedded NATS server's data (JetStream store in DIR/nats)")
-	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`host:port` the embedded NATS server listens on for clients and workers")
-	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`host:port` serving /healthz and /metrics; \"\" turns it off")
-	fs.IntVar(&o.replicas, "replicas", 1, "stream and bucket `replicas`: 1, or 3 on a 3-node NATS cluster")
-	fs.IntVar(&o.partitions, "partitions", 8, "instance `partitions`, fixed when the streams are first created")
+	fs.StringVar(&o.data, "data", "./jetbpm-data", "keep the embedded NATS server's data in `DIR` (the JetStream store in DIR/nats)")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`HOST:PORT` the embedded NATS server listens on for clients and workers")
+	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz and /metrics; \"\" turns them off")
+	fs.IntVar(&o.replicas, "replicas", 1, "`N` replicas of every stream and bucket: 1, or 3 on a 3-node NATS cluster")
+	fs.IntVar(&o.partitions, "partitions", 8, "`N` instance partitions, fixed when the streams are first created")
 	o.log = addLogFlags(fs)
 	rest, err := parseArgs(fs, args)
 	if err != nil {
@@ -76,9 +76,10 @@ func isSet(fs *flag.FlagSet, name string) bool {
 }
 
 // ENGINE SEAM. runEngine starts the engine on a connected, provisioned NATS
-// and returns the function that stops it: stop must stop taking work, finish
-// or hand back what is in flight, and return by ctx's deadline. The engine
-// registers its metrics (queue depth per topic, ...) on reg.
+// and returns the function that stops it. ctx ends at SIGINT/SIGTERM, just
+// before stop is called; stop must stop taking work, finish or hand back
+// what is in flight, and return by its ctx's deadline, before serve drains
+// nc. The engine registers its metrics (queue depth per topic, ...) on reg.
 //
 // The engine package does not exist yet, so there is nothing to start:
 // this returns a stop that does nothing.
@@ -121,7 +122,6 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 	h := newHealth()
 	reg := metrics.NewRegistry()
 	reg.NewGaugeFunc("jetbpm_ready", "1 when jetbpm serve is connected to NATS and provisioned, else 0.", h.ready)
-	*stops = append(*stops, func(context.Context) { h.setReason("shutting down") })
 
 	if o.embedded() {
 		if err := os.MkdirAll(o.data, 0o750); err != nil {
@@ -184,6 +184,7 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		}
 	})
 
+	*stops = append(*stops, func(context.Context) { h.setReason("shutting down") }) // the first stop
 	h.setReason("")
 	logger.Info("jetbpm ready", "nats_url", natsURL, "http", httpAddr,
 		"partitions", layout.Partitions, "replicas", layout.Replicas)

@@ -82,7 +82,7 @@ func (im *importer) flowElements(p *model.Process, e *elem, owner *model.Node) {
 		scope = owner.ID
 	}
 	for _, c := range e.children {
-		if c.name.Space != NamespaceBPMN || im.probs.full() {
+		if c.name.Space != NamespaceBPMN {
 			continue
 		}
 		local := c.name.Local

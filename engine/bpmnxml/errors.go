@@ -68,8 +68,6 @@ func (p *problems) in(owner, child *elem, format string, args ...any) {
 		Msg: child.tag() + ": " + fmt.Sprintf(format, args...)})
 }
 
-func (p *problems) full() bool { return len(p.errs) == maxProblems }
-
 func (p *problems) err() error {
 	if len(p.errs) == 0 {
 		return nil

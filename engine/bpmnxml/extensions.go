@@ -107,9 +107,6 @@ func (im *importer) serviceAttrs(e *elem, n *model.Node) {
 // owner is a process or a sequence flow.
 func (im *importer) extensions(x, owner *elem, t *extTarget) {
 	for _, c := range x.children {
-		if im.probs.full() {
-			return
-		}
 		switch c.name.Space {
 		case NamespaceZeebe:
 			im.zeebe(c, owner, t)

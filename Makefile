@@ -1,0 +1,20 @@
+# Plain targets; the Go tool does the work.
+.PHONY: build run test lint bench
+
+build:
+	go build -o bin/jetbpm ./cmd/jetbpm
+
+run: build
+	./bin/jetbpm serve
+
+test:
+	go test -race -count=1 -timeout 20m ./...
+
+# gofmt checks the Go files git tracks or would track (not ignored ones).
+lint:
+	go vet ./...
+	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+bench:
+	go test -run '^$$' -bench . -benchtime 1x ./...

@@ -1,0 +1,119 @@
+// Package api exposes an engine over NATS request/reply, so any NATS client
+// (and the jetbpm CLI) can deploy, start, read and cancel.
+//
+// Every operation has a subject under jetbpm.api (see streams.APISubject)
+// and takes and returns JSON. Engine nodes serve in the queue group
+// streams.EngineQueue: each request is answered by one node. A reply is
+// either {"result": ...} or {"error": {"code": ..., "message": ...}} with
+// code one of not_found, invalid, finished, too_large, unavailable,
+// internal. docs/api.md lists the operations and their bodies.
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine"
+)
+
+// Operation names; the subject is streams.APISubject(name).
+const (
+	OpDeploy         = "deploy"
+	OpStart          = "start"
+	OpInstanceGet    = "instance.get"
+	OpInstanceList   = "instance.list"
+	OpInstanceCancel = "instance.cancel"
+)
+
+// DeployRequest carries BPMN XML documents.
+type DeployRequest struct {
+	Files []File `json:"files"`
+}
+
+// File is one BPMN document.
+type File struct {
+	Name string `json:"name"`
+	XML  string `json:"xml"`
+}
+
+// DeployResponse lists what each process became.
+type DeployResponse struct {
+	Deployments []engine.Deployment `json:"deployments"`
+}
+
+// StartRequest starts an instance. Version 0 means the latest; ID is an
+// optional caller-chosen instance id.
+type StartRequest struct {
+	ProcessID string          `json:"processId"`
+	Version   int             `json:"version,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Vars      json.RawMessage `json:"vars,omitempty"`
+}
+
+// StartResponse names the new instance.
+type StartResponse struct {
+	ID string `json:"id"`
+}
+
+// InstanceRequest names an instance.
+type InstanceRequest struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ListRequest filters instances.
+type ListRequest struct {
+	ProcessID string `json:"processId,omitempty"`
+	Status    string `json:"status,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+}
+
+// ListResponse holds the matching instances.
+type ListResponse struct {
+	Instances []*engine.InstanceView `json:"instances"`
+}
+
+// reply is the envelope of every response.
+type reply struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *Error          `json:"error,omitempty"`
+}
+
+// Error is an operation's failure as sent over the wire. It matches the
+// engine's sentinel errors with errors.Is.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Is maps wire codes back to engine errors.
+func (e *Error) Is(target error) bool {
+	for code, err := range codes {
+		if e.Code == code && target == err {
+			return true
+		}
+	}
+	return false
+}
+
+var codes = map[string]error{
+	"not_found": engine.ErrNotFound,
+	"invalid":   engine.ErrInvalid,
+	"finished":  engine.ErrFinished,
+	"too_large": engine.ErrTooLarge,
+}
+
+func toError(err error) *Error {
+	for code, sentinel := range codes {
+		if errors.Is(err, sentinel) {
+			return &Error{Code: code, Message: err.Error()}
+		}
+	}
+	return &Error{Code: "internal", Message: err.Error()}
+}
+
+// DefaultTimeout bounds a request when the caller's context has no deadline.
+const DefaultTimeout = 30 * time.Second

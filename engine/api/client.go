@@ -1,0 +1,91 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// ErrNoEngine means no engine node answered: none is running or none can
+// be reached with this connection's permissions.
+var ErrNoEngine = errors.New("no jetbpm engine is serving the API (is 'jetbpm serve' running?)")
+
+// Client calls the engine API over a NATS connection.
+type Client struct {
+	nc *nats.Conn
+}
+
+// NewClient returns a client on nc.
+func NewClient(nc *nats.Conn) *Client { return &Client{nc: nc} }
+
+// Deploy deploys BPMN documents.
+func (c *Client) Deploy(ctx context.Context, files ...File) ([]engine.Deployment, error) {
+	var out DeployResponse
+	err := c.call(ctx, OpDeploy, DeployRequest{Files: files}, &out)
+	return out.Deployments, err
+}
+
+// Start starts an instance and returns its id.
+func (c *Client) Start(ctx context.Context, req StartRequest) (string, error) {
+	var out StartResponse
+	err := c.call(ctx, OpStart, req, &out)
+	return out.ID, err
+}
+
+// Instance reads one instance.
+func (c *Client) Instance(ctx context.Context, id string) (*engine.InstanceView, error) {
+	var out engine.InstanceView
+	if err := c.call(ctx, OpInstanceGet, InstanceRequest{ID: id}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Instances lists instances.
+func (c *Client) Instances(ctx context.Context, req ListRequest) ([]*engine.InstanceView, error) {
+	var out ListResponse
+	err := c.call(ctx, OpInstanceList, req, &out)
+	return out.Instances, err
+}
+
+// Cancel terminates an instance and returns its final view.
+func (c *Client) Cancel(ctx context.Context, id, reason string) (*engine.InstanceView, error) {
+	var out engine.InstanceView
+	if err := c.call(ctx, OpInstanceCancel, InstanceRequest{ID: id, Reason: reason}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func (c *Client) call(ctx context.Context, op string, req, out any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	msg, err := c.nc.RequestWithContext(ctx, streams.APISubject(op), body)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return ErrNoEngine
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	var r reply
+	if err := json.Unmarshal(msg.Data, &r); err != nil {
+		return fmt.Errorf("%s: malformed reply: %w", op, err)
+	}
+	if r.Error != nil {
+		return r.Error
+	}
+	return json.Unmarshal(r.Result, out)
+}

@@ -1,0 +1,170 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// maxConcurrent bounds requests one node serves at once; cancel waits for
+// the instance to stop, so requests must not run one at a time.
+const maxConcurrent = 64
+
+// Server answers API requests for one engine node.
+type Server struct {
+	eng  *engine.Engine
+	log  *slog.Logger
+	sub  *nats.Subscription
+	sem  chan struct{}
+	wg   sync.WaitGroup
+	stop context.CancelFunc
+	ctx  context.Context
+}
+
+// Serve subscribes to the API subjects in the engine queue group.
+func Serve(nc *nats.Conn, eng *engine.Engine, log *slog.Logger) (*Server, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Server{eng: eng, log: log, sem: make(chan struct{}, maxConcurrent), ctx: ctx, stop: stop}
+	sub, err := nc.QueueSubscribe(streams.APISubjects, streams.EngineQueue, s.handle)
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("api: subscribe: %w", err)
+	}
+	s.sub = sub
+	return s, nil
+}
+
+// Close stops taking requests and waits for those in flight.
+func (s *Server) Close() error {
+	err := s.sub.Unsubscribe()
+	s.stop()
+	s.wg.Wait()
+	return err
+}
+
+func (s *Server) handle(m *nats.Msg) {
+	s.sem <- struct{}{}
+	s.wg.Add(1)
+	go func() {
+		defer func() { <-s.sem; s.wg.Done() }()
+		op := strings.TrimPrefix(m.Subject, streams.APISubject(""))
+		ctx, cancel := context.WithTimeout(s.ctx, DefaultTimeout)
+		defer cancel()
+		result, err := s.dispatch(ctx, op, m.Data)
+		var r reply
+		if err != nil {
+			r.Error = toError(err)
+			s.log.Debug("api request failed", "op", op, "err", err)
+		} else if r.Result, err = json.Marshal(result); err != nil {
+			r.Error = toError(err)
+		}
+		body, _ := json.Marshal(r)
+		if m.Reply != "" {
+			_ = m.Respond(body)
+		}
+	}()
+}
+
+func (s *Server) dispatch(ctx context.Context, op string, data []byte) (any, error) {
+	decode := func(v any) error {
+		if err := json.Unmarshal(data, v); err != nil {
+			return fmt.Errorf("%w: %s request: %v", engine.ErrInvalid, op, err)
+		}
+		return nil
+	}
+	switch op {
+	case OpDeploy:
+		var req DeployRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		return s.deploy(ctx, req)
+	case OpStart:
+		var req StartRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		vars, err := decodeVars(req.Vars)
+		if err != nil {
+			return nil, err
+		}
+		opts := []engine.StartOption{engine.Version(req.Version)}
+		if req.ID != "" {
+			opts = append(opts, engine.InstanceID(req.ID))
+		}
+		id, err := s.eng.Start(ctx, req.ProcessID, vars, opts...)
+		return StartResponse{ID: id}, err
+	case OpInstanceGet:
+		var req InstanceRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		return s.eng.Instance(ctx, req.ID)
+	case OpInstanceList:
+		var req ListRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		list, err := s.eng.Instances(ctx, engine.Filter{ProcessID: req.ProcessID, Status: instance.Status(req.Status), Limit: req.Limit})
+		if list == nil {
+			list = []*engine.InstanceView{}
+		}
+		return ListResponse{Instances: list}, err
+	case OpInstanceCancel:
+		var req InstanceRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		if err := s.eng.Cancel(ctx, req.ID, req.Reason); err != nil {
+			return nil, err
+		}
+		return s.eng.Instance(ctx, req.ID)
+	}
+	return nil, fmt.Errorf("%w: unknown operation %q", engine.ErrInvalid, op)
+}
+
+// deploy imports every file before deploying any, so one bad file deploys
+// nothing.
+func (s *Server) deploy(ctx context.Context, req DeployRequest) (DeployResponse, error) {
+	if len(req.Files) == 0 {
+		return DeployResponse{}, fmt.Errorf("%w: no files to deploy", engine.ErrInvalid)
+	}
+	var out DeployResponse
+	procs, err := importAll(req.Files)
+	if err != nil {
+		return out, err
+	}
+	for _, p := range procs {
+		dep, err := s.eng.Deploy(ctx, p)
+		if err != nil {
+			return out, err
+		}
+		out.Deployments = append(out.Deployments, dep)
+	}
+	return out, nil
+}
+
+func decodeVars(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	var vars map[string]any
+	if err := dec.Decode(&vars); err != nil {
+		return nil, fmt.Errorf("%w: vars must be a JSON object: %v", engine.ErrInvalid, err)
+	}
+	return vars, nil
+}

@@ -1,0 +1,295 @@
+package bpmnxml
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine/expression"
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+func TestCamundaExternalTask(t *testing.T) {
+	src := around(`<bpmn:serviceTask id="t" name="Charge" camunda:type="external" camunda:topic="charge" camunda:asyncBefore="true" camunda:taskPriority="7"/>`)
+	p := mustParse(t, src)
+	n := node(t, p, "t")
+	if n.Kind != model.ServiceTask || n.Name != "Charge" || !n.IsExternal() || n.Service.Worker.Topic != "charge" {
+		t.Fatalf("node = %+v, service %+v", n, n.Service)
+	}
+	if n.Extensions["camunda:asyncBefore"] != "true" || n.Extensions["camunda:taskPriority"] != "7" {
+		t.Errorf("extensions = %v", n.Extensions)
+	}
+	if want := lineOf(t, src, `<bpmn:serviceTask`); n.Line != want {
+		t.Errorf("line = %d, want %d", n.Line, want)
+	}
+	if f := p.Flow("f2"); f == nil || f.Line != lineOf(t, src, `id="f2"`) {
+		t.Errorf("flow f2 = %+v", f)
+	}
+}
+
+func TestZeebeTaskDefinition(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:serviceTask id="t"><bpmn:extensionElements>
+  <zeebe:taskDefinition type="payment" retries="=3"/>
+  <zeebe:taskHeaders><zeebe:header key="method" value="VISA"/><zeebe:header key="k2" value="v2"/></zeebe:taskHeaders>
+</bpmn:extensionElements></bpmn:serviceTask>`))
+	w := node(t, p, "t").Service.Worker
+	if w == nil || w.Topic != "payment" || w.Retries != 3 || w.Headers["method"] != "VISA" || w.Headers["k2"] != "v2" {
+		t.Fatalf("worker = %+v", w)
+	}
+	p = mustParse(t, around(`<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="= &quot;quoted&quot;"/></bpmn:extensionElements></bpmn:serviceTask>`))
+	if w := node(t, p, "t").Service.Worker; w.Topic != "quoted" || w.Retries != 0 {
+		t.Errorf("worker = %+v", w)
+	}
+	for _, bad := range []string{`type="=topicVar"`, `type="x" retries="=n + 1"`, `type="x" retries="0"`} {
+		err := parseErr(t, around(`<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition `+bad+`/></bpmn:extensionElements></bpmn:serviceTask>`))
+		if e := importError(t, err); e.ID != "t" || !strings.Contains(e.Msg, "zeebe:taskDefinition") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+func TestZeebeIOMapping(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:serviceTask id="t"><bpmn:extensionElements>
+  <zeebe:taskDefinition type="x"/>
+  <zeebe:ioMapping>
+    <zeebe:input source="= order.total" target="amount"/>
+    <zeebe:input source="EUR" target="currency"/>
+    <zeebe:output source="=result" target="paid"/>
+  </zeebe:ioMapping>
+</bpmn:extensionElements></bpmn:serviceTask>`))
+	n := node(t, p, "t")
+	want := []model.Mapping{{Target: "amount", Source: "= order.total"}, {Target: "currency", Source: expression.Literal("EUR")}}
+	if len(n.Inputs) != 2 || n.Inputs[0].Target != want[0].Target || n.Inputs[0].Source != want[0].Source ||
+		n.Inputs[1].Target != want[1].Target || n.Inputs[1].Source != want[1].Source {
+		t.Errorf("inputs = %+v", n.Inputs)
+	}
+	if len(n.Outputs) != 1 || n.Outputs[0].Target != "paid" || n.Outputs[0].Source != "=result" {
+		t.Errorf("outputs = %+v", n.Outputs)
+	}
+}
+
+func TestCamundaInputOutput(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"><bpmn:extensionElements>
+  <camunda:inputOutput>
+    <camunda:inputParameter name="amount">${order.total}</camunda:inputParameter>
+    <camunda:inputParameter name="currency">EUR</camunda:inputParameter>
+    <camunda:inputParameter name="none"></camunda:inputParameter>
+    <camunda:inputParameter name="sum"><camunda:script scriptFormat="FEEL">a + b</camunda:script></camunda:inputParameter>
+    <camunda:outputParameter name="paid">${result}</camunda:outputParameter>
+  </camunda:inputOutput>
+</bpmn:extensionElements></bpmn:serviceTask>`))
+	n := node(t, p, "t")
+	got := map[string]string{}
+	for _, m := range n.Inputs {
+		got[m.Target] = m.Source
+	}
+	want := map[string]string{"amount": "${order.total}", "currency": expression.Literal("EUR"), "none": "nil", "sum": "=a + b"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("input %s = %q, want %q", k, got[k], v)
+		}
+	}
+	if len(n.Outputs) != 1 || n.Outputs[0].Source != "${result}" {
+		t.Errorf("outputs = %+v", n.Outputs)
+	}
+
+	for _, c := range []struct{ param, want string }{
+		{`<camunda:script scriptFormat="javascript">x = 1</camunda:script>`, `script format "javascript" is not supported`},
+		{`<camunda:list><camunda:value>a</camunda:value></camunda:list>`, "list and map values are not supported"},
+		{`Hello ${name}`, "composite expressions are not supported"},
+	} {
+		src := around(`<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"><bpmn:extensionElements>
+  <camunda:inputOutput>
+    <camunda:inputParameter name="v">` + c.param + `</camunda:inputParameter>
+  </camunda:inputOutput></bpmn:extensionElements></bpmn:serviceTask>`)
+		e := importError(t, parseErr(t, src))
+		if e.ID != "t" || e.Element != "bpmn:serviceTask" || !strings.Contains(e.Msg, c.want) || e.Line != lineOf(t, src, "<camunda:inputParameter") && e.Line != lineOf(t, src, c.param) {
+			t.Errorf("%s: %v", c.param, e)
+		}
+	}
+}
+
+func TestScriptTasks(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:scriptTask id="t"><bpmn:extensionElements><zeebe:script expression="=a+b" resultVariable="sum"/></bpmn:extensionElements></bpmn:scriptTask>`))
+	if s := node(t, p, "t").Script; s == nil || s.Expression != "=a+b" || s.ResultVariable != "sum" {
+		t.Errorf("zeebe script = %+v", s)
+	}
+	p = mustParse(t, around(`<bpmn:scriptTask id="t" scriptFormat="JUEL" camunda:resultVariable="sum"><bpmn:script>a + b</bpmn:script></bpmn:scriptTask>`))
+	if s := node(t, p, "t").Script; s == nil || s.Expression != "${a + b}" || s.ResultVariable != "sum" {
+		t.Errorf("camunda script = %+v", s)
+	}
+	p = mustParse(t, around(`<bpmn:scriptTask id="t" scriptFormat="expr" jetbpm:resultVariable="n"><bpmn:script>len(items)</bpmn:script></bpmn:scriptTask>`))
+	if s := node(t, p, "t").Script; s == nil || s.Expression != "len(items)" || s.ResultVariable != "n" {
+		t.Errorf("expr script = %+v", s)
+	}
+	src := around(`<bpmn:scriptTask id="t" scriptFormat="groovy" camunda:resultVariable="sum">
+  <bpmn:script>a + b</bpmn:script></bpmn:scriptTask>`)
+	e := importError(t, parseErr(t, src))
+	if e.ID != "t" || !strings.Contains(e.Msg, `"groovy" is not supported`) || e.Line != lineOf(t, src, "<bpmn:script>") {
+		t.Errorf("groovy: %v", e)
+	}
+}
+
+func TestTimers(t *testing.T) {
+	for _, c := range []struct{ def, typ, want string }{
+		{`<bpmn:timeDuration>PT5S</bpmn:timeDuration>`, "duration", "PT5S"},
+		{`<bpmn:timeDuration xsi:type="bpmn:tFormalExpression"> =PT5S </bpmn:timeDuration>`, "duration", "PT5S"},
+		{`<bpmn:timeDuration>= "PT5S"</bpmn:timeDuration>`, "duration", "PT5S"},
+		{`<bpmn:timeDuration>= duration("PT5S")</bpmn:timeDuration>`, "duration", "PT5S"},
+		{`<bpmn:timeDate>2030-01-02T03:04:05Z</bpmn:timeDate>`, "date", "2030-01-02T03:04:05Z"},
+		{`<bpmn:timeDate>= date and time("2030-01-02T03:04:05Z")</bpmn:timeDate>`, "date", "2030-01-02T03:04:05Z"},
+		{`<bpmn:timeCycle>R3/PT10M</bpmn:timeCycle>`, "cycle", "R3/PT10M"},
+		{`<bpmn:timeCycle>=cycle(duration("PT1H"))</bpmn:timeCycle>`, "cycle", "R/PT1H"},
+	} {
+		p := mustParse(t, around(`<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition>`+c.def+`</bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`))
+		n := node(t, p, "t")
+		if n.Kind != model.IntermediateCatchEvent || n.Event != model.TimerEvent || n.Timer == nil ||
+			string(n.Timer.Type) != c.typ || n.Timer.Value != c.want {
+			t.Errorf("%s: node %+v timer %+v", c.def, n, n.Timer)
+		}
+	}
+	for _, bad := range []string{`= now() + duration("PT1S")`, `=waitTime`, `${waitTime}`} {
+		e := importError(t, parseErr(t, around(`<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition><bpmn:timeDuration>`+bad+`</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`)))
+		if e.ID != "t" || !strings.Contains(e.Msg, "not supported; write the ISO-8601 value") {
+			t.Errorf("%s: %v", bad, e)
+		}
+	}
+}
+
+func TestErrorEndEvent(t *testing.T) {
+	body := `<bpmn:error id="Err1" name="Payment failed" errorCode="PAYMENT_FAILED" camunda:errorMessage="card declined"/>
+<bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"/>
+<bpmn:endEvent id="e"><bpmn:errorEventDefinition errorRef="%s"/></bpmn:endEvent></bpmn:process>`
+	p := mustParse(t, doc(strings.Replace(body, "%s", "Err1", 1)))
+	if n := node(t, p, "e"); n.Event != model.ErrorEvent || n.ErrorCode != "PAYMENT_FAILED" || n.ErrorMessage != "card declined" {
+		t.Errorf("error end = %+v", n)
+	}
+	p = mustParse(t, doc(strings.Replace(body, ` errorRef="%s"`, "", 1)))
+	if n := node(t, p, "e"); n.Event != model.ErrorEvent || n.ErrorCode != "" {
+		t.Errorf("error end without errorRef = %+v", n)
+	}
+	e := importError(t, parseErr(t, doc(strings.Replace(body, "%s", "Nope", 1))))
+	if e.ID != "e" || !strings.Contains(e.Msg, `errorRef "Nope"`) {
+		t.Errorf("unknown errorRef: %v", e)
+	}
+	p = mustParse(t, proc(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"/>
+<bpmn:endEvent id="e"><bpmn:terminateEventDefinition/></bpmn:endEvent>`))
+	if n := node(t, p, "e"); n.Event != model.TerminateEvent {
+		t.Errorf("terminate end = %+v", n)
+	}
+}
+
+func TestBoundaryEvents(t *testing.T) {
+	p := mustParse(t, doc(`<bpmn:error id="E" errorCode="BOOM"/>
+<bpmn:process id="p">
+<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+<bpmn:task id="t"/><bpmn:sequenceFlow id="f2" sourceRef="t" targetRef="e"/><bpmn:endEvent id="e"/>
+<bpmn:boundaryEvent id="remind" attachedToRef="t" cancelActivity="false">
+  <bpmn:timerEventDefinition><bpmn:timeCycle>R2/PT1H</bpmn:timeCycle></bpmn:timerEventDefinition>
+</bpmn:boundaryEvent>
+<bpmn:sequenceFlow id="f3" sourceRef="remind" targetRef="e2"/><bpmn:endEvent id="e2"/>
+<bpmn:boundaryEvent id="oops" attachedToRef="t"><bpmn:errorEventDefinition errorRef="E"/></bpmn:boundaryEvent>
+<bpmn:sequenceFlow id="f4" sourceRef="oops" targetRef="e3"/><bpmn:endEvent id="e3"/>
+</bpmn:process>`))
+	if n := node(t, p, "remind"); n.Kind != model.BoundaryEvent || n.AttachedTo != "t" || n.Interrupting || n.Timer == nil || n.Timer.Value != "R2/PT1H" {
+		t.Errorf("timer boundary = %+v", n)
+	}
+	if n := node(t, p, "oops"); !n.Interrupting || n.Event != model.ErrorEvent || n.ErrorCode != "BOOM" {
+		t.Errorf("error boundary = %+v", n)
+	}
+	if len(p.Boundaries("t")) != 2 {
+		t.Errorf("boundaries of t = %v", p.Boundaries("t"))
+	}
+}
+
+func TestNestedSubProcess(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:subProcess id="t">
+  <bpmn:startEvent id="s1"/><bpmn:sequenceFlow id="g1" sourceRef="s1" targetRef="inner"/>
+  <bpmn:subProcess id="inner">
+    <bpmn:startEvent id="s2"/><bpmn:sequenceFlow id="h1" sourceRef="s2" targetRef="work"/>
+    <bpmn:manualTask id="work"/><bpmn:sequenceFlow id="h2" sourceRef="work" targetRef="e2"/>
+    <bpmn:endEvent id="e2"/>
+  </bpmn:subProcess>
+  <bpmn:sequenceFlow id="g2" sourceRef="inner" targetRef="e1"/><bpmn:endEvent id="e1"/>
+</bpmn:subProcess>`))
+	for id, scope := range map[string]string{"t": "", "s1": "t", "inner": "t", "e1": "t", "s2": "inner", "work": "inner", "e2": "inner"} {
+		if n := node(t, p, id); n.Scope != scope {
+			t.Errorf("%s scope = %q, want %q", id, n.Scope, scope)
+		}
+	}
+	if p.StartOf("inner").ID != "s2" || node(t, p, "work").Kind != model.ManualTask {
+		t.Errorf("inner start = %v", p.StartOf("inner"))
+	}
+}
+
+func TestDefaultFlowsAndConditions(t *testing.T) {
+	p := mustParse(t, proc(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="t"/>
+<bpmn:task id="t" default="tdef"/>
+<bpmn:sequenceFlow id="tdef" sourceRef="t" targetRef="gw"/>
+<bpmn:sequenceFlow id="tcond" sourceRef="t" targetRef="e"><bpmn:conditionExpression>${skip}</bpmn:conditionExpression></bpmn:sequenceFlow>
+<bpmn:exclusiveGateway id="gw" default="low"/>
+<bpmn:sequenceFlow id="high" name="big" sourceRef="gw" targetRef="e">
+  <bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">
+     = amount &gt; 1000
+  </bpmn:conditionExpression>
+</bpmn:sequenceFlow>
+<bpmn:sequenceFlow id="low" sourceRef="gw" targetRef="e"/>
+<bpmn:endEvent id="e"/>`))
+	if node(t, p, "t").Default != "tdef" || node(t, p, "gw").Default != "low" {
+		t.Errorf("defaults: t=%q gw=%q", node(t, p, "t").Default, node(t, p, "gw").Default)
+	}
+	if f := p.Flow("high"); f.Condition != "= amount > 1000" || f.Name != "big" || f.Compiled() == nil {
+		t.Errorf("high = %+v", f)
+	}
+	if p.Flow("tcond").Condition != "${skip}" || p.Flow("low").Condition != "" {
+		t.Errorf("conditions: %q %q", p.Flow("tcond").Condition, p.Flow("low").Condition)
+	}
+}
+
+func TestParallelGatewayAndKinds(t *testing.T) {
+	p := mustParse(t, proc(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="fork"/>
+<bpmn:parallelGateway id="fork"/>
+<bpmn:sequenceFlow id="f1" sourceRef="fork" targetRef="a"/><bpmn:sequenceFlow id="f2" sourceRef="fork" targetRef="b"/>
+<bpmn:task id="a"/><bpmn:manualTask id="b"/>
+<bpmn:sequenceFlow id="f3" sourceRef="a" targetRef="join"/><bpmn:sequenceFlow id="f4" sourceRef="b" targetRef="join"/>
+<bpmn:parallelGateway id="join"/><bpmn:sequenceFlow id="f5" sourceRef="join" targetRef="e"/><bpmn:endEvent id="e"/>`))
+	for id, k := range map[string]model.Kind{"s": model.StartEvent, "fork": model.ParallelGateway, "a": model.Task, "b": model.ManualTask, "join": model.ParallelGateway, "e": model.EndEvent} {
+		if node(t, p, id).Kind != k {
+			t.Errorf("%s kind = %s, want %s", id, node(t, p, id).Kind, k)
+		}
+	}
+}
+
+func TestInProcessServiceTask(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:serviceTask id="t" jetbpm:operation="payments.charge" jetbpm:timeout="PT1M30S"/>`))
+	if s := node(t, p, "t").Service; s.Operation != "payments.charge" || s.Timeout != 90*time.Second || s.Worker != nil {
+		t.Errorf("service = %+v", s)
+	}
+	for _, attr := range []string{"class", "delegateExpression", "expression"} {
+		p := mustParse(t, around(`<bpmn:serviceTask id="t" camunda:`+attr+`="${charger}"/>`))
+		n := node(t, p, "t")
+		if n.Service.Operation != "${charger}" || n.Extensions["camunda:"+attr] != "${charger}" {
+			t.Errorf("%s: node %+v service %+v", attr, n, n.Service)
+		}
+	}
+	for _, c := range []struct{ attrs, want string }{
+		{`jetbpm:operation="a" jetbpm:timeout="P1D"`, "hours, minutes and seconds only"},
+		{`jetbpm:operation="a" jetbpm:timeout="5s"`, "jetbpm:timeout"},
+		{`jetbpm:operation="a" jetbpm:retries="3"`, "unknown attribute jetbpm:retries"},
+		{`jetbpm:operation="a" camunda:class="B"`, "several in-process implementations"},
+		{`camunda:type="connector"`, `camunda:type="connector" is not supported`},
+	} {
+		e := importError(t, parseErr(t, around(`<bpmn:serviceTask id="t" `+c.attrs+`/>`)))
+		if e.ID != "t" || !strings.Contains(e.Msg, c.want) {
+			t.Errorf("%s: %v", c.attrs, e)
+		}
+	}
+	// No implementation at all: the model's validation names the task.
+	src := around(`<bpmn:serviceTask id="t"/>`)
+	err := parseErr(t, src)
+	var me *model.Error
+	if !errors.As(err, &me) || me.Element != "t" || me.Line != lineOf(t, src, "<bpmn:serviceTask") || !strings.Contains(me.Msg, "neither") {
+		t.Errorf("no implementation: %v", err)
+	}
+}

@@ -1,0 +1,129 @@
+package bpmnxml
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every refusal names the element, its id and its line.
+func TestRefusals(t *testing.T) {
+	cases := []struct {
+		name, task string
+		element    string // tag in the error
+		marker     string // the error's line is this text's line
+		msg        string
+	}{
+		{"userTask", `<bpmn:userTask id="t"/>`, "bpmn:userTask", "<bpmn:userTask", "user tasks are not supported"},
+		{"sendTask", `<bpmn:sendTask id="t"/>`, "bpmn:sendTask", "<bpmn:sendTask", "send tasks are not supported"},
+		{"receiveTask", `<bpmn:receiveTask id="t"/>`, "bpmn:receiveTask", "<bpmn:receiveTask", "receive tasks are not supported"},
+		{"businessRuleTask", `<bpmn:businessRuleTask id="t"/>`, "bpmn:businessRuleTask", "<bpmn:businessRuleTask", "business rule tasks are not supported"},
+		{"callActivity", `<bpmn:callActivity id="t" calledElement="x"/>`, "bpmn:callActivity", "<bpmn:callActivity", "call activities are not supported yet"},
+		{"inclusiveGateway", `<bpmn:inclusiveGateway id="t"/>`, "bpmn:inclusiveGateway", "<bpmn:inclusiveGateway", "inclusive gateways are not supported yet"},
+		{"eventBasedGateway", `<bpmn:eventBasedGateway id="t"/>`, "bpmn:eventBasedGateway", "<bpmn:eventBasedGateway", "event-based gateways are not supported"},
+		{"complexGateway", `<bpmn:complexGateway id="t"/>`, "bpmn:complexGateway", "<bpmn:complexGateway", "complex gateways are not supported"},
+		{"intermediateThrowEvent", `<bpmn:intermediateThrowEvent id="t"/>`, "bpmn:intermediateThrowEvent", "<bpmn:intermediateThrowEvent", "intermediate throw events are not supported"},
+		{"transaction", `<bpmn:transaction id="t"/>`, "bpmn:transaction", "<bpmn:transaction", "transactions are not supported"},
+		{"adHocSubProcess", `<bpmn:adHocSubProcess id="t"/>`, "bpmn:adHocSubProcess", "<bpmn:adHocSubProcess", "ad-hoc sub-processes are not supported"},
+		{"eventSubProcess", `<bpmn:subProcess id="t" triggeredByEvent="true"><bpmn:userTask id="u"/></bpmn:subProcess>`, "bpmn:subProcess", "<bpmn:subProcess", "event sub-processes are not supported"},
+		{"unknown BPMN element", `<bpmn:task id="t"/><bpmn:fancyThing id="x"/>`, "bpmn:fancyThing", "<bpmn:fancyThing", "fancyThing elements are not supported"},
+		{"multiInstance", `<bpmn:task id="t">
+  <bpmn:multiInstanceLoopCharacteristics isSequential="true"/></bpmn:task>`, "bpmn:task", "<bpmn:multiInstance", "multi-instance is not supported yet"},
+		{"standardLoop", `<bpmn:task id="t">
+  <bpmn:standardLoopCharacteristics/></bpmn:task>`, "bpmn:task", "<bpmn:standardLoop", "standard loops are not supported yet"},
+		{"dataAssociation", `<bpmn:task id="t">
+  <bpmn:dataInputAssociation id="a"/></bpmn:task>`, "bpmn:task", "<bpmn:dataInputAssociation", "data associations are not supported"},
+		{"message catch", `<bpmn:intermediateCatchEvent id="t">
+  <bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateCatchEvent>`, "bpmn:intermediateCatchEvent", "<bpmn:messageEventDefinition", "message events are not supported"},
+		{"signal boundary", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
+  <bpmn:signalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:signalEventDefinition", "signal events are not supported"},
+		{"escalation end", `<bpmn:task id="t"/><bpmn:endEvent id="x">
+  <bpmn:escalationEventDefinition/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:escalationEventDefinition", "escalation events are not supported"},
+		{"conditional", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
+  <bpmn:conditionalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:conditionalEventDefinition", "conditional events are not supported"},
+		{"link", `<bpmn:task id="t"/><bpmn:intermediateCatchEvent id="x">
+  <bpmn:linkEventDefinition name="l"/></bpmn:intermediateCatchEvent>`, "bpmn:intermediateCatchEvent", "<bpmn:linkEventDefinition", "link events are not supported"},
+		{"compensation", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
+  <bpmn:compensateEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:compensateEventDefinition", "compensate events are not supported"},
+		{"cancel", `<bpmn:task id="t"/><bpmn:endEvent id="x">
+  <bpmn:cancelEventDefinition/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:cancelEventDefinition", "cancel events are not supported"},
+		{"timer start", `<bpmn:task id="t"/><bpmn:startEvent id="x">
+  <bpmn:timerEventDefinition><bpmn:timeCycle>R/PT1H</bpmn:timeCycle></bpmn:timerEventDefinition></bpmn:startEvent>`, "bpmn:startEvent", "<bpmn:timerEventDefinition", "timer start events are not supported"},
+		{"execution listener", `<bpmn:task id="t"><bpmn:extensionElements>
+  <camunda:executionListener class="a.B" event="start"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:executionListener", "camunda:executionListener: execution listeners are not supported"},
+		{"zeebe listeners", `<bpmn:task id="t"><bpmn:extensionElements>
+  <zeebe:executionListeners/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<zeebe:executionListeners", "zeebe:executionListeners: execution listeners are not supported"},
+		{"task listener", `<bpmn:task id="t"><bpmn:extensionElements>
+  <camunda:taskListener event="create"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:taskListener", "execution listeners are not supported"},
+		{"connector", `<bpmn:serviceTask id="t"><bpmn:extensionElements>
+  <camunda:connector><camunda:connectorId>http-connector</camunda:connectorId></camunda:connector></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<camunda:connector>", "Camunda connectors are not supported"},
+		{"retry cycle", `<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"><bpmn:extensionElements>
+  <camunda:failedJobRetryTimeCycle>R5/PT5M</camunda:failedJobRetryTimeCycle></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<camunda:failedJobRetryTimeCycle", "jetbpm retry policy"},
+		{"listener on flow", `<bpmn:task id="t"/><bpmn:sequenceFlow id="ff" sourceRef="t" targetRef="e">
+  <bpmn:extensionElements><camunda:executionListener class="x"/></bpmn:extensionElements></bpmn:sequenceFlow>`, "bpmn:sequenceFlow", "<camunda:executionListener", "execution listeners are not supported"},
+		{"groovy condition", `<bpmn:task id="t"/><bpmn:sequenceFlow id="ff" sourceRef="t" targetRef="e">
+  <bpmn:conditionExpression language="groovy">a == 1</bpmn:conditionExpression></bpmn:sequenceFlow>`, "bpmn:sequenceFlow", "<bpmn:conditionExpression", `script format "groovy" is not supported`},
+		{"job worker script task", `<bpmn:scriptTask id="t"><bpmn:extensionElements>
+  <zeebe:taskDefinition type="script"/></bpmn:extensionElements></bpmn:scriptTask>`, "bpmn:scriptTask", "<zeebe:taskDefinition", "script tasks run by job workers are not supported"},
+		{"unknown zeebe extension", `<bpmn:task id="t"><bpmn:extensionElements>
+  <zeebe:somethingNew/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<zeebe:somethingNew", "zeebe:somethingNew: not supported"},
+		{"unknown jetbpm extension", `<bpmn:task id="t"><bpmn:extensionElements>
+  <jetbpm:policy/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<jetbpm:policy", "unknown jetbpm extension element"},
+		{"headers without worker", `<bpmn:serviceTask id="t" jetbpm:operation="op"><bpmn:extensionElements>
+  <zeebe:taskHeaders><zeebe:header key="a" value="b"/></zeebe:taskHeaders></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<bpmn:serviceTask", "zeebe:taskHeaders need an external worker"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := around(c.task)
+			e := importError(t, parseErr(t, src))
+			if e.Element != c.element || !strings.Contains(e.Msg, c.msg) || e.Line != lineOf(t, src, c.marker) {
+				t.Errorf("got %v\nwant <%s> at line %d: ...%s", e, c.element, lineOf(t, src, c.marker), c.msg)
+			}
+			if id := attrID(c.task, c.element); e.ID != id {
+				t.Errorf("id = %q, want %q (%v)", e.ID, id, e)
+			}
+		})
+	}
+}
+
+// attrID returns the id attribute of the first element with tag in s.
+func attrID(s, tag string) string {
+	i := strings.Index(s, "<"+tag)
+	if i < 0 {
+		return ""
+	}
+	rest := s[i:]
+	rest = rest[:strings.Index(rest, ">")]
+	j := strings.Index(rest, `id="`)
+	if j < 0 {
+		return ""
+	}
+	rest = rest[j+4:]
+	return rest[:strings.Index(rest, `"`)]
+}
+
+func TestMessageFlowRefused(t *testing.T) {
+	src := doc(`<bpmn:collaboration id="c">
+  <bpmn:participant id="pa" processRef="p"/>
+  <bpmn:participant id="pb" name="Customer"/>
+  <bpmn:messageFlow id="mf" sourceRef="pb" targetRef="t"/>
+</bpmn:collaboration>
+<bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="t"/><bpmn:task id="t"/></bpmn:process>`)
+	e := importError(t, parseErr(t, src))
+	if e.Element != "bpmn:messageFlow" || e.ID != "mf" || e.Line != lineOf(t, src, "<bpmn:messageFlow") || !strings.Contains(e.Msg, "message flows are not supported") {
+		t.Errorf("got %v", e)
+	}
+	// Without message flows the participant's process imports.
+	mustParse(t, strings.Replace(src, `<bpmn:messageFlow id="mf" sourceRef="pb" targetRef="t"/>`, "", 1))
+}
+
+func TestProblemsAreCapped(t *testing.T) {
+	var b strings.Builder
+	for i := range 30 {
+		b.WriteString(`<bpmn:userTask id="u` + string(rune('a'+i)) + `"/>` + "\n")
+	}
+	err := parseErr(t, proc(b.String()))
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != maxProblems+1 || !strings.Contains(lines[maxProblems], "too many problems") {
+		t.Errorf("got %d lines:\n%v", len(lines), err)
+	}
+}

@@ -1,0 +1,133 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/streams/streamstest"
+)
+
+// openEngine starts an engine on env and closes it at cleanup.
+func openEngine(t testing.TB, env *streamstest.Env, ops *engine.Operations) *engine.Engine {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	eng, err := engine.Open(ctx, env.Conn, engine.Options{Operations: ops})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := eng.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return eng
+}
+
+func build(t testing.TB, b *model.Builder) *model.Process {
+	t.Helper()
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func waitDone(t testing.TB, eng *engine.Engine, id string) *engine.InstanceView {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	v, err := eng.Wait(ctx, id)
+	if err != nil {
+		t.Fatalf("instance %s did not finish: %v", id, err)
+	}
+	return v
+}
+
+func TestStartRunsToCompletion(t *testing.T) {
+	env := streamstest.Start(t)
+	ops := &engine.Operations{}
+	ops.Register("double", func(ctx context.Context, in map[string]any) (map[string]any, error) {
+		return map[string]any{"amount": in["amount"].(int64) * 2}, nil
+	})
+	eng := openEngine(t, env, ops)
+	ctx := context.Background()
+	b := model.NewBuilder("doubler").
+		StartEvent("start").
+		ServiceTask("double", "double").
+		ExclusiveGateway("big").
+		ScriptTask("mark", `"big"`, "size").
+		EndEvent("end").
+		Sequence("start", "double", "big").
+		Flow("big", "mark", model.When("amount > 100")).
+		DefaultFlow("big", "end").
+		Flow("mark", "end")
+	dep, err := eng.Deploy(ctx, build(t, b))
+	if err != nil || dep.Version != 1 || !dep.New {
+		t.Fatalf("deploy = %+v, %v", dep, err)
+	}
+	again, err := eng.Deploy(ctx, build(t, b))
+	if err != nil || again.Version != 1 || again.New {
+		t.Fatalf("redeploying the same definition = %+v, %v; want version 1, not new", again, err)
+	}
+	id, err := eng.Start(ctx, "doubler", map[string]any{"amount": 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := waitDone(t, eng, id)
+	if v.Status != instance.Completed || v.Variables["amount"] != int64(120) || v.Variables["size"] != "big" {
+		t.Fatalf("view = %+v", v)
+	}
+	if v.EndedAt == nil || len(v.ActiveNodes) != 0 {
+		t.Fatalf("finished view = %+v", v)
+	}
+}
+
+func TestTimerCatchAndCancel(t *testing.T) {
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := context.Background()
+	p := build(t, model.NewBuilder("wait").
+		StartEvent("s").TimerCatchEvent("short", model.Duration("PT0.3S")).
+		TimerCatchEvent("long", model.Duration("PT1H")).EndEvent("e").
+		Sequence("s", "short", "long", "e"))
+	if _, err := eng.Deploy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	id, err := eng.Start(ctx, "wait", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 15*time.Second)
+	defer wcancel()
+	if v, err := eng.WaitUntil(wctx, id, func(v *engine.InstanceView) bool {
+		return len(v.ActiveNodes) == 1 && v.ActiveNodes[0] == "long"
+	}); err != nil {
+		t.Fatalf("instance never reached the long timer: %+v %v", v, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := eng.Cancel(cctx, id, "test"); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := eng.Instance(ctx, id)
+	if v.Status != instance.Terminated {
+		t.Fatalf("status = %s", v.Status)
+	}
+	if err := eng.Cancel(cctx, id, "again"); !errors.Is(err, engine.ErrFinished) {
+		t.Fatalf("second cancel: %v, want ErrFinished", err)
+	}
+	if _, err := eng.Instance(ctx, "nope"); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("unknown instance: %v", err)
+	}
+	if _, err := eng.Start(ctx, "missing", nil); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("unknown process: %v", err)
+	}
+}

@@ -1,0 +1,400 @@
+package instance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+// one builds start → the activity added by add (id "act") → end.
+func one(id string, add func(b *model.Builder)) *model.Builder {
+	b := model.NewBuilder(id).StartEvent("start")
+	add(b)
+	return b.EndEvent("end").Sequence("start", "act", "end")
+}
+
+func TestScriptTaskWritesResultVariable(t *testing.T) {
+	s, _ := run(t, one("script", func(b *model.Builder) {
+		b.ScriptTask("act", "amount * 2", "doubled")
+	}), map[string]any{"amount": 21})
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"doubled": int64(42), "amount": int64(21)})
+}
+
+func TestScriptTaskMappings(t *testing.T) {
+	s, _ := run(t, one("script", func(b *model.Builder) {
+		b.ScriptTask("act", "base + extra", "sum",
+			model.Input("base", "amount * 10"), model.Input("extra", "base + 1"), // inputs see earlier inputs
+			model.Output("total", "sum"), model.Output("seenBase", "base"))
+	}), map[string]any{"amount": 2})
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"total": int64(41), "seenBase": int64(20)})
+	// Locals and an unmapped result stay local when outputs are declared.
+	assertNoVar(t, s.Variables(), "base", "extra", "sum")
+}
+
+func TestMappingErrorsFail(t *testing.T) {
+	tests := []struct {
+		name     string
+		opts     []model.NodeOption
+		fragment string
+	}{
+		{"output", []model.NodeOption{model.Output("bad", "missing + 1")}, `output mapping "bad"`},
+		{"output of result", []model.NodeOption{model.Output("ok", "r"), model.Output("bad", "r.x + 1")}, `output mapping "bad"`},
+		{"input", []model.NodeOption{model.Input("bad", "missing * 2")}, `input mapping "bad"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"/script", func(t *testing.T) {
+			s, _ := run(t, one("m", func(b *model.Builder) {
+				b.ScriptTask("act", "1", "r", tt.opts...)
+			}), nil)
+			assertFailed(t, s, "act", tt.fragment)
+		})
+		t.Run(tt.name+"/service", func(t *testing.T) {
+			x := newExec(map[string]opFunc{"op": returns(map[string]any{"r": 1})})
+			env := newEnv(build(t, one("m", func(b *model.Builder) {
+				b.ServiceTask("act", "op", tt.opts...)
+			})), x)
+			s := start(t, env, nil)
+			assertFailed(t, s, "act", tt.fragment)
+			assertNoVar(t, s.Variables(), "r")
+		})
+	}
+}
+
+// TestOutputMappingsAllOrNothing: when one output mapping (or a refused
+// result) fails, the task's outputs are not partly written: a failed task
+// leaves the variables as they were before it ran.
+func TestOutputMappingsAllOrNothing(t *testing.T) {
+	t.Run("mapping", func(t *testing.T) {
+		x := newExec(map[string]opFunc{"op": returns(map[string]any{"r": 1})})
+		env := newEnv(build(t, one("m", func(b *model.Builder) {
+			b.ServiceTask("act", "op", model.Output("ok", "r"), model.Output("bad", "r.x + 1"))
+		})), x)
+		s := start(t, env, nil)
+		assertFailed(t, s, "act", `output mapping "bad"`)
+		assertNoVar(t, s.Variables(), "ok")
+	})
+	t.Run("CheckValue", func(t *testing.T) {
+		x := newExec(map[string]opFunc{"op": returns(map[string]any{"a": 1, "z": "too long"})})
+		env := newEnv(build(t, one("m", func(b *model.Builder) { b.ServiceTask("act", "op") })), x)
+		env.CheckValue = func(name string, v any) error {
+			if name == "z" {
+				return errors.New("too big")
+			}
+			return nil
+		}
+		s := start(t, env, nil)
+		assertFailed(t, s, "act", `variable "z"`)
+		assertNoVar(t, s.Variables(), "a")
+	})
+}
+
+func TestServiceTaskMappings(t *testing.T) {
+	var got map[string]any
+	x := newExec(map[string]opFunc{"price": func(_ context.Context, c Call) (map[string]any, error) {
+		got = c.Input
+		return map[string]any{"net": c.Input["qty"].(int64) * 3, "noise": true}, nil
+	}})
+	env := newEnv(build(t, one("svc", func(b *model.Builder) {
+		b.ServiceTask("act", "price", model.Input("qty", "order.qty"), model.Input("vip", "order.vip"),
+			model.Output("gross", "net * 2"), model.Output("qtyEcho", "qty"))
+	})), x)
+	s := start(t, env, map[string]any{"order": map[string]any{"qty": 4, "vip": true}, "secret": "s3"})
+	assertStatus(t, s, Completed)
+	if want := map[string]any{"qty": int64(4), "vip": true}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Input = %v, want only the mapped inputs %v", got, want)
+	}
+	assertVars(t, s.Variables(), map[string]any{"gross": int64(24), "qtyEcho": int64(4)})
+	assertNoVar(t, s.Variables(), "net", "noise", "qty", "vip")
+}
+
+func TestServiceInputIsDeepCopyOfVisible(t *testing.T) {
+	var call Call
+	x := newExec(map[string]opFunc{"meddle": func(_ context.Context, c Call) (map[string]any, error) {
+		call = c
+		c.Input["order"].(map[string]any)["qty"] = int64(999)
+		c.Input["tags"].([]any)[0] = "changed"
+		c.Input["added"] = "x"
+		delete(c.Input, "name")
+		return nil, nil
+	}})
+	env := newEnv(build(t, one("svc", func(b *model.Builder) { b.ServiceTask("act", "meddle") })), x)
+	vars := map[string]any{"order": map[string]any{"qty": 4}, "tags": []any{"a", "b"}, "name": "n"}
+	s := start(t, env, vars)
+	assertStatus(t, s, Completed)
+	if call.InstanceID != "i1" || call.Node != "act" || call.Operation != "meddle" || call.Activation == 0 {
+		t.Errorf("call = %+v", call)
+	}
+	want := map[string]any{"order": map[string]any{"qty": int64(4)}, "tags": []any{"a", "b"}, "name": "n"}
+	if !reflect.DeepEqual(s.Variables(), want) {
+		t.Errorf("variables = %v, want unchanged %v", s.Variables(), want)
+	}
+	if vars["order"].(map[string]any)["qty"] != 4 {
+		t.Error("the caller's start variables were changed")
+	}
+}
+
+func TestServiceActivationPerVisit(t *testing.T) {
+	x := newExec(map[string]opFunc{"count": func(_ context.Context, c Call) (map[string]any, error) {
+		return map[string]any{"n": c.Input["n"].(int64) + 1}, nil
+	}})
+	b := model.NewBuilder("loop").
+		StartEvent("start").ServiceTask("svc", "count").ExclusiveGateway("more").EndEvent("end").
+		Sequence("start", "svc", "more").
+		Flow("more", "svc", model.When("n < 3")).
+		DefaultFlow("more", "end")
+	s := start(t, newEnv(build(t, b), x), map[string]any{"n": 0})
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"n": int64(3)})
+	var acts []uint64
+	for _, c := range x.calls {
+		acts = append(acts, c.Activation)
+	}
+	if len(acts) != 3 || len(slices.Compact(slices.Sorted(slices.Values(acts)))) != 3 {
+		t.Errorf("activations = %v, want 3 distinct", acts)
+	}
+}
+
+type payload struct {
+	Name  string    `json:"name"`
+	Count int       `json:"count"`
+	When  time.Time `json:"when"`
+	Inner struct {
+		Ratio float64 `json:"ratio"`
+	} `json:"inner"`
+}
+
+func TestServiceResultsNormalized(t *testing.T) {
+	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	p := payload{Name: "n", Count: 3, When: when}
+	p.Inner.Ratio = 0.5
+	x := newExec(map[string]opFunc{"op": returns(map[string]any{
+		"struct": p,
+		"ptr":    &p,
+		"i32":    int32(7),
+		"u8":     uint8(9),
+		"f32":    float32(1.5),
+		"time":   time.Date(2026, 1, 2, 4, 4, 5, 0, time.FixedZone("CET", 3600)),
+		"list":   []int{1, 2},
+		"m":      map[string]int{"a": 1},
+	})})
+	s := start(t, newEnv(build(t, one("n", func(b *model.Builder) { b.ServiceTask("act", "op") })), x), nil)
+	assertStatus(t, s, Completed)
+	structWant := map[string]any{"name": "n", "count": int64(3), "when": "2026-01-02T03:04:05Z", "inner": map[string]any{"ratio": 0.5}}
+	want := map[string]any{
+		"struct": structWant,
+		"ptr":    structWant,
+		"i32":    int64(7),
+		"u8":     int64(9),
+		"f32":    1.5,
+		"time":   "2026-01-02T03:04:05Z",
+		"list":   []any{int64(1), int64(2)},
+		"m":      map[string]any{"a": int64(1)},
+	}
+	if !reflect.DeepEqual(s.Variables(), want) {
+		t.Errorf("variables = %#v\nwant %#v", s.Variables(), want)
+	}
+}
+
+func TestServiceFailures(t *testing.T) {
+	tests := []struct {
+		name string
+		op   opFunc
+		want []string
+	}{
+		{"error", func(context.Context, Call) (map[string]any, error) { return nil, errors.New("card declined") },
+			[]string{`operation "op" failed`, "card declined"}},
+		{"panic", func(context.Context, Call) (map[string]any, error) { panic("boom") },
+			[]string{`operation "op" failed`, "panic: boom"}},
+		{"nil map panic", func(context.Context, Call) (map[string]any, error) {
+			var m map[string]any
+			m["x"] = 1
+			return m, nil
+		}, []string{"panic"}},
+		{"unsupported result", returns(map[string]any{"ch": make(chan int)}),
+			[]string{`operation "op" returned`, `"ch"`, "chan int"}},
+		{"NaN result", returns(map[string]any{"f": math.NaN()}),
+			[]string{`"f"`, "not a storable number"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := newExec(map[string]opFunc{"op": tt.op})
+			b := one("f", func(b *model.Builder) { b.ServiceTask("act", "op") })
+			var s *State
+			func() {
+				defer func() {
+					if v := recover(); v != nil {
+						t.Fatalf("panic escaped the step: %v", v)
+					}
+				}()
+				s = start(t, newEnv(build(t, b), x), map[string]any{"keep": 1})
+			}()
+			assertFailed(t, s, "act", tt.want...)
+			assertNoVar(t, s.Variables(), "ch", "f", "x")
+		})
+	}
+}
+
+func TestServiceWithoutExecutorFails(t *testing.T) {
+	s, _ := run(t, one("f", func(b *model.Builder) { b.ServiceTask("act", "op") }), nil)
+	assertFailed(t, s, "act", "no executor")
+}
+
+func TestCheckValueRefusesVariable(t *testing.T) {
+	x := newExec(map[string]opFunc{"op": returns(map[string]any{"big": strings.Repeat("x", 100)})})
+	env := newEnv(build(t, one("f", func(b *model.Builder) { b.ServiceTask("act", "op") })), x)
+	env.CheckValue = func(name string, v any) error {
+		if s, ok := v.(string); ok && len(s) > 10 {
+			return fmt.Errorf("%d bytes is over the limit", len(s))
+		}
+		return nil
+	}
+	s := start(t, env, nil)
+	assertFailed(t, s, "act", `variable "big"`, "over the limit")
+}
+
+// blockOnCtx is an operation that waits for its context, bounded so a
+// broken deadline fails the test instead of hanging it. It refuses a
+// deadline further away than max.
+func blockOnCtx(max time.Duration) opFunc {
+	return func(ctx context.Context, _ Call) (map[string]any, error) {
+		dl, ok := ctx.Deadline()
+		if !ok {
+			return nil, errors.New("test: operation has no deadline")
+		}
+		if d := time.Until(dl); d > max {
+			return nil, fmt.Errorf("test: deadline %v away, want at most %v", d, max)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Second):
+			return nil, errors.New("test: context never expired")
+		}
+	}
+}
+
+func TestServiceTimeout(t *testing.T) {
+	x := newExec(map[string]opFunc{"slow": blockOnCtx(time.Second)})
+	env := newEnv(build(t, one("to", func(b *model.Builder) {
+		b.ServiceTask("act", "slow", model.Timeout(20*time.Millisecond))
+	})), x)
+	s := start(t, env, nil)
+	assertFailed(t, s, "act", `operation "slow" timed out after 20ms`)
+}
+
+func TestServiceDefaultTimeout(t *testing.T) {
+	x := newExec(map[string]opFunc{"slow": blockOnCtx(time.Second)})
+	env := newEnv(build(t, one("to", func(b *model.Builder) { b.ServiceTask("act", "slow") })), x)
+	env.DefaultTimeout = 20 * time.Millisecond
+	s := start(t, env, nil)
+	assertFailed(t, s, "act", "timed out after 20ms")
+}
+
+func TestServiceBpmnErrorBoundary(t *testing.T) {
+	throw := func(err error) opFunc {
+		return func(context.Context, Call) (map[string]any, error) { return map[string]any{"lost": 1}, err }
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string // variable "via" written by the path taken; "" = failed
+	}{
+		{"specific code", &BpmnError{Code: "DECLINED"}, "declined"},
+		{"wrapped", fmt.Errorf("charging: %w", &BpmnError{Code: "DECLINED", Message: "no funds"}), "declined"},
+		{"catch-all", &BpmnError{Code: "OTHER"}, "any"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := model.NewBuilder("be").
+				StartEvent("start").ServiceTask("charge", "charge").EndEvent("end").
+				// the catch-all is declared first: the specific code must still win
+				ErrorBoundary("anyErr", "charge", "").ScriptTask("onAny", "'any'", "via").
+				ErrorBoundary("declined", "charge", "DECLINED").ScriptTask("onDeclined", "'declined'", "via").
+				EndEvent("errEnd").
+				Sequence("start", "charge", "end").
+				Sequence("anyErr", "onAny", "errEnd").
+				Sequence("declined", "onDeclined", "errEnd")
+			x := newExec(map[string]opFunc{"charge": throw(tt.err)})
+			s := start(t, newEnv(build(t, b), x), nil)
+			assertStatus(t, s, Completed)
+			assertVars(t, s.Variables(), map[string]any{"via": tt.want})
+			assertNoVar(t, s.Variables(), "lost")
+		})
+	}
+	t.Run("uncaught", func(t *testing.T) {
+		b := model.NewBuilder("be").
+			StartEvent("start").ServiceTask("charge", "charge").EndEvent("end").
+			ErrorBoundary("declined", "charge", "DECLINED").EndEvent("errEnd").
+			Sequence("start", "charge", "end").
+			Flow("declined", "errEnd")
+		x := newExec(map[string]opFunc{"charge": throw(&BpmnError{Code: "FRAUD", Message: "flagged"})})
+		s := start(t, newEnv(build(t, b), x), nil)
+		assertFailed(t, s, "charge", `uncaught BPMN error "FRAUD"`, "flagged")
+		if s.Failure.Code != "FRAUD" {
+			t.Errorf("Failure.Code = %q", s.Failure.Code)
+		}
+	})
+}
+
+// TestServiceInterruptedByTimerBoundary: an interrupting timer boundary due
+// before the operation's own timeout bounds the operation; when the context
+// expires the instance leaves through the boundary.
+func TestServiceInterruptedByTimerBoundary(t *testing.T) {
+	b := model.NewBuilder("tb").
+		StartEvent("start").ServiceTask("call", "slow", model.Timeout(time.Hour)).ScriptTask("done", "'ok'", "path").EndEvent("end").
+		TimerBoundary("tooLong", "call", model.Duration("PT0.02S"), true).ScriptTask("late", "'late'", "path").EndEvent("lateEnd").
+		Sequence("start", "call", "done", "end").
+		Sequence("tooLong", "late", "lateEnd")
+	x := newExec(map[string]opFunc{"slow": blockOnCtx(time.Second)})
+	s := start(t, newEnv(build(t, b), x), nil)
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"path": "late"})
+	if len(x.calls) != 1 {
+		t.Errorf("calls = %d", len(x.calls))
+	}
+	if len(effects(s, ScheduleTimer))+len(effects(s, CancelTimer)) != 0 {
+		t.Errorf("an in-step boundary left timer effects: %+v", s.Outbox)
+	}
+}
+
+// TestServiceBoundaryFastOpCompletes: a boundary that is not reached does
+// not interfere.
+func TestServiceBoundaryFastOpCompletes(t *testing.T) {
+	b := model.NewBuilder("tb").
+		StartEvent("start").ServiceTask("call", "fast").ScriptTask("done", "'ok'", "path").EndEvent("end").
+		TimerBoundary("tooLong", "call", model.Duration("PT1H"), true).ScriptTask("late", "'late'", "path").EndEvent("lateEnd").
+		Sequence("start", "call", "done", "end").
+		Sequence("tooLong", "late", "lateEnd")
+	x := newExec(map[string]opFunc{"fast": returns(map[string]any{"r": 1})})
+	s := start(t, newEnv(build(t, b), x), nil)
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"path": "ok", "r": int64(1)})
+}
+
+// TestServiceEarliestBoundaryBounds: with two interrupting timer boundaries,
+// the earliest bounds the operation — also when it is already due (a date
+// in the past), which service() clamps to a zero timeout and then mistakes
+// for "no timeout yet".
+func TestServiceEarliestBoundaryBounds(t *testing.T) {
+	b := model.NewBuilder("tb").
+		StartEvent("start").ServiceTask("call", "slow").EndEvent("end").
+		TimerBoundary("overdue", "call", model.Date("2020-01-01T00:00:00Z"), true).ScriptTask("o", "'overdue'", "path").EndEvent("e1").
+		TimerBoundary("later", "call", model.Duration("PT1H"), true).ScriptTask("l", "'later'", "path").EndEvent("e2").
+		Sequence("start", "call", "end").
+		Sequence("overdue", "o", "e1").
+		Sequence("later", "l", "e2")
+	x := newExec(map[string]opFunc{"slow": blockOnCtx(time.Second)})
+	s := start(t, newEnv(build(t, b), x), nil)
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"path": "overdue"})
+}
