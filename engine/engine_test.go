@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -12,12 +14,15 @@ import (
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
+// quietLog keeps test output to warnings and errors.
+var quietLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
 // openEngine starts an engine on env and closes it at cleanup.
 func openEngine(t testing.TB, env *streamstest.Env, ops *engine.Operations) *engine.Engine {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	eng, err := engine.Open(ctx, env.Conn, engine.Options{Operations: ops})
+	eng, err := engine.Open(ctx, env.Conn, engine.Options{Operations: ops, Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,9 @@ func (p *partition) loop(ctx context.Context, msgs chan jetstream.Msg, batch int
 		case <-ctx.Done():
 			return
 		case m := <-msgs:
-			p.process(ctx, p.collect(m, msgs, batch))
+			// A batch in hand is finished even if Close is called meanwhile:
+			// its own waits are bounded by timeouts.
+			p.process(context.Background(), p.collect(m, msgs, batch))
 		}
 	}
 }
@@ -105,6 +107,8 @@ type group struct {
 	rev   uint64
 	write jetstream.PubAckFuture
 	err   error
+	// abandoned groups are left unacknowledged (crash tests).
+	abandoned bool
 }
 
 // process applies a batch: every instance's events in one step and one
@@ -119,13 +123,28 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
 		p.awaitWrite(ctx, g)
 	}
 	for _, g := range groups {
+		if g.err == nil && g.state != nil && crashPoint(g.id) {
+			p.abandon(g)
+			continue
+		}
 		if g.err == nil && g.state != nil && len(g.state.Outbox) > 0 {
 			g.err = p.e.publish(ctx, p.n, g.state)
 		}
 	}
 	for _, g := range groups {
-		p.settle(g)
+		if !g.abandoned {
+			p.settle(g)
+		}
 	}
+}
+
+// abandon drops a group as a crash would: the checkpoint is written, its
+// effects are not published and its events stay unacknowledged, and this
+// node forgets what it wrote (a restarted process has a new session).
+func (p *partition) abandon(g *group) {
+	g.abandoned = true
+	p.cache.drop(g.id)
+	p.e.newSession()
 }
 
 func (p *partition) groups(batch []jetstream.Msg) []*group {

@@ -78,6 +78,9 @@ func Unmarshal(data []byte, v any) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := checkWellFormed(body); err != nil {
+		return fmt.Errorf("streams: decode %T: %w", v, err)
+	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("streams: decode into %T: need a non-nil pointer", v)
@@ -150,21 +153,21 @@ func (st *decoderState) reset(body []byte) {
 func (st *decoderState) decodeInto(v any) (direct bool, err error) {
 	switch p := v.(type) {
 	case *any:
-		*p, err = st.decodeValue(0)
+		*p, err = st.decodeValue()
 		return true, err
 	case *map[string]any:
 		if st.peekNil() {
 			*p = nil
 			return true, st.dec.DecodeNil()
 		}
-		*p, err = st.decodeMap(0)
+		*p, err = st.decodeMap()
 		return true, err
 	case *[]any:
 		if st.peekNil() {
 			*p = nil
 			return true, st.dec.DecodeNil()
 		}
-		*p, err = st.decodeArray(0)
+		*p, err = st.decodeArray()
 		return true, err
 	}
 	return false, st.dec.Decode(v)

@@ -18,9 +18,13 @@ import (
 // times in UTC, string map keys.
 
 // maxDepth bounds nesting so hostile input cannot exhaust the stack.
+// checkWellFormed enforces it before any decoder recurses.
 const maxDepth = 10000
 
 var errTooDeep = fmt.Errorf("value nested deeper than %d levels", maxDepth)
+
+// The decoders below run on bodies checkWellFormed accepted, so container
+// lengths are plausible and nesting is bounded.
 
 func (st *decoderState) peekNil() bool {
 	c, err := st.dec.PeekCode()
@@ -30,22 +34,19 @@ func (st *decoderState) peekNil() bool {
 // decodeMapHook is msgpack's map decoder: every map that msgpack meets while
 // decoding into an interface value comes here.
 func (st *decoderState) decodeMapHook(*msgpack.Decoder) (any, error) {
-	return st.decodeMap(0)
+	return st.decodeMap()
 }
 
-func (st *decoderState) decodeValue(depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, errTooDeep
-	}
+func (st *decoderState) decodeValue() (any, error) {
 	c, err := st.dec.PeekCode()
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
-		return st.decodeMap(depth + 1)
+		return st.decodeMap()
 	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
-		return st.decodeArray(depth + 1)
+		return st.decodeArray()
 	}
 	x, err := st.dec.DecodeInterfaceLoose()
 	if err != nil {
@@ -54,10 +55,7 @@ func (st *decoderState) decodeValue(depth int) (any, error) {
 	return jsonScalar(x), nil
 }
 
-func (st *decoderState) decodeMap(depth int) (map[string]any, error) {
-	if depth > maxDepth {
-		return nil, errTooDeep
-	}
+func (st *decoderState) decodeMap() (map[string]any, error) {
 	n, err := st.dec.DecodeMapLen()
 	if err != nil {
 		return nil, err
@@ -65,28 +63,20 @@ func (st *decoderState) decodeMap(depth int) (map[string]any, error) {
 	if n < 0 {
 		return nil, nil
 	}
-	// Each entry takes at least two bytes: a larger count is a lie, and
-	// trusting it would allocate what the attacker asks for.
-	if n > st.r.Len()/2 {
-		return nil, fmt.Errorf("map of %d entries in %d remaining bytes", n, st.r.Len())
-	}
 	m := make(map[string]any, n)
 	for range n {
 		k, err := st.decodeKey()
 		if err != nil {
 			return nil, err
 		}
-		if m[k], err = st.decodeValue(depth); err != nil {
+		if m[k], err = st.decodeValue(); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
 }
 
-func (st *decoderState) decodeArray(depth int) ([]any, error) {
-	if depth > maxDepth {
-		return nil, errTooDeep
-	}
+func (st *decoderState) decodeArray() ([]any, error) {
 	n, err := st.dec.DecodeArrayLen()
 	if err != nil {
 		return nil, err
@@ -94,12 +84,9 @@ func (st *decoderState) decodeArray(depth int) ([]any, error) {
 	if n < 0 {
 		return nil, nil
 	}
-	if n > st.r.Len() {
-		return nil, fmt.Errorf("array of %d elements in %d remaining bytes", n, st.r.Len())
-	}
 	s := make([]any, n)
 	for i := range s {
-		if s[i], err = st.decodeValue(depth); err != nil {
+		if s[i], err = st.decodeValue(); err != nil {
 			return nil, err
 		}
 	}

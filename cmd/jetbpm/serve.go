@@ -6,15 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/api"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -75,17 +74,29 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// ENGINE SEAM. runEngine starts the engine on a connected, provisioned NATS
-// and returns the function that stops it. ctx ends at SIGINT/SIGTERM, just
-// before stop is called; stop must stop taking work, finish or hand back
-// what is in flight, and return by its ctx's deadline, before serve drains
-// nc. The engine registers its metrics (queue depth per topic, ...) on reg.
-//
-// The engine package does not exist yet, so there is nothing to start:
-// this returns a stop that does nothing.
+// runEngine starts the engine and its API on a connected, provisioned NATS
+// and returns the function that stops them. ctx ends at SIGINT/SIGTERM, just
+// before stop is called; stop stops taking requests and events, finishes the
+// batches in flight and returns by its ctx's deadline, before serve drains nc.
 func runEngine(ctx context.Context, nc *nats.Conn, layout streams.Layout, reg *metrics.Registry, logger *slog.Logger) (stop func(context.Context) error, err error) {
-	return func(context.Context) error { return nil }, nil
+	eng, err := engine.Open(ctx, nc, engine.Options{Logger: logger, Operations: operations})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := api.Serve(nc, eng, logger)
+	if err != nil {
+		_ = eng.Close(ctx)
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		return errors.Join(srv.Close(), eng.Close(ctx))
+	}, nil
 }
+
+// operations are the in-process operations this binary offers to BPMN
+// service tasks (jetbpm:operation="name"). An embedding Go program
+// registers its own; the CLI ships none yet.
+var operations = &engine.Operations{}
 
 // serve starts everything, waits for a signal, then stops it all in the
 // reverse order within shutdownTimeout.
@@ -186,92 +197,10 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 
 	*stops = append(*stops, func(context.Context) { h.setReason("shutting down") }) // the first stop
 	h.setReason("")
-	logger.Info("jetbpm ready", "nats_url", natsURL, "http", httpAddr,
-		"partitions", layout.Partitions, "replicas", layout.Replicas)
+	attrs := []any{"nats_url", natsURL, "partitions", layout.Partitions, "replicas", layout.Replicas}
+	if httpAddr != "" {
+		attrs = append(attrs, "http", "http://"+httpAddr)
+	}
+	logger.Info("jetbpm ready", attrs...)
 	return nil
-}
-
-// connect starts the embedded NATS server or connects to --nats-url, and
-// returns the connection and the URL clients and workers use.
-func connect(o serveOptions, logger *slog.Logger, stops *[]func(context.Context)) (*nats.Conn, string, error) {
-	if !o.embedded() {
-		cfg := o.conn.config("jetbpm serve")
-		cfg.Logger = logger
-		nc, err := streams.Connect(cfg)
-		if err != nil {
-			return nil, "", err
-		}
-		*stops = append(*stops, func(ctx context.Context) { drain(ctx, nc, logger) })
-		return nc, nc.ConnectedUrlRedacted(), nil
-	}
-
-	host, port, err := splitListen(o.listen)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := checkPortFree(host, port); err != nil {
-		return nil, "", err
-	}
-	srv, err := streams.StartServer(streams.ServerConfig{
-		StoreDir: filepath.Join(o.data, "nats"), Host: host, Port: port, Logger: logger,
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	*stops = append(*stops, func(context.Context) { srv.Shutdown() })
-	nc, err := srv.Connect(nats.Name("jetbpm serve"))
-	if err != nil {
-		return nil, "", err
-	}
-	*stops = append(*stops, func(ctx context.Context) { drain(ctx, nc, logger) })
-	return nc, srv.ClientURL(), nil
-}
-
-// splitListen parses --listen; port 0 asks for any free port.
-func splitListen(listen string) (string, int, error) {
-	host, p, err := net.SplitHostPort(listen)
-	if err != nil {
-		return "", 0, fmt.Errorf("--listen %q: %w", listen, err)
-	}
-	port, err := strconv.Atoi(p)
-	if err != nil || port < 0 || port > 65535 {
-		return "", 0, fmt.Errorf("--listen %q: bad port", listen)
-	}
-	if port == 0 {
-		port = -1 // streams.ServerConfig: -1 is a random port, 0 the default 4222
-	}
-	return host, port, nil
-}
-
-// checkPortFree fails with the operating system's words when the embedded
-// server could not listen on host:port, before it starts and logs about it.
-func checkPortFree(host string, port int) error {
-	if port < 0 {
-		return nil
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-	if err != nil {
-		return fmt.Errorf("--listen: %w", err)
-	}
-	return ln.Close()
-}
-
-// drain lets in-flight messages finish and closes nc, or closes it at once
-// when ctx ends first.
-func drain(ctx context.Context, nc *nats.Conn, logger *slog.Logger) {
-	closed := make(chan struct{})
-	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
-	if err := nc.Drain(); err != nil {
-		if !errors.Is(err, nats.ErrConnectionClosed) {
-			logger.Warn("nats drain", "err", err)
-		}
-		nc.Close()
-		return
-	}
-	select {
-	case <-closed:
-	case <-ctx.Done():
-		logger.Warn("nats drain did not finish in time; closing")
-		nc.Close()
-	}
 }

@@ -64,6 +64,7 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 				im.probs.at(c, "process id %q is used twice", p.ID)
 			}
 			ids[p.ID] = true
+			im.noJetbpmAttrs(c)
 			im.flowElements(p, c, nil)
 			procs = append(procs, p)
 		case local == "collaboration":

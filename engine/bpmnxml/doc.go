@@ -15,8 +15,9 @@
 // Up to 20 problems are reported at once, joined. Validation problems are
 // *model.Error values with the same line. Elements are matched by namespace
 // URI, never by prefix, and named in errors with the canonical prefixes
-// bpmn:, camunda:, zeebe: and jetbpm:. Documents over 10 MiB (MaxSize),
-// malformed XML, and elements nested more than 200 deep are refused.
+// bpmn:, camunda:, zeebe: and jetbpm:. Malformed XML is refused with its
+// line, and so are documents over 10 MiB (MaxSize), with more than 200,000
+// elements, or nested more than 200 deep.
 //
 // # Imported
 //

@@ -236,7 +236,11 @@ func (im *importer) errorRef(e, d *elem, n *model.Node) {
 		im.probs.in(e, d, "errorRef %q names no <error> of this document", ref)
 		return
 	}
-	n.ErrorCode = decl.attr("", "errorCode")
+	code, ok := feelConst(decl.attr("", "errorCode"))
+	if !ok {
+		im.probs.in(e, decl, "error code %q is an expression; only constant codes are supported", decl.attr("", "errorCode"))
+	}
+	n.ErrorCode = code
 	if n.Kind == model.EndEvent {
 		n.ErrorMessage = decl.attr(NamespaceCamunda, "errorMessage")
 	}
@@ -270,6 +274,7 @@ func (im *importer) timer(e, d *elem, n *model.Node) {
 func (im *importer) flow(p *model.Process, e *elem) {
 	f := &model.Flow{ID: e.attr("", "id"), Name: e.attr("", "name"),
 		Source: e.attr("", "sourceRef"), Target: e.attr("", "targetRef"), Line: e.line}
+	im.noJetbpmAttrs(e)
 	for _, c := range e.children {
 		if c.name.Space != NamespaceBPMN {
 			continue
@@ -298,4 +303,13 @@ func (im *importer) flow(p *model.Process, e *elem) {
 		}
 	}
 	p.Flows = append(p.Flows, f)
+}
+
+// noJetbpmAttrs refuses jetbpm attributes on an element that has none.
+func (im *importer) noJetbpmAttrs(e *elem) {
+	for _, a := range e.attrs {
+		if a.Name.Space == Namespace {
+			im.probs.at(e, "unknown attribute jetbpm:%s", a.Name.Local)
+		}
+	}
 }

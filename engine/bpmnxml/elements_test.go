@@ -293,3 +293,22 @@ func TestInProcessServiceTask(t *testing.T) {
 		t.Errorf("no implementation: %v", err)
 	}
 }
+
+func TestMiscRefusals(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{doc(`<bpmn:error id="E" errorCode="=code"/><bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"/>
+<bpmn:endEvent id="e"><bpmn:errorEventDefinition errorRef="E"/></bpmn:endEvent></bpmn:process>`), `<bpmn:endEvent id="e">: bpmn:error: error code "=code" is an expression`},
+		{doc(`<bpmn:process id="p" jetbpm:version="2"><bpmn:startEvent id="s"/></bpmn:process>`), `<bpmn:process id="p">: unknown attribute jetbpm:version`},
+		{around(`<bpmn:task id="t" jetbpm:operation="x"/>`), `<bpmn:task id="t">: jetbpm:operation applies to a serviceTask only`},
+		{proc(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"><bpmn:conditionExpression> </bpmn:conditionExpression></bpmn:sequenceFlow><bpmn:endEvent id="e"/>`), `<bpmn:sequenceFlow id="f">: bpmn:conditionExpression: the condition is empty`},
+		{around(`<bpmn:scriptTask id="t" scriptFormat="juel" camunda:resource="deployment://x.juel" camunda:resultVariable="r"/>`), `scripts loaded from a resource (camunda:resource) are not supported`},
+		{around(`<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1S</bpmn:timeDuration><bpmn:timeDate>2030-01-01T00:00:00Z</bpmn:timeDate></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`), "not several"},
+		{around(`<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition/><bpmn:messageEventDefinition/></bpmn:intermediateCatchEvent>`), "several event definitions"},
+		{around(`<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="a"><bpmn:extensionElements><zeebe:taskDefinition type="b"/></bpmn:extensionElements></bpmn:serviceTask>`), "both camunda:type=\"external\" and a zeebe:taskDefinition"},
+	} {
+		err := parseErr(t, c.src)
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want %q in:\n%v", c.want, err)
+		}
+	}
+}

@@ -188,16 +188,16 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 			if p.name.Space != NamespaceCamunda {
 				continue
 			}
-			src, ok := im.camundaParam(owner, p)
+			src, sets, ok := im.camundaParam(owner, p)
 			if !ok {
 				continue
 			}
 			mp := model.Mapping{Target: strings.TrimSpace(p.attr("", "name")), Source: src}
 			switch p.name.Local {
 			case "inputParameter":
-				t.node.Inputs = append(t.node.Inputs, mp)
+				t.node.Inputs = append(append(t.node.Inputs, mp), sets...)
 			case "outputParameter":
-				t.node.Outputs = append(t.node.Outputs, mp)
+				t.node.Outputs = append(append(t.node.Outputs, mp), sets...)
 			}
 		}
 	case "executionListener", "taskListener":
@@ -221,11 +221,27 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 // outputParameter: ${...} text as written, other text as a string constant,
 // an empty parameter as null, a nested camunda:script in an expression
 // format as its text.
-func (im *importer) camundaParam(owner, p *elem) (string, bool) {
+//
+// A script of any language made only of execution.setVariable("name",
+// literal) statements is translated: each becomes a mapping of its own
+// (returned in sets) and the parameter itself is null.
+func (im *importer) camundaParam(owner, p *elem) (src string, sets []model.Mapping, ok bool) {
 	if p.name.Local != "inputParameter" && p.name.Local != "outputParameter" {
 		im.probs.in(owner, p, "not supported inside camunda:inputOutput")
-		return "", false
+		return "", nil, false
 	}
+	for _, v := range p.children {
+		if len(p.children) == 1 && v.is(NamespaceCamunda, "script") {
+			if sets, ok := setVariableScript(v.text); ok {
+				return "nil", sets, true
+			}
+		}
+	}
+	src, ok = im.camundaParamValue(owner, p)
+	return src, nil, ok
+}
+
+func (im *importer) camundaParamValue(owner, p *elem) (string, bool) {
 	for _, v := range p.children {
 		if len(p.children) > 1 {
 			im.probs.in(owner, p, "a parameter has one value")

@@ -31,6 +31,10 @@ const MaxSize = 10 << 20
 // maxDepth bounds element nesting (sub-processes inside sub-processes, ...).
 const maxDepth = 200
 
+// maxElements bounds the elements kept outside diagram interchange; real
+// processes have a few thousand at most.
+const maxElements = 200000
+
 // Parse reads one BPMN 2.0 definitions document and returns its executable
 // processes, each validated with model.Process.Validate, with the XML line of
 // every node and flow. Every problem found (up to 20) is returned, joined:
@@ -117,7 +121,8 @@ func readTree(data []byte) (*elem, error) {
 	var (
 		stack []*elem
 		root  *elem
-		skip  int      // depth inside a skipped subtree
+		skip  int // depth inside a skipped subtree
+		count int
 		text  [][]byte // character data of each open element
 	)
 	for {
@@ -137,6 +142,9 @@ func readTree(data []byte) (*elem, error) {
 			}
 			if len(stack) >= maxDepth {
 				return nil, &Error{Line: line, Element: qualify(t.Name), Msg: fmt.Sprintf("elements are nested more than %d deep; refused", maxDepth)}
+			}
+			if count++; count > maxElements {
+				return nil, &Error{Line: line, Msg: fmt.Sprintf("the document has more than %d elements; refused", maxElements)}
 			}
 			e := &elem{name: t.Name, attrs: t.Attr, line: line}
 			if len(stack) == 0 {

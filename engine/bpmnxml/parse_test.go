@@ -213,3 +213,10 @@ func TestIgnoredElements(t *testing.T) {
 		t.Errorf("nodes %d flows %d", len(p.Nodes), len(p.Flows))
 	}
 }
+
+func TestElementLimit(t *testing.T) {
+	err := parseErr(t, proc(strings.Repeat("<bpmn:documentation/>", maxElements)))
+	if !strings.Contains(err.Error(), "more than 200000 elements") {
+		t.Errorf("got %v", err)
+	}
+}

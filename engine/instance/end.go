@@ -13,7 +13,7 @@ func (r *runner) end(t *Track, n *model.Node) {
 	case model.TerminateEvent:
 		r.terminateScope(t.Scope)
 	case model.ErrorEvent:
-		r.throw(nil, t.Scope, n.ErrorCode, n.ErrorMessage)
+		r.throw(nil, n.ID, t.Scope, n.ErrorCode, n.ErrorMessage)
 		if r.s.track(t.ID) != nil {
 			r.endTrack(t)
 		}
@@ -78,7 +78,7 @@ func (r *runner) tracksIn(scopeID string) []*Track {
 // error end event) in scope. The nearest matching error boundary — on the
 // thrower, then on each enclosing sub-process — catches it; the scopes in
 // between are cancelled. Uncaught, the instance fails.
-func (r *runner) throw(thrower *Track, scopeID, code, message string) {
+func (r *runner) throw(thrower *Track, from, scopeID, code, message string) {
 	if thrower != nil {
 		if b := r.catcher(thrower.Node, code); b != nil {
 			r.interrupt(thrower, b)
@@ -100,10 +100,7 @@ func (r *runner) throw(thrower *Track, scopeID, code, message string) {
 		}
 		scopeID = owner.Scope
 	}
-	node := ""
-	if thrower != nil {
-		node = thrower.Node
-	}
+	node := from
 	msg := fmt.Sprintf("uncaught BPMN error %q", code)
 	if message != "" {
 		msg += ": " + message
@@ -184,7 +181,7 @@ func Abort(s *State, now time.Time, reason string) {
 	if s.Status.Finished() {
 		return
 	}
-	r := &runner{s: s, env: Env{Now: now}}
+	r := &runner{s: s, env: Env{Now: now}, outboxBase: len(s.Outbox)}
 	for _, w := range s.Waits {
 		r.unschedule(w)
 	}

@@ -15,7 +15,7 @@ func (r *runner) execute(t *Track) {
 	}
 	switch n.Kind {
 	case model.StartEvent, model.BoundaryEvent:
-		r.leave(t, n)
+		r.complete(t, n, nil, nil)
 	case model.Task, model.ManualTask:
 		if locals, ok := r.inputs(t, n); ok {
 			r.complete(t, n, locals, nil)
@@ -123,7 +123,7 @@ func (r *runner) exclusive(t *Track, n *model.Node) {
 		r.move(t, r.p.Flow(n.Default))
 		return
 	}
-	r.fault(t, n, "exclusive gateway: no condition holds and there is no default flow")
+	r.fault(t, n, fmt.Sprintf("exclusive gateway %q: no condition holds and there is no default flow", n.ID))
 }
 
 // parallel joins one track from every incoming flow of the same scope, then
@@ -186,17 +186,18 @@ func (r *runner) service(t *Track, n *model.Node) {
 		timeout = r.env.DefaultTimeout
 	}
 	var boundary *model.Node
+	limited := timeout > 0
 	for _, b := range r.p.Boundaries(n.ID) {
 		if b.Event != model.TimerEvent || !b.Interrupting {
 			continue
 		}
 		due, ok := b.Timer.Due(r.env.Now, 0)
-		if d := due.Sub(r.env.Now); ok && (timeout == 0 || d < timeout) {
-			timeout, boundary = max(d, 0), b
+		if d := due.Sub(r.env.Now); ok && (!limited || d < timeout) {
+			timeout, boundary, limited = max(d, 0), b, true
 		}
 	}
 	ctx, cancel := r.env.Context, context.CancelFunc(func() {})
-	if timeout > 0 || boundary != nil {
+	if limited {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	results, err := r.execOperation(ctx, t, n, deepCopyMap(input))
@@ -205,7 +206,7 @@ func (r *runner) service(t *Track, n *model.Node) {
 	switch {
 	case err == nil:
 	case errors.As(err, &be):
-		r.throw(t, t.Scope, be.Code, be.Message)
+		r.throw(t, n.ID, t.Scope, be.Code, be.Message)
 		return
 	case errors.Is(err, context.DeadlineExceeded) && boundary != nil:
 		r.interrupt(t, boundary)
@@ -242,6 +243,11 @@ func (r *runner) execOperation(ctx context.Context, t *Track, n *model.Node, inp
 // complete writes an activity's results through its output mappings (or
 // all results when it has none), disarms its boundaries and leaves it.
 func (r *runner) complete(t *Track, n *model.Node, locals, results map[string]any) {
+	type write struct {
+		name string
+		v    any
+	}
+	var writes []write
 	if len(n.Outputs) > 0 {
 		env := r.visibleWith(t, locals)
 		for k, v := range results {
@@ -254,16 +260,22 @@ func (r *runner) complete(t *Track, n *model.Node, locals, results map[string]an
 				r.fault(t, n, fmt.Sprintf("output mapping %q: %v", m.Target, err))
 				return
 			}
-			if !r.setVar(t, n, t.Scope, m.Target, v) {
-				return
-			}
+			writes = append(writes, write{m.Target, v})
 		}
 	} else {
 		for _, k := range sortedKeys(results) {
-			if !r.setVar(t, n, t.Scope, k, results[k]) {
-				return
-			}
+			writes = append(writes, write{k, results[k]})
 		}
+	}
+	for i := range writes {
+		v, ok := r.checkVar(t, n, writes[i].name, writes[i].v)
+		if !ok {
+			return
+		}
+		writes[i].v = v
+	}
+	for _, w := range writes {
+		r.storeVar(t.Scope, w.name, w.v)
 	}
 	r.disarm(t)
 	r.leave(t, n)
@@ -284,7 +296,7 @@ func (r *runner) enterSubProcess(t *Track, n *model.Node) {
 func (r *runner) catchTimer(t *Track, n *model.Node) {
 	due, _ := n.Timer.Due(r.env.Now, 0)
 	if !due.After(r.env.Now) {
-		r.leave(t, n)
+		r.complete(t, n, nil, nil)
 		return
 	}
 	t.State = Waiting

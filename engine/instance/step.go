@@ -113,6 +113,9 @@ type runner struct {
 	env   Env
 	p     *model.Process
 	nodes int
+	// outboxBase is where this step's effects start; earlier ones may have
+	// been published and are never taken back.
+	outboxBase int
 }
 
 func newRunner(s *State, env Env) *runner {
@@ -122,7 +125,7 @@ func newRunner(s *State, env Env) *runner {
 	if env.MaxNodes == 0 {
 		env.MaxNodes = 10_000
 	}
-	return &runner{s: s, env: env, p: env.Process}
+	return &runner{s: s, env: env, p: env.Process, outboxBase: len(s.Outbox)}
 }
 
 // invariant aborts the step; recover turns it into ErrInvariant.
@@ -171,6 +174,7 @@ func (r *runner) apply(ev Event) bool {
 
 // run executes ready tracks until every track waits or the instance ends.
 func (r *runner) run() {
+	r.nodes = 0
 	for !r.s.Status.Finished() {
 		t := r.nextReady()
 		if t == nil {

@@ -231,7 +231,7 @@ func TestDeterminism(t *testing.T) {
 		x := exec()
 		env := newEnv(p, x)
 		s := start(t, env, map[string]any{"n": 1, "tags": []any{"a", map[string]any{"k": 1.5}}})
-		for range 4 {
+		for range 10 {
 			var next *Wait
 			for _, w := range s.Waits {
 				if next == nil || w.Due.Before(next.Due) || w.Due.Equal(next.Due) && w.ID < next.ID {
@@ -248,6 +248,8 @@ func TestDeterminism(t *testing.T) {
 	}
 	s1, c1 := runOnce()
 	s2, c2 := runOnce()
+	assertStatus(t, s1, Completed)
+	assertVars(t, s1.Variables(), map[string]any{"fromSub": int64(4), "double": int64(12), "n": int64(6)})
 	if !reflect.DeepEqual(s1, s2) {
 		t.Errorf("states differ:\n%s\n%s", snapshot(t, s1), snapshot(t, s2))
 	}

@@ -44,9 +44,11 @@ func (r *runner) disarm(t *Track) {
 
 func (r *runner) unschedule(w *Wait) {
 	n := len(r.s.Outbox)
-	r.s.Outbox = slices.DeleteFunc(r.s.Outbox, func(e Effect) bool {
+	mine := r.s.Outbox[r.outboxBase:]
+	mine = slices.DeleteFunc(mine, func(e Effect) bool {
 		return e.Kind == ScheduleTimer && e.Wait == w.ID
 	})
+	r.s.Outbox = r.s.Outbox[:r.outboxBase+len(mine)]
 	if len(r.s.Outbox) == n {
 		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.ID, Kind: CancelTimer, Wait: w.ID})
 	}
@@ -61,10 +63,10 @@ func (r *runner) timerFired(w *Wait) {
 	if n == nil {
 		r.bug("wait %q at unknown node %q", w.ID, w.Node)
 	}
+	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
 	if w.Kind == TimerWait {
-		r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
 		t.State = Ready
-		r.leave(t, n)
+		r.complete(t, n, nil, nil)
 		return
 	}
 	if n.Interrupting {
@@ -72,7 +74,6 @@ func (r *runner) timerFired(w *Wait) {
 		return
 	}
 	r.spawn(n.ID, t.Scope, t.ID, "")
-	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
 	if due, ok := n.Timer.Due(w.Armed, w.Firing+1); ok {
 		r.arm(&Wait{ID: w.ID, Kind: BoundaryWait, Track: w.Track, Node: w.Node, Due: due, Armed: w.Armed, Firing: w.Firing + 1})
 	}

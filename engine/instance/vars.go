@@ -70,15 +70,19 @@ func (r *runner) inputs(t *Track, n *model.Node) (locals map[string]any, ok bool
 // scopeID up that has it — or at the process level when none has it (the
 // Camunda and Zeebe propagation rule). It faults the node when the value
 // is refused.
-func (r *runner) setVar(t *Track, n *model.Node, scopeID, name string, v any) bool {
+func (r *runner) checkVar(t *Track, n *model.Node, name string, v any) (any, bool) {
 	v, err := Normalize(v)
 	if err == nil && r.env.CheckValue != nil {
 		err = r.env.CheckValue(name, v)
 	}
 	if err != nil {
 		r.fault(t, n, fmt.Sprintf("variable %q: %v", name, err))
-		return false
+		return nil, false
 	}
+	return v, true
+}
+
+func (r *runner) storeVar(scopeID, name string, v any) {
 	chain := r.scopeChain(scopeID)
 	target := chain[0]
 	for i := len(chain) - 1; i >= 0; i-- {
@@ -91,7 +95,6 @@ func (r *runner) setVar(t *Track, n *model.Node, scopeID, name string, v any) bo
 		target.Vars = map[string]any{}
 	}
 	target.Vars[name] = v
-	return true
 }
 
 func sortedKeys(m map[string]any) []string {
@@ -158,7 +161,12 @@ func normalize(v reflect.Value, depth int) (any, error) {
 			return nil, fmt.Errorf("%v is not a storable number", f)
 		}
 		return f, nil
-	case reflect.Pointer, reflect.Interface:
+	case reflect.Interface:
+		if v.IsNil() {
+			return nil, nil
+		}
+		return normalize(v.Elem(), depth) // an interface wraps, it does not nest
+	case reflect.Pointer:
 		if v.IsNil() {
 			return nil, nil
 		}

@@ -34,6 +34,13 @@ func (k Kind) IsActivity() bool {
 	return false
 }
 
+// HasOutputs reports whether nodes of kind k may have output mappings: the
+// activities and, as in Zeebe, events that catch (start, intermediate
+// catch, boundary), applied when the event completes.
+func (k Kind) HasOutputs() bool {
+	return k.IsActivity() || k == StartEvent || k == IntermediateCatchEvent || k == BoundaryEvent
+}
+
 // EventType is the event definition of an event node.
 type EventType string
 

@@ -135,8 +135,11 @@ func (v *validator) node(n *Node) {
 	if n.Kind != BoundaryEvent && n.Timer != nil && n.Kind != IntermediateCatchEvent {
 		v.nodef(n, "only catch and boundary events can have a timer")
 	}
-	if (len(n.Inputs) > 0 || len(n.Outputs) > 0) && !n.Kind.IsActivity() {
-		v.nodef(n, "only activities have input/output mappings")
+	if len(n.Inputs) > 0 && !n.Kind.IsActivity() {
+		v.nodef(n, "only activities have input mappings")
+	}
+	if len(n.Outputs) > 0 && !n.Kind.IsActivity() && !n.Kind.HasOutputs() {
+		v.nodef(n, "only activities and catching events have output mappings")
 	}
 	for i := range n.Inputs {
 		v.mapping(n, "input", &n.Inputs[i])

@@ -1,0 +1,136 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/streamstest"
+)
+
+// factLog collects lifecycle facts of one kind, per instance.
+type factLog struct {
+	mu    sync.Mutex
+	seen  map[string]int
+	count atomic.Int64
+	all   chan struct{}
+	want  int
+}
+
+func collectFacts(t testing.TB, nc *nats.Conn, processID string, kind instance.FactKind, want int) *factLog {
+	t.Helper()
+	fl := &factLog{seen: map[string]int{}, all: make(chan struct{}), want: want}
+	sub, err := nc.Subscribe(streams.FactSubject(streams.FactInstance, processID, string(kind)), func(m *nats.Msg) {
+		var f instance.Fact
+		if err := json.Unmarshal(m.Data, &f); err != nil {
+			t.Errorf("bad fact: %v", err)
+			return
+		}
+		fl.mu.Lock()
+		fl.seen[f.Instance]++
+		distinct := len(fl.seen)
+		fl.mu.Unlock()
+		if distinct == fl.want && fl.count.Add(1) == 1 {
+			close(fl.all)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	return fl
+}
+
+func (fl *factLog) wait(t testing.TB, d time.Duration) {
+	t.Helper()
+	select {
+	case <-fl.all:
+	case <-time.After(d):
+		fl.mu.Lock()
+		defer fl.mu.Unlock()
+		t.Fatalf("saw %d of %d instances finish within %v", len(fl.seen), fl.want, d)
+	}
+}
+
+// TestTwoNodesThousandInstances runs 1,000 instances with parallel branches,
+// timers and in-process work on two engine nodes sharing one server: every
+// instance completes exactly once and no branch's update is lost.
+func TestTwoNodesThousandInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	env := streamstest.Start(t)
+	var executions atomic.Int64
+	ops := &engine.Operations{}
+	ops.Register("work", func(ctx context.Context, in map[string]any) (map[string]any, error) {
+		executions.Add(1)
+		return map[string]any{"worked": true}, nil
+	})
+	nodeA := openEngine(t, env, ops)
+	nodeB, err := engine.Open(context.Background(), env.NewConn(t), engine.Options{Operations: ops, Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = nodeB.Close(context.Background()) })
+
+	p := build(t, model.NewBuilder("fan").
+		StartEvent("start").ParallelGateway("fork").
+		ScriptTask("a", "n * 2", "a").
+		TimerCatchEvent("pause", model.Duration("PT0.2S")).
+		ServiceTask("b", "work", model.Output("b", "worked")).
+		ScriptTask("c", "n + 1", "c").
+		ParallelGateway("join").EndEvent("end").
+		Sequence("start", "fork").
+		Sequence("fork", "a", "join").
+		Sequence("fork", "pause", "b", "join").
+		Sequence("fork", "c", "join").
+		Sequence("join", "end"))
+	ctx := context.Background()
+	if _, err := nodeA.Deploy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	done := collectFacts(t, env.Conn, "fan", instance.FactCompleted, n)
+	ids := make([]string, n)
+	for i := range n {
+		node := nodeA
+		if i%2 == 1 {
+			node = nodeB
+		}
+		id, err := node.Start(ctx, "fan", map[string]any{"n": i}, engine.InstanceID(fmt.Sprintf("fan-%04d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = id
+	}
+	done.wait(t, 90*time.Second)
+	for i, id := range ids {
+		v, err := nodeA.Instance(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Status != instance.Completed || v.Variables["a"] != int64(2*i) || v.Variables["b"] != true || v.Variables["c"] != int64(i+1) {
+			t.Fatalf("instance %s: %+v", id, v)
+		}
+	}
+	if got := executions.Load(); got < n {
+		t.Fatalf("service task ran %d times for %d instances", got, n)
+	}
+	done.mu.Lock()
+	defer done.mu.Unlock()
+	for id, c := range done.seen {
+		if c != 1 {
+			t.Errorf("instance %s: %d completed facts, want 1 (no restart happened)", id, c)
+		}
+	}
+}
