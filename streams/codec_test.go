@@ -2,6 +2,7 @@ package streams_test
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -229,4 +230,46 @@ func FuzzUnmarshal(f *testing.F) {
 		var c checkpoint
 		_ = streams.Unmarshal(data, &c)
 	})
+}
+
+type node struct {
+	V    any             `msgpack:"v"`
+	At   time.Time       `msgpack:"at"`
+	Kids []node          `msgpack:"kids,omitempty"`
+	ByID map[string]node `msgpack:"by,omitempty"`
+}
+
+func TestCodecRecursiveTypesConcurrently(t *testing.T) {
+	at := time.Date(2026, 5, 6, 7, 8, 9, 0, time.FixedZone("X", -7200))
+	in := node{V: 1000, At: at, Kids: []node{{V: 70000, At: at, Kids: []node{{V: "leaf", At: at}}}}, ByID: map[string]node{"k": {V: 200, At: at}}}
+	data, err := streams.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := node{V: int64(1000), At: at.UTC(), Kids: []node{{V: int64(70000), At: at.UTC(), Kids: []node{{V: "leaf", At: at.UTC()}}}}, ByID: map[string]node{"k": {V: int64(200), At: at.UTC()}}}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			var out node
+			if err := streams.Unmarshal(data, &out); err != nil {
+				errs <- err
+				return
+			}
+			if !reflect.DeepEqual(out, want) {
+				errs <- fmt.Errorf("got %#v\nwant %#v", out, want)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(testTimeout):
+			t.Fatal("decoders did not finish")
+		}
+	}
 }

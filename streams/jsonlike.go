@@ -47,6 +47,19 @@ func (st *decoderState) decodeValue() (any, error) {
 		return st.decodeMap()
 	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
 		return st.decodeArray()
+	case msgpcode.IsString(c):
+		return st.dec.DecodeString()
+	case msgpcode.IsFixedNum(c) || c >= msgpcode.Int8 && c <= msgpcode.Int64:
+		return st.dec.DecodeInt64()
+	case c >= msgpcode.Uint8 && c <= msgpcode.Uint64:
+		// Decoded here rather than loosely so the common case boxes once.
+		n, err := st.dec.DecodeUint64()
+		if n <= math.MaxInt64 {
+			return int64(n), err
+		}
+		return n, err
+	case c == msgpcode.Double:
+		return st.dec.DecodeFloat64()
 	}
 	x, err := st.dec.DecodeInterfaceLoose()
 	if err != nil {

@@ -90,6 +90,13 @@ func isBoolFlag(f *flag.Flag) bool {
 func printUsage(w io.Writer, fs *flag.FlagSet) {
 	if cmd, ok := lookup(fs.Name()); ok {
 		fmt.Fprintln(w, cmd.usage)
+		if len(cmd.subs) > 0 {
+			fmt.Fprint(w, "\ncommands:\n")
+			for _, s := range cmd.subs {
+				fmt.Fprintf(w, "  %-8s %s\n", strings.TrimPrefix(s.name, cmd.name+" "), s.summary)
+			}
+			fmt.Fprintf(w, "\nRun 'jetbpm help %s COMMAND' for the flags of a command.\n", cmd.name)
+		}
 	}
 	first := true
 	fs.VisitAll(func(f *flag.Flag) {

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
-const helpUsage = `usage: jetbpm help [COMMAND]
+const helpUsage = `usage: jetbpm help [COMMAND [SUBCOMMAND]]
 
-Shows the commands of jetbpm, or the usage and flags of one command.
-'jetbpm COMMAND --help' does the same.`
+Shows the commands of jetbpm, or the usage and flags of one command
+('jetbpm help instance show'). 'jetbpm COMMAND --help' does the same.`
 
 func runHelp(ctx context.Context, args []string) error {
 	fs := newFlagSet("help")
@@ -22,10 +23,11 @@ func runHelp(ctx context.Context, args []string) error {
 	case 0:
 		printOverview(os.Stdout)
 		return nil
-	case 1:
-		cmd, ok := lookup(rest[0])
+	case 1, 2: // 'jetbpm help instance show'
+		name := strings.Join(rest, " ")
+		cmd, ok := lookup(name)
 		if !ok {
-			return usageErrorf("help", "unknown command %q", rest[0])
+			return usageErrorf("help", "unknown command %q", name)
 		}
 		return cmd.run(ctx, []string{"--help"})
 	default:

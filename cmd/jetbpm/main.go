@@ -24,20 +24,43 @@ type command struct {
 	// run parses args with newFlagSet and parseArgs before anything else,
 	// so that 'jetbpm help NAME' (which runs it with --help) shows its flags.
 	run func(ctx context.Context, args []string) error
+	// subs makes the command a group ('jetbpm instance show ...'): run is
+	// then runGroup, and each sub is named "group sub" (its flag set's name).
+	subs []command
 }
 
 // commands lists the subcommands in the order 'jetbpm help' shows them.
 func commands() []command {
 	return []command{
-		{"serve", "run the engine, with an embedded NATS server unless --nats-url is given", serveUsage, runServe},
-		{"help", "show the commands, or the usage and flags of one command", helpUsage, runHelp},
+		{name: "serve", summary: "run the engine, with an embedded NATS server unless --nats-url is given", usage: serveUsage, run: runServe},
+		{name: "deploy", summary: "deploy BPMN files", usage: deployUsage, run: runDeploy},
+		{name: "start", summary: "start an instance of a deployed process", usage: startUsage, run: runStart},
+		{name: "instance", summary: "show or cancel one instance (show, cancel)", usage: instanceUsage, run: runInstance, subs: []command{
+			{name: "instance show", summary: "show an instance's status, active nodes and variables", usage: instanceShowUsage, run: runInstanceShow},
+			{name: "instance cancel", summary: "terminate an active instance", usage: instanceCancelUsage, run: runInstanceCancel},
+		}},
+		{name: "instances", summary: "list instances (list)", usage: instancesUsage, run: runInstances, subs: []command{
+			{name: "instances list", summary: "list instances, newest first", usage: instancesListUsage, run: runInstancesList},
+		}},
+		{name: "help", summary: "show the commands, or the usage and flags of one command", usage: helpUsage, run: runHelp},
 	}
 }
 
+// lookup finds a command by name: "serve", or "instance show" for a
+// command of a group.
 func lookup(name string) (command, bool) {
+	group, sub, _ := strings.Cut(name, " ")
 	for _, c := range commands() {
-		if c.name == name {
+		if c.name != group {
+			continue
+		}
+		if sub == "" {
 			return c, true
+		}
+		for _, s := range c.subs {
+			if s.name == name {
+				return s, true
+			}
 		}
 	}
 	return command{}, false

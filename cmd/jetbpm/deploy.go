@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/jetbpm/jetbpm/engine/api"
+)
+
+const deployUsage = `usage: jetbpm deploy [flags] FILE...
+
+Deploys the processes of BPMN 2.0 XML files to the engine and prints
+"PROCESS_ID VERSION" for each, with "(unchanged)" after a process whose
+latest version already is this definition (deploying is idempotent).
+
+Every file is read first and all are sent in one request; the engine
+imports them all before deploying any, so one bad file deploys nothing.
+When a file has several import problems the error shows the first and
+"(and N more problems)"; jetbpm's importer reports at most 20.`
+
+func runDeploy(ctx context.Context, args []string) error {
+	flags := newFlagSet("deploy")
+	cf := addClientFlags(flags)
+	asJSON := flags.Bool("json", false, "print the deployments as a JSON array")
+	rest, err := parseArgs(flags, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) == 0 {
+		return usageErrorf("deploy", "missing FILE")
+	}
+	files := make([]api.File, 0, len(rest))
+	for _, name := range rest {
+		b, err := os.ReadFile(name)
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err // "cannot read x.bpmn: no such file or directory"
+		}
+		if err != nil {
+			return fmt.Errorf("cannot read %s: %w", name, err)
+		}
+		files = append(files, api.File{Name: name, XML: string(b)})
+	}
+
+	c, err := cf.dial("deploy")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	deps, err := c.Deploy(ctx, files...)
+	if err != nil {
+		return firstProblem(c.explain(err))
+	}
+	if *asJSON {
+		return printJSON(deps)
+	}
+	for _, d := range deps {
+		suffix := ""
+		if !d.New {
+			suffix = " (unchanged)"
+		}
+		fmt.Printf("%s %d%s\n", d.ProcessID, d.Version, suffix)
+	}
+	return nil
+}
+
+// firstProblem shortens an engine error listing several import problems,
+// one a line, to the first and their count.
+func firstProblem(err error) error {
+	var apiErr *api.Error
+	if !errors.As(err, &apiErr) {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(apiErr.Message), "\n")
+	if len(lines) < 2 {
+		return err
+	}
+	more := "problems"
+	if len(lines) == 2 {
+		more = "problem"
+	}
+	return fmt.Errorf("%s (and %d more %s)", lines[0], len(lines)-1, more)
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/api"
+	"github.com/jetbpm/jetbpm/engine/instance"
+)
+
+const instanceUsage = `usage: jetbpm instance show|cancel [flags] ID
+
+Shows or cancels one process instance.`
+
+const instanceShowUsage = `usage: jetbpm instance show [flags] ID
+
+Shows an instance: its process and version, status (active, completed,
+failed or terminated), when it started and ended, the nodes it is at, why
+it failed, and its variables. --json prints the instance as the engine
+API returns it.`
+
+const instanceCancelUsage = `usage: jetbpm instance cancel [flags] ID
+
+Terminates an active instance, waits until it has stopped and prints
+"ID terminated". Cancelling a finished instance is an error.`
+
+const instancesUsage = `usage: jetbpm instances list [flags]
+
+Lists process instances.`
+
+const instancesListUsage = `usage: jetbpm instances list [flags]
+
+Lists instances, newest first, as a table: ID, PROCESS, VERSION, STATUS,
+STARTED and ACTIVE NODES. The engine reads every instance to answer, so
+keep this for operations, not for polling.`
+
+func runInstance(ctx context.Context, args []string) error {
+	return runGroup(ctx, "instance", args)
+}
+
+func runInstances(ctx context.Context, args []string) error {
+	return runGroup(ctx, "instances", args)
+}
+
+func runInstanceShow(ctx context.Context, args []string) error {
+	fs := newFlagSet("instance show")
+	cf := addClientFlags(fs)
+	asJSON := fs.Bool("json", false, "print the instance as JSON")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs("instance show", rest, "ID"); err != nil {
+		return err
+	}
+
+	c, err := cf.dial("instance show")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	v, err := c.Instance(ctx, rest[0])
+	if err != nil {
+		return c.explain(err)
+	}
+	if *asJSON {
+		return printJSON(v)
+	}
+	return printInstance(os.Stdout, v)
+}
+
+// printInstance writes the human view of an instance.
+func printInstance(w io.Writer, v *engine.InstanceView) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	fmt.Fprintf(tw, "id:\t%s\n", v.ID)
+	fmt.Fprintf(tw, "process:\t%s@%d\n", v.ProcessID, v.Version)
+	fmt.Fprintf(tw, "status:\t%s\n", v.Status)
+	fmt.Fprintf(tw, "started:\t%s\n", formatTime(v.StartedAt))
+	if v.EndedAt != nil {
+		fmt.Fprintf(tw, "ended:\t%s\n", formatTime(*v.EndedAt))
+	}
+	if len(v.ActiveNodes) > 0 {
+		fmt.Fprintf(tw, "active nodes:\t%s\n", strings.Join(v.ActiveNodes, ", "))
+	}
+	if v.Failure != nil {
+		fmt.Fprintf(tw, "failure:\t%s\n", formatFailure(v.Failure))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	vars, err := json.MarshalIndent(v.Variables, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "variables:\n  %s\n", vars)
+	return err
+}
+
+func formatTime(t time.Time) string { return t.Local().Format(time.RFC3339) }
+
+func formatFailure(f *instance.Failure) string {
+	var parts []string
+	if f.Node != "" {
+		parts = append(parts, "at "+f.Node)
+	}
+	if f.Code != "" {
+		parts = append(parts, "code "+f.Code)
+	}
+	if len(parts) == 0 {
+		return f.Message
+	}
+	return f.Message + " (" + strings.Join(parts, ", ") + ")"
+}
+
+func runInstanceCancel(ctx context.Context, args []string) error {
+	fs := newFlagSet("instance cancel")
+	cf := addClientFlags(fs)
+	reason := fs.String("reason", "", "why, recorded with the termination")
+	asJSON := fs.Bool("json", false, "print the terminated instance as JSON")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs("instance cancel", rest, "ID"); err != nil {
+		return err
+	}
+
+	c, err := cf.dial("instance cancel")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	v, err := c.Cancel(ctx, rest[0], *reason)
+	if err != nil {
+		return c.explain(err)
+	}
+	if *asJSON {
+		return printJSON(v)
+	}
+	fmt.Printf("%s %s\n", v.ID, v.Status)
+	return nil
+}
+
+// statuses are the values of instances list --status.
+var statuses = []string{
+	string(instance.Active), string(instance.Completed), string(instance.Failed), string(instance.Terminated),
+}
+
+func runInstancesList(ctx context.Context, args []string) error {
+	fs := newFlagSet("instances list")
+	cf := addClientFlags(fs)
+	process := fs.String("process", "", "only instances of process `ID`")
+	status := &choice{allowed: statuses}
+	fs.Var(status, "status", "only instances with `STATUS`: "+strings.Join(statuses, ", "))
+	limit := fs.Int("limit", 100, "show at most `N` instances, the newest; 0 shows all")
+	asJSON := fs.Bool("json", false, "print the instances as a JSON array")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs("instances list", rest); err != nil {
+		return err
+	}
+	if *limit < 0 {
+		return usageErrorf("instances list", "--limit must be 0 or more")
+	}
+
+	c, err := cf.dial("instances list")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	list, err := c.Instances(ctx, api.ListRequest{ProcessID: *process, Status: status.value, Limit: *limit})
+	if err != nil {
+		return c.explain(err)
+	}
+	if *asJSON {
+		if list == nil {
+			list = []*engine.InstanceView{}
+		}
+		return printJSON(list)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPROCESS\tVERSION\tSTATUS\tSTARTED\tACTIVE NODES")
+	for _, v := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", v.ID, v.ProcessID, v.Version, v.Status,
+			formatTime(v.StartedAt), strings.Join(v.ActiveNodes, ","))
+	}
+	return tw.Flush()
+}
