@@ -17,12 +17,6 @@ import (
 // here builds JSON-like values itself: int64 unless the value does not fit,
 // times in UTC, string map keys.
 
-// maxDepth bounds nesting so hostile input cannot exhaust the stack.
-// checkWellFormed enforces it before any decoder recurses.
-const maxDepth = 10000
-
-var errTooDeep = fmt.Errorf("value nested deeper than %d levels", maxDepth)
-
 // The decoders below run on bodies checkWellFormed accepted, so container
 // lengths are plausible and nesting is bounded.
 

@@ -13,11 +13,17 @@ import (
 // Config says how to provision jetbpm's streams, consumers and buckets.
 // The zero value provisions a single-server layout.
 type Config struct {
-	Replicas    int                   // 1 embedded, 3 on a cluster; default 1
-	Partitions  int                   // instance partitions; default 8; fixed at first provisioning
-	FactsMaxAge time.Duration         // how long facts stay replayable; default 7 days
-	Storage     jetstream.StorageType // default FileStorage
-	Logger      *slog.Logger          // nil → slog.Default()
+	Replicas    int           // 1 embedded, 3 on a cluster; default 1
+	Partitions  int           // instance partitions; default 8; fixed at first provisioning
+	FactsMaxAge time.Duration // how long facts stay replayable; default 7 days
+	// EventAckWait bounds how long an event stays invisible when the node
+	// applying it dies (default 30 s); Failover is how long a node may stop
+	// pulling before its partitions move to another node (default 10 s).
+	// Together they bound how soon a dead node's instances move again.
+	EventAckWait time.Duration
+	Failover     time.Duration
+	Storage      jetstream.StorageType // default FileStorage
+	Logger       *slog.Logger          // nil → slog.Default()
 }
 
 // Defaults and limits of Config.
@@ -33,9 +39,9 @@ const (
 // to fail over quickly, long enough to ride out a GC pause or a slow
 // checkpoint write.
 const (
-	partitionAckWait       = 30 * time.Second
+	DefaultEventAckWait    = 30 * time.Second
 	partitionMaxAckPending = 10000
-	partitionPinnedTTL     = 10 * time.Second
+	DefaultFailover        = 10 * time.Second
 )
 
 // dupWindow is the Nats-Msg-Id de-duplication window of every stream; the
@@ -80,7 +86,7 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (Layout,
 		return Layout{}, err
 	}
 	for p := range partitions {
-		if err := ensureConsumer(ctx, js, EventsStream, PartitionConsumer(p), partitionConsumer(p), log); err != nil {
+		if err := ensureConsumer(ctx, js, EventsStream, PartitionConsumer(p), partitionConsumer(p, cfg), log); err != nil {
 			return Layout{}, err
 		}
 	}
@@ -97,6 +103,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Partitions == 0 {
 		cfg.Partitions = DefaultPartitions
 	}
+	if cfg.EventAckWait == 0 {
+		cfg.EventAckWait = DefaultEventAckWait
+	}
+	if cfg.Failover == 0 {
+		cfg.Failover = DefaultFailover
+	}
 	if cfg.FactsMaxAge == 0 {
 		cfg.FactsMaxAge = DefaultFactsMaxAge
 	}
@@ -108,6 +120,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("streams: Replicas must be 1 to 5, got %d", cfg.Replicas)
 	case cfg.Partitions < 1 || cfg.Partitions > maxPartitions:
 		return cfg, fmt.Errorf("streams: Partitions must be 1 to %d, got %d", maxPartitions, cfg.Partitions)
+	case cfg.EventAckWait < time.Second || cfg.Failover < time.Second:
+		return cfg, fmt.Errorf("streams: EventAckWait and Failover must be at least 1s, got %s and %s", cfg.EventAckWait, cfg.Failover)
 	case cfg.FactsMaxAge < time.Second:
 		return cfg, fmt.Errorf("streams: FactsMaxAge must be at least 1s, got %s", cfg.FactsMaxAge)
 	}
@@ -150,17 +164,17 @@ func provisionStreams(ctx context.Context, js jetstream.JetStream, cfg Config, l
 // pinned priority group makes the server deliver a partition to one engine
 // node at a time (ARCH-1b); pinning is routing, not a fence, so checkpoint
 // writes still compare-and-set.
-func partitionConsumer(p int) func(*jetstream.ConsumerConfig) {
+func partitionConsumer(p int, cfg Config) func(*jetstream.ConsumerConfig) {
 	return func(c *jetstream.ConsumerConfig) {
 		c.FilterSubject = ""
 		c.FilterSubjects = PartitionFilters(p)
 		c.AckPolicy = jetstream.AckExplicitPolicy
-		c.AckWait = partitionAckWait
+		c.AckWait = cfg.EventAckWait
 		c.MaxDeliver = -1 // an event is never dropped; the engine decides what a poison event becomes
 		c.MaxAckPending = partitionMaxAckPending
 		c.PriorityPolicy = jetstream.PriorityPolicyPinned
 		c.PriorityGroups = []string{PriorityGroup}
-		c.PinnedTTL = partitionPinnedTTL
+		c.PinnedTTL = cfg.Failover
 	}
 }
 

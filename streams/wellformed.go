@@ -51,7 +51,14 @@ func checkWellFormed(body []byte) error {
 	return nil
 }
 
-var errTruncated = errors.New("value truncated")
+// maxDepth bounds nesting so hostile input cannot exhaust the stack of the
+// decoders, which recurse.
+const maxDepth = 10000
+
+var (
+	errTruncated = errors.New("value truncated")
+	errTooDeep   = fmt.Errorf("value nested deeper than %d levels", maxDepth)
+)
 
 // msgpackItem reads the header of one msgpack item from its first byte c
 // and the bytes after it: how many bytes to skip past the header (length

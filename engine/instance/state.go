@@ -46,9 +46,9 @@ type State struct {
 
 // Failure records why an instance failed.
 type Failure struct {
-	Node    string `msgpack:"node,omitempty"`
-	Code    string `msgpack:"code,omitempty"`
-	Message string `msgpack:"message"`
+	Node    string `msgpack:"node,omitempty" json:"node,omitempty"`
+	Code    string `msgpack:"code,omitempty" json:"code,omitempty"`
+	Message string `msgpack:"message" json:"message"`
 }
 
 // TrackState says what a track is doing at its node.

@@ -34,11 +34,16 @@ type Env struct {
 
 type config struct {
 	partitions int
+	failover   time.Duration
 	listen     bool
 }
 
 // Option changes how Start sets up the server.
 type Option func(*config)
+
+// WithFastFailover provisions partition consumers with a short AckWait and
+// pinned TTL (d each), so tests of crashes and failover run in seconds.
+func WithFastFailover(d time.Duration) Option { return func(c *config) { c.failover = d } }
 
 // WithPartitions provisions n instance partitions instead of 4.
 func WithPartitions(n int) Option { return func(c *config) { c.partitions = n } }
@@ -68,7 +73,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	layout, err := streams.Provision(ctx, e.JS, streams.Config{Partitions: cfg.partitions, Logger: logger})
+	layout, err := streams.Provision(ctx, e.JS, streams.Config{Partitions: cfg.partitions, Logger: logger, EventAckWait: cfg.failover, Failover: cfg.failover})
 	if err != nil {
 		t.Fatalf("streamstest: provision: %v", err)
 	}
