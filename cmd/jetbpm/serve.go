@@ -36,6 +36,7 @@ const shutdownTimeout = 10 * time.Second
 type serveOptions struct {
 	data, listen, http   string
 	replicas, partitions int
+	failover             time.Duration
 	conn                 *connFlags
 	log                  *logFlags
 }
@@ -51,6 +52,7 @@ func runServe(ctx context.Context, args []string) error {
 	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz and /metrics; \"\" turns them off")
 	fs.IntVar(&o.replicas, "replicas", 1, "`N` replicas of every stream and bucket: 1, or 3 on a 3-node NATS cluster")
 	fs.IntVar(&o.partitions, "partitions", 8, "`N` instance partitions, fixed when the streams are first created")
+	fs.DurationVar(&o.failover, "failover", streams.DefaultFailover, "how long an engine node may be silent before its partitions move to another node; events it held return after 3x this")
 	o.log = addLogFlags(fs)
 	rest, err := parseArgs(fs, args)
 	if err != nil {
@@ -61,6 +63,9 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	if o.replicas < 1 || o.partitions < 1 {
 		return usageErrorf("serve", "--replicas and --partitions must be at least 1")
+	}
+	if o.failover < time.Second {
+		return usageErrorf("serve", "--failover must be at least 1s")
 	}
 	if !o.embedded() && (isSet(fs, "data") || isSet(fs, "listen")) {
 		return usageErrorf("serve", "--data and --listen configure the embedded NATS server; they do not go with --nats-url")
@@ -179,7 +184,10 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
 	}
-	layout, err := streams.Provision(ctx, js, streams.Config{Replicas: o.replicas, Partitions: o.partitions, Logger: logger})
+	layout, err := streams.Provision(ctx, js, streams.Config{
+		Replicas: o.replicas, Partitions: o.partitions, Logger: logger,
+		Failover: o.failover, EventAckWait: 3 * o.failover,
+	})
 	if err != nil {
 		return err
 	}

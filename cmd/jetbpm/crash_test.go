@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/api"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// TestServeKilledBetweenCheckpointAndEffects runs jetbpm serve with a
+// failpoint that SIGKILLs the process right after a checkpoint write,
+// before that step's effects are published and its event acknowledged.
+// After a restart on the same data directory every started instance
+// completes, and completes once: one completed fact per instance.
+func TestServeKilledBetweenCheckpointAndEffects(t *testing.T) {
+	dir, listen := t.TempDir(), freeAddr(t)
+	args := []string{"--data", dir, "--listen", listen, "--failover", "1s"}
+	first := startServe(t, []string{"JETBPM_FAILPOINT=crash-after-checkpoint:6"}, args...)
+	url := first.waitReady()["nats_url"].(string)
+
+	xml, err := os.ReadFile(orderBPMN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	nc := natsConn(t, url)
+	if _, err := api.NewClient(nc).Deploy(ctx, api.File{Name: "order.bpmn", XML: string(xml)}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Start instances until the failpoint kills the server. Big orders wait
+	// on a timer (two checkpoints), small ones finish in their first step.
+	var started []string
+	start := func(c *api.Client, i int) error {
+		vars := fmt.Sprintf(`{"amount": %d, "quantity": 2}`, 10+1000*(i%2))
+		id := fmt.Sprintf("order-%02d", i)
+		// A request in flight when the server dies gets no answer: bound it.
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		_, err := c.Start(rctx, api.StartRequest{ProcessID: "order", ID: id, Vars: json.RawMessage(vars)})
+		if err == nil {
+			started = append(started, id)
+		}
+		return err
+	}
+	const total = 20
+	i := 0
+	for ; i < total; i++ {
+		if start(api.NewClient(nc), i) != nil {
+			break
+		}
+	}
+	select {
+	case <-first.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the failpoint never killed serve")
+	}
+	if ws, ok := first.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("serve ended with %v, want SIGKILL from the failpoint", first.cmd.ProcessState)
+	}
+
+	second := startServe(t, nil, args...)
+	second.waitReady()
+	nc2 := natsConn(t, url)
+	client := api.NewClient(nc2)
+	for ; i < total; i++ {
+		if err := start(client, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range started {
+		waitCompleted(t, ctx, client, id)
+	}
+	counts := completedFacts(t, ctx, nc2)
+	for _, id := range started {
+		if counts[id] != 1 {
+			t.Errorf("instance %s: %d completed facts in the stream, want 1", id, counts[id])
+		}
+	}
+	if len(started) < total-1 {
+		t.Fatalf("only %d of %d starts were accepted", len(started), total)
+	}
+}
+
+func natsConn(t *testing.T, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// waitCompleted polls the instance (there is no event to wait on through
+// the API) until it has finished, with a bounded deadline.
+func waitCompleted(t *testing.T, ctx context.Context, c *api.Client, id string) {
+	t.Helper()
+	for wait := 20 * time.Millisecond; ; wait = min(2*wait, 250*time.Millisecond) {
+		v, err := c.Instance(ctx, id)
+		if err == nil && v.Status.Finished() {
+			if v.Status != instance.Completed {
+				t.Fatalf("instance %s ended %s: %+v", id, v.Status, v.Failure)
+			}
+			return
+		}
+		if err != nil && !errors.Is(err, engine.ErrNotFound) {
+			t.Fatalf("instance %s: %v", id, err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("instance %s did not complete: %+v %v", id, v, err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// completedFacts replays the facts stream and counts completed facts per
+// instance.
+func completedFacts(t *testing.T, ctx context.Context, nc *nats.Conn) map[string]int {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := streams.FactSubject(streams.FactInstance, "order", string(instance.FactCompleted))
+	cons, err := js.OrderedConsumer(ctx, streams.FactsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for n := info.NumPending; n > 0; n-- {
+		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f instance.Fact
+		if err := json.Unmarshal(m.Data(), &f); err != nil {
+			t.Fatal(err)
+		}
+		counts[f.Instance]++
+	}
+	return counts
+}
