@@ -64,13 +64,18 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	return o.id, nil
 }
 
-// Cancel terminates an active instance and waits until it has.
+// Cancel terminates an active instance and waits until it has. An
+// instance whose start is accepted but not yet applied is cancelled too:
+// the cancel queues behind the start.
 func (e *Engine) Cancel(ctx context.Context, id, reason string) error {
 	s, _, err := e.store.get(ctx, id)
-	if err != nil {
+	if errors.Is(err, ErrNotFound) {
+		if _, pending := e.pendingStart(ctx, id); !pending {
+			return err
+		}
+	} else if err != nil {
 		return err
-	}
-	if s.Status.Finished() {
+	} else if s.Status.Finished() {
 		return fmt.Errorf("instance %s is %s: %w", id, s.Status, ErrFinished)
 	}
 	ev := &instance.Event{ID: "cancel:" + id, Kind: instance.Cancel, Reason: reason}
@@ -100,13 +105,39 @@ func (e *Engine) send(ctx context.Context, id string, env envelope, msgID string
 	return nil
 }
 
-// Instance returns the current view of an instance.
+// Instance returns the current view of an instance. An instance whose
+// start is accepted but not yet applied shows as active with no tokens.
 func (e *Engine) Instance(ctx context.Context, id string) (*InstanceView, error) {
 	s, _, err := e.store.get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		if v, pending := e.pendingStart(ctx, id); pending {
+			return v, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	return viewOf(s), nil
+}
+
+// pendingStart looks for a start of id still queued on its partition.
+func (e *Engine) pendingStart(ctx context.Context, id string) (*InstanceView, bool) {
+	if !validInstanceID(id) {
+		return nil, false
+	}
+	m, err := e.events.GetLastMsgForSubject(ctx, streams.EventSubject(e.partitionOf(id), id))
+	if err != nil {
+		return nil, false
+	}
+	var env envelope
+	if streams.Unmarshal(m.Data, &env) != nil || env.Start == nil {
+		// Only a start can be the last message of an instance that has no
+		// checkpoint yet; anything else means it was never started.
+		return nil, false
+	}
+	v := viewOf(&instance.State{ID: id, ProcessID: env.Start.ProcessID, Version: env.Start.Version,
+		Status: instance.Active, StartedAt: m.Time, Scopes: []*instance.Scope{{ID: instance.RootScope, Vars: env.Start.Vars}}})
+	return v, true
 }
 
 // Wait blocks until the instance has finished, or ctx ends.

@@ -100,6 +100,11 @@ func setup(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() }) // runs before the engine closes
+	// Serve does not flush its subscription (see TestServeReadyWhenItReturns);
+	// without this the first request could find no responder.
+	if err := env.Conn.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	nc := env.NewConn(t)
 	return &fixture{env: env, eng: eng, srv: srv, client: api.NewClient(nc), nc: nc}
 }
@@ -446,10 +451,6 @@ func TestCloseAnswersInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	type result struct {
-		v   *engine.InstanceView
-		err error
-	}
 	got := make(chan result, 1)
 	go func() {
 		v, err := f.client.Cancel(ctx, id, "stuck")
@@ -457,26 +458,8 @@ func TestCloseAnswersInFlight(t *testing.T) {
 	}()
 
 	// The request is in flight once its cancel event is in the stream.
-	subject := streams.EventSubject(streams.PartitionOf(id, f.env.Layout.Partitions), id)
-	events, err := f.env.JS.Stream(ctx, streams.EventsStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		m, err := events.GetLastMsgForSubject(ctx, subject)
-		if err == nil && m.Header.Get(jetstream.MsgIDHeader) == "cancel:"+id {
-			break
-		}
-		select {
-		case r := <-got:
-			t.Fatalf("cancel returned before Close: %+v, %v", r.v, r.err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cancel event never published: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond) // bounded poll: there is no event to wait on
+	if r, returned := waitCancelEvent(t, f.env, id, got); returned {
+		t.Fatalf("cancel returned before Close: %+v, %v", r.v, r.err)
 	}
 
 	closed := make(chan error, 1)
@@ -503,5 +486,156 @@ func TestCloseAnswersInFlight(t *testing.T) {
 	}
 	if _, err := f.client.Instance(ctx, id); !errors.Is(err, api.ErrNoEngine) {
 		t.Errorf("request after Close: %v, want ErrNoEngine", err)
+	}
+}
+
+type result struct {
+	v   *engine.InstanceView
+	err error
+}
+
+// waitCancelEvent waits until the cancel event of instance id is in the
+// events stream, or the call reporting to got returns first (returned).
+func waitCancelEvent(t *testing.T, env *streamstest.Env, id string, got chan result) (r result, returned bool) {
+	t.Helper()
+	ctx := ctxT(t)
+	subject := streams.EventSubject(streams.PartitionOf(id, env.Layout.Partitions), id)
+	events, err := env.JS.Stream(ctx, streams.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		m, err := events.GetLastMsgForSubject(ctx, subject)
+		if err == nil && m.Header.Get(jetstream.MsgIDHeader) == "cancel:"+id {
+			return result{}, false
+		}
+		select {
+		case r := <-got:
+			return r, true
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cancel event never published: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond) // bounded poll: there is no event to wait on
+	}
+}
+
+// Start is durable when it returns, so a cancel sent right after it must
+// cancel the instance even if no engine has applied the start yet; today
+// it answers not_found (Engine.Cancel reads only the checkpoint). Engine
+// A's partitions are stopped so the start stays pending deterministically;
+// engine B then applies the start and the cancel.
+func TestCancelRightAfterStart(t *testing.T) {
+	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
+	ctx := ctxT(t)
+	engA, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.Serve(env.Conn, engA, quietLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	if err := env.Conn.Flush(); err != nil { // see TestServeReadyWhenItReturns
+		t.Fatal(err)
+	}
+	client := api.NewClient(env.NewConn(t))
+	if _, err := client.Deploy(ctx, api.File{Name: "wait.bpmn", XML: waitXML}); err != nil {
+		t.Fatal(err)
+	}
+	if err := engA.Close(ctx); err != nil { // A stops applying events
+		t.Fatal(err)
+	}
+	id, err := client.Start(ctx, api.StartRequest{ProcessID: "wait"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan result, 1)
+	go func() {
+		v, err := client.Cancel(ctx, id, "changed my mind")
+		got <- result{v, err}
+	}()
+	r, returned := waitCancelEvent(t, env, id, got)
+	if returned {
+		t.Fatalf("cancel of a started instance whose start is not applied yet = %+v, %v; want it cancelled", r.v, r.err)
+	}
+	engB, err := engine.Open(ctx, env.NewConn(t), engine.Options{Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = engB.Close(ctx)
+	})
+	select {
+	case r = <-got:
+	case <-ctx.Done():
+		t.Fatal("cancel never returned")
+	}
+	if r.err != nil || r.v.Status != instance.Terminated {
+		t.Errorf("cancel = %+v, %v; want terminated", r.v, r.err)
+	}
+}
+
+// When Serve returns, the subscription must be known to the server, so a
+// request from another connection is answered. Today Serve does not flush
+// its SUB, and such a request usually gets ErrNoEngine.
+func TestServeReadyWhenItReturns(t *testing.T) {
+	f := setup(t)
+	if err := f.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.env.Conn.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		nc := f.env.NewConn(t)
+		srv, err := api.Serve(nc, f.eng, quietLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.client.Instances(ctxT(t), api.ListRequest{ProcessID: "none"})
+		_ = srv.Close()
+		_ = nc.Flush()
+		if err != nil {
+			t.Fatalf("request %d right after Serve returned: %v, want an answer", i, err)
+		}
+	}
+}
+
+// After Close returns, a request gets ErrNoEngine at once. Today Close
+// unsubscribes without flushing: a request that reaches the server before
+// the UNSUB is routed to the dead subscription, dropped unanswered, and
+// the client waits for its whole timeout (30 s by default).
+func TestRequestAfterCloseGetsNoEngine(t *testing.T) {
+	f := setup(t)
+	if err := f.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.env.Conn.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		nc := f.env.NewConn(t)
+		srv, err := api.Serve(nc, f.eng, quietLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err = f.client.Instances(ctx, api.ListRequest{ProcessID: "none"})
+		cancel()
+		if !errors.Is(err, api.ErrNoEngine) {
+			t.Fatalf("request %d after Close returned: %v, want ErrNoEngine", i, err)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -43,16 +44,45 @@ func Serve(nc *nats.Conn, eng *engine.Engine, log *slog.Logger) (*Server, error)
 		return nil, fmt.Errorf("api: subscribe: %w", err)
 	}
 	s.sub = sub
+	// The subscription must reach the server before Serve returns, or a
+	// request sent right after would find no responder.
+	if err := nc.Flush(); err != nil {
+		_ = sub.Unsubscribe()
+		stop()
+		return nil, fmt.Errorf("api: subscribe: %w", err)
+	}
 	return s, nil
 }
 
-// Close stops taking requests and waits for those in flight.
+// Close stops taking requests, answers those already received and waits
+// for them.
 func (s *Server) Close() error {
-	err := s.sub.Unsubscribe()
+	closed := s.sub.StatusChanged(nats.SubscriptionClosed)
+	err := s.sub.Drain()
+	if err == nil {
+		// Drain returns at once; the subscription closes once every queued
+		// request has been handed to handle.
+		select {
+		case <-closed:
+		case <-time.After(DefaultTimeout):
+		}
+	}
+	// Requests in flight get a grace period, then their context ends (a
+	// cancel waiting for its instance, say) and they answer with an error.
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeGrace):
+		s.stop()
+		<-done
+	}
 	s.stop()
-	s.wg.Wait()
 	return err
 }
+
+// closeGrace is how long Close lets requests in flight finish.
+const closeGrace = 5 * time.Second
 
 func (s *Server) handle(m *nats.Msg) {
 	s.sem <- struct{}{}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -38,9 +39,18 @@ type Period struct {
 	Clock               time.Duration
 }
 
-// AddTo returns t plus the period.
+// AddTo returns t plus the period. Years and months move the calendar
+// month and clamp the day to that month's last (Jan 31 + P1M = Feb 28), as
+// ISO 8601 and java.time do; then days and clock time are added.
 func (p Period) AddTo(t time.Time) time.Time {
-	return t.AddDate(p.Years, p.Months, p.Days).Add(p.Clock)
+	if p.Years != 0 || p.Months != 0 {
+		y, m, d := t.Date()
+		first := time.Date(y+p.Years, m+time.Month(p.Months), 1, 0, 0, 0, 0, t.Location())
+		last := first.AddDate(0, 1, -1).Day()
+		hh, mm, ss := t.Clock()
+		t = time.Date(first.Year(), first.Month(), min(d, last), hh, mm, ss, t.Nanosecond(), t.Location())
+	}
+	return t.AddDate(0, 0, p.Days).Add(p.Clock)
 }
 
 // IsZero reports whether p adds nothing.
@@ -142,7 +152,7 @@ func ParsePeriod(s string) (Period, error) {
 		return bad("must start with P and name at least one unit")
 	}
 	var p Period
-	rest, inTime, units := s[1:], false, 0
+	rest, inTime, units, timeUnits := s[1:], false, 0, 0
 	for rest != "" {
 		if rest[0] == 'T' {
 			if inTime {
@@ -187,19 +197,22 @@ func ParsePeriod(s string) (Period, error) {
 		if err != nil {
 			return bad(err.Error())
 		}
-		switch unit {
-		case 'H':
-			p.Clock += time.Duration(f * float64(time.Hour))
-		case 'M':
-			p.Clock += time.Duration(f * float64(time.Minute))
-		case 'S':
-			p.Clock += time.Duration(f * float64(time.Second))
-		default:
+		scale := map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second}[unit]
+		if scale == 0 {
 			return bad(fmt.Sprintf("unknown time unit %q", unit))
 		}
+		d := f * float64(scale)
+		if d >= math.MaxInt64 || float64(p.Clock)+d >= math.MaxInt64 {
+			return bad("longer than 292 years")
+		}
+		p.Clock += time.Duration(d)
+		timeUnits++
 	}
 	if units == 0 {
 		return bad("no units")
+	}
+	if inTime && timeUnits == 0 {
+		return bad("T must be followed by hours, minutes or seconds")
 	}
 	return p, nil
 }

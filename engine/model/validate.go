@@ -74,13 +74,12 @@ func (v *validator) run() {
 		}
 		v.node(n)
 	}
-	for scope := range scopes {
-		if p.StartOf(scope) == nil {
-			if scope == "" {
-				v.addf("", 0, "has no none start event")
-			} else {
-				v.nodef(p.Node(scope), "has no none start event inside it")
-			}
+	if p.StartOf("") == nil {
+		v.addf("", 0, "has no none start event")
+	}
+	for _, n := range p.Nodes {
+		if n.Kind == SubProcess && p.StartOf(n.ID) == nil {
+			v.nodef(n, "has no none start event inside it")
 		}
 	}
 	for _, f := range p.Flows {
@@ -95,6 +94,8 @@ func (v *validator) node(n *Node) {
 	case StartEvent:
 		if n.Event != NoneEvent {
 			v.nodef(n, "%s start events are not supported; use a none start event", n.Event)
+		} else if first := p.StartOf(n.Scope); first != n {
+			v.nodef(n, "a scope has one none start event; %q is already one", first.ID)
 		}
 		if len(in) > 0 {
 			v.nodef(n, "has incoming sequence flows")
@@ -131,6 +132,9 @@ func (v *validator) node(n *Node) {
 	case Task, ManualTask, SubProcess:
 	default:
 		v.nodef(n, "unknown node kind")
+	}
+	if n.Service != nil && n.Kind != ServiceTask {
+		v.nodef(n, "only service tasks have an operation, a worker or a timeout")
 	}
 	if n.Kind != BoundaryEvent && n.Timer != nil && n.Kind != IntermediateCatchEvent {
 		v.nodef(n, "only catch and boundary events can have a timer")
