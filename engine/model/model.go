@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine/expression"
+	"github.com/jetbpm/jetbpm/jobs"
 )
 
 // Kind is the BPMN element type of a node, named as in BPMN XML.
@@ -138,6 +139,21 @@ type Worker struct {
 	Retries int `msgpack:"retries,omitempty"`
 	// Headers are static key/values passed to the worker with every job.
 	Headers map[string]string `msgpack:"headers,omitempty"`
+	// Options are the per-service job options (WithRetryPolicy,
+	// WithErrorMapper, ...); engine-wide defaults fill what they leave.
+	Options jobs.Overrides `msgpack:"options,omitempty"`
+}
+
+// Overrides returns the service's job options, with a Zeebe retries count
+// standing in for a retry policy when none is set.
+func (w *Worker) Overrides() jobs.Overrides {
+	o := w.Options
+	if o.Retry == nil && w.Retries > 0 {
+		spec := jobs.DefaultRetrySpec
+		spec.MaxAttempts = w.Retries
+		o.Retry = &spec
+	}
+	return o
 }
 
 // Mapping assigns the value of Source (an expression) to the variable Target.

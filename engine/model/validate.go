@@ -174,6 +174,12 @@ func (v *validator) service(n *Node) {
 		v.nodef(n, "timeout %v is negative", s.Timeout)
 	case s.Worker != nil && s.Timeout > 0:
 		v.nodef(n, "WithTimeout applies to in-process operations only; external jobs use lock durations")
+	case s.Worker != nil && s.Worker.Retries < 0:
+		v.nodef(n, "retries %d is negative", s.Worker.Retries)
+	case s.Worker != nil:
+		if err := s.Worker.Overrides().Validate(); err != nil {
+			v.nodef(n, "worker options: %v", err)
+		}
 	}
 }
 

@@ -1,0 +1,76 @@
+package model
+
+import (
+	"time"
+
+	"github.com/jetbpm/jetbpm/jobs"
+)
+
+// WorkerOption configures the external-worker locus of a service task.
+type WorkerOption func(*Worker)
+
+// WithWorker makes a service task external (SVC-1): on activation it
+// enqueues a job on topic for workers to fetch, and waits. The task must
+// not also name an in-process operation; pass "" as the operation.
+func WithWorker(topic string, opts ...WorkerOption) NodeOption {
+	return func(n *Node) {
+		if n.Service == nil {
+			n.Service = &Service{}
+		}
+		w := &Worker{Topic: topic}
+		for _, o := range opts {
+			o(w)
+		}
+		n.Service.Worker = w
+	}
+}
+
+// WithRetryPolicy sets the job's retry policy (SVC-10), e.g.
+// jobs.FixedDelaySpec(5, time.Second).
+func WithRetryPolicy(spec jobs.RetrySpec) WorkerOption {
+	return func(w *Worker) { w.Options.Retry = &spec }
+}
+
+// WithErrorMapper classifies the worker's faults by rules, first match
+// wins (SVC-6).
+func WithErrorMapper(rules ...jobs.Rule) WorkerOption {
+	return func(w *Worker) { w.Options.Rules = rules }
+}
+
+// WithCustomErrorMapper classifies faults with a Go ErrorMapper registered
+// with the engine under name; the job then runs EngineAuthoritative.
+func WithCustomErrorMapper(name string) WorkerOption {
+	return func(w *Worker) { w.Options.Mapper = name }
+}
+
+// WithOutputMapping extracts variables from the worker's payload (SVC-8).
+func WithOutputMapping(rules ...jobs.OutputRule) WorkerOption {
+	return func(w *Worker) { w.Options.Outputs = rules }
+}
+
+// WithStatus names the variable a business status is written to; with
+// overwrite false an existing variable makes the task fail (SVC-7).
+func WithStatus(name string, overwrite bool) WorkerOption {
+	return func(w *Worker) { w.Options.Status, w.Options.StatusOverwrite = name, overwrite }
+}
+
+// WithWorkerTrust says who runs the job's policy (SVC-9).
+func WithWorkerTrust(t jobs.Trust) WorkerOption {
+	return func(w *Worker) { w.Options.Trust = t }
+}
+
+// WithLockDuration sets the topic's lock (ARCH-4: lock duration is per
+// topic, so every service on the topic must agree).
+func WithLockDuration(d time.Duration) WorkerOption {
+	return func(w *Worker) { w.Options.LockDuration = d }
+}
+
+// WithMaxLockDuration caps one delivery's total lock time (SVC-5).
+func WithMaxLockDuration(d time.Duration) WorkerOption {
+	return func(w *Worker) { w.Options.MaxLockDuration = d }
+}
+
+// WithHeaders passes static key/values to the worker with every job.
+func WithHeaders(h map[string]string) WorkerOption {
+	return func(w *Worker) { w.Headers = h }
+}

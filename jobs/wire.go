@@ -1,0 +1,107 @@
+package jobs
+
+import (
+	"fmt"
+	"time"
+)
+
+// The worker protocol (docs/worker-protocol.md) is JSON: every language has
+// it, job data is JSON-like, and a human can read it with the nats CLI.
+
+// Job is the body of a job message on JETBPM_JOBS.
+type Job struct {
+	ID        string            `json:"id"`
+	Topic     string            `json:"topic"`
+	Instance  string            `json:"instanceId"`
+	ProcessID string            `json:"processId"`
+	Node      string            `json:"nodeId"`
+	Input     map[string]any    `json:"input"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	// ReportTo is the subject every check-in, extend request and report for
+	// this job is published to.
+	ReportTo string `json:"reportTo"`
+	// LockDurationMs is the lock each delivery starts with.
+	LockDurationMs int64 `json:"lockDurationMs"`
+	// Policy is shipped under WorkerTrusted only.
+	Policy *Policy `json:"policy,omitempty"`
+}
+
+// ReportKind names a worker message.
+type ReportKind string
+
+// Worker message kinds.
+const (
+	CheckIn   ReportKind = "checkin"   // a redelivery, before executing it
+	Extend    ReportKind = "extend"    // ExtendLock
+	Complete  ReportKind = "complete"  // success with output
+	BpmnError ReportKind = "bpmnError" // WorkerTrusted verdict: a BPMN error
+	Status    ReportKind = "status"    // WorkerTrusted verdict: a business status
+	Fail      ReportKind = "fail"      // a technical fault, or the raw {code, body}
+)
+
+// Report is what a worker publishes to Job.ReportTo.
+type Report struct {
+	Kind  ReportKind `json:"kind"`
+	JobID string     `json:"jobId"`
+	// Delivery is the job message's reply (ack) subject as the worker
+	// received it: it names the delivery the worker holds.
+	Delivery string `json:"delivery"`
+	Worker   string `json:"worker,omitempty"`
+	// ReplyTo, if set, receives the engine's Verdict.
+	ReplyTo string `json:"replyTo,omitempty"`
+
+	Output    map[string]any `json:"output,omitempty"`    // complete
+	ErrorCode string         `json:"errorCode,omitempty"` // bpmnError
+	Message   string         `json:"message,omitempty"`   // bpmnError, fail
+	Vars      map[string]any `json:"vars,omitempty"`      // bpmnError
+	Status    string         `json:"status,omitempty"`    // status
+	Code      string         `json:"code,omitempty"`      // fail
+	Body      any            `json:"body,omitempty"`      // fail
+	// Retries overrides the remaining retries on a fail (WorkerTrusted
+	// only); RetryBackoffMs the delay before the next attempt.
+	Retries        *int  `json:"retries,omitempty"`
+	RetryBackoffMs int64 `json:"retryBackoffMs,omitempty"`
+	// CannotRunPolicy says the worker could not apply the shipped policy;
+	// the engine classifies and retries for it (SVC-10b).
+	CannotRunPolicy bool `json:"cannotRunPolicy,omitempty"`
+	// ExtendMs is the lock an extend request asks for, from now.
+	ExtendMs int64 `json:"extendMs,omitempty"`
+}
+
+// Validate checks a report's shape; it names the first problem.
+func (r *Report) Validate() error {
+	switch {
+	case r.JobID == "":
+		return fmt.Errorf("report has no jobId")
+	case r.Delivery == "":
+		return fmt.Errorf("report for job %s has no delivery (the job message's reply subject)", r.JobID)
+	}
+	switch r.Kind {
+	case CheckIn, Extend, Complete, Fail:
+	case BpmnError:
+		if r.ErrorCode == "" {
+			return fmt.Errorf("bpmnError report for job %s has no errorCode", r.JobID)
+		}
+	case Status:
+		if r.Status == "" {
+			return fmt.Errorf("status report for job %s has no status", r.JobID)
+		}
+	default:
+		return fmt.Errorf("report for job %s has unknown kind %q", r.JobID, r.Kind)
+	}
+	if r.Retries != nil && *r.Retries < 0 {
+		return fmt.Errorf("fail report for job %s has negative retries", r.JobID)
+	}
+	return nil
+}
+
+// Verdict is the engine's answer to a worker message.
+type Verdict struct {
+	JobID    string     `json:"jobId"`
+	Kind     ReportKind `json:"kind"`
+	Accepted bool       `json:"accepted"`
+	// Reason explains a refusal, or what an accepted fail led to.
+	Reason string `json:"reason,omitempty"`
+	// LockExpiresAt is set on a granted extend.
+	LockExpiresAt *time.Time `json:"lockExpiresAt,omitempty"`
+}
