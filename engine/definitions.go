@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -58,7 +59,38 @@ func (e *Engine) Deploy(ctx context.Context, p *model.Process) (Deployment, erro
 	if err := p.Validate(); err != nil {
 		return Deployment{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	if err := e.ensureTopics(ctx, p); err != nil {
+		return Deployment{}, err
+	}
 	return e.defs.deploy(ctx, p)
+}
+
+// ensureTopics creates the pull consumer of every topic p's external tasks
+// use. The lock is the consumer's AckWait, so it is per topic (ARCH-4): a
+// service asking another lock than the topic has is a deploy error.
+func (e *Engine) ensureTopics(ctx context.Context, p *model.Process) error {
+	locks := map[string]time.Duration{}
+	for _, n := range p.Nodes {
+		if !n.IsExternal() {
+			continue
+		}
+		topic := n.Service.Worker.Topic
+		lock := n.Service.Worker.Overrides().Resolve(e.opts.Jobs).LockDuration
+		if prev, ok := locks[topic]; ok && prev != lock {
+			return fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, another task of the process %s; the lock is per topic",
+				ErrInvalid, p.ID, n.ID, lock, topic, prev)
+		}
+		locks[topic] = lock
+		cons, err := e.js.Consumer(ctx, streams.JobsStream, streams.TopicConsumer(topic))
+		if err == nil && cons.CachedInfo().Config.AckWait != lock {
+			return fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, which has %s; the lock is per topic (ARCH-4)",
+				ErrInvalid, p.ID, n.ID, lock, topic, cons.CachedInfo().Config.AckWait)
+		}
+		if err := streams.EnsureTopic(ctx, e.js, topic, lock, e.layout.Replicas); err != nil {
+			return fmt.Errorf("process %s: topic %q: %w", p.ID, topic, err)
+		}
+	}
+	return nil
 }
 
 // DeployXML imports BPMN 2.0 XML and deploys every executable process in it.
@@ -70,7 +102,7 @@ func (e *Engine) DeployXML(ctx context.Context, r io.Reader) ([]Deployment, erro
 	}
 	out := make([]Deployment, 0, len(procs))
 	for _, p := range procs {
-		dep, err := e.defs.deploy(ctx, p)
+		dep, err := e.Deploy(ctx, p)
 		if err != nil {
 			return out, err
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -59,6 +60,16 @@ type Options struct {
 	MaxCheckpointBytes int
 	// BatchSize bounds the events a partition applies at once (default 256).
 	BatchSize int
+
+	// Jobs are the engine-wide defaults of external service tasks — the
+	// WithWorkerRetryPolicy, WithWorkerErrorMapper, WithWorkerTrustDefault,
+	// WithWorkerLockDuration and WithWorkerMaxLockDuration of ADR-021 §2.2.
+	// A task's own options override them.
+	Jobs jobs.Overrides
+	// ErrorMappers and RetryPolicies are custom Go policies that tasks
+	// name (model.WithCustomErrorMapper, jobs.CustomRetrySpec).
+	ErrorMappers  map[string]jobs.ErrorMapper
+	RetryPolicies map[string]jobs.RetryPolicy
 }
 
 func (o *Options) setDefaults(maxPayload int64) {
@@ -108,7 +119,11 @@ type Engine struct {
 	js     jetstream.JetStream
 	layout streams.Layout
 	events jetstream.Stream
-	store  *checkpoints
+	// jobsStream holds external jobs; jobSeqs remembers the stream sequence
+	// of each job this node queued, to check deliveries without a read.
+	jobsStream jetstream.Stream
+	jobSeqs    sync.Map
+	store      *checkpoints
 	defs   *definitions
 
 	mu      sync.Mutex
@@ -135,6 +150,12 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout, session: nuid.Next()}
 	if e.events, err = js.Stream(ctx, streams.EventsStream); err != nil {
 		return nil, fmt.Errorf("engine: events stream: %w", err)
+	}
+	if e.jobsStream, err = js.Stream(ctx, streams.JobsStream); err != nil {
+		return nil, fmt.Errorf("engine: jobs stream: %w", err)
+	}
+	if err := opts.Jobs.Validate(); err != nil {
+		return nil, fmt.Errorf("engine: job defaults: %w", err)
 	}
 	if e.store, err = openCheckpoints(ctx, js, opts.FinishedRetention); err != nil {
 		return nil, err

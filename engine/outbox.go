@@ -27,6 +27,11 @@ func (e *Engine) publish(ctx context.Context, partition int, s *instance.State) 
 				return e.publishFailed(s, eff, err)
 			}
 			continue
+		case instance.CancelJob:
+			if err := e.cancelJob(ctx, eff.Topic, eff.Wait); err != nil {
+				return e.publishFailed(s, eff, err)
+			}
+			continue
 		}
 		msg, err := e.effectMsg(partition, s, eff)
 		if err != nil {
@@ -41,8 +46,14 @@ func (e *Engine) publish(ctx context.Context, partition int, s *instance.State) 
 	timeout := time.After(10 * time.Second)
 	for _, f := range futures {
 		select {
-		case <-f.Ok():
+		case ack := <-f.Ok():
+			if id := f.Msg().Header.Get(headerJob); id != "" {
+				e.jobSeqs.Store(id, ack.Sequence)
+			}
 		case err := <-f.Err():
+			if f.Msg().Header.Get(headerJob) != "" && alreadyQueued(err) {
+				continue
+			}
 			return e.publishFailed(s, instance.Effect{ID: f.Msg().Header.Get(jetstream.MsgIDHeader)}, err)
 		case <-timeout:
 			return e.publishFailed(s, instance.Effect{}, errors.New("timed out waiting for JetStream"))
@@ -73,6 +84,8 @@ func (e *Engine) effectMsg(partition int, s *instance.State, eff instance.Effect
 		m.Header.Set("Nats-Schedule-Target", streams.EventSubject(partition, s.ID))
 		m.Header.Set(jetstream.MsgIDHeader, eff.ID)
 		return m, nil
+	case instance.EnqueueJob:
+		return e.enqueueMsg(partition, s, eff)
 	case instance.PublishFact:
 		body, err := json.Marshal(eff.Fact)
 		if err != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -103,6 +105,9 @@ type group struct {
 	start  *startRequest
 	events []instance.Event
 
+	reports []*report
+	actions []jobAction
+
 	state *instance.State
 	rev   uint64
 	write jetstream.PubAckFuture
@@ -150,19 +155,38 @@ func (p *partition) abandon(g *group) {
 func (p *partition) groups(batch []jetstream.Msg) []*group {
 	byID := map[string]*group{}
 	var out []*group
+	get := func(id string) *group {
+		g := byID[id]
+		if g == nil {
+			g = &group{id: id}
+			byID[id] = g
+			out = append(out, g)
+		}
+		return g
+	}
 	for _, m := range batch {
+		if id, ok := strings.CutPrefix(m.Subject(), streams.ReportPrefix(p.n)); ok {
+			rep, refusal := parseReport(m)
+			if refusal == nil && !validInstanceID(id) {
+				refusal = &jobAction{replyTo: rep.r.ReplyTo, verdict: jobs.Verdict{JobID: rep.r.JobID, Kind: rep.r.Kind, Reason: "report subject names no valid instance"}}
+			}
+			if refusal != nil {
+				p.log.Warn("refusing malformed worker message", "subject", m.Subject(), "reason", refusal.verdict.Reason)
+				p.refuse(m, refusal)
+				continue
+			}
+			g := get(id)
+			g.msgs = append(g.msgs, m)
+			g.reports = append(g.reports, rep)
+			continue
+		}
 		var env envelope
 		if err := streams.Unmarshal(m.Data(), &env); err != nil || !validInstanceID(env.Instance) || (env.Start == nil) == (env.Event == nil) {
 			p.log.Warn("dropping malformed event", "subject", m.Subject(), "err", err)
 			_ = m.Term()
 			continue
 		}
-		g := byID[env.Instance]
-		if g == nil {
-			g = &group{id: env.Instance}
-			byID[env.Instance] = g
-			out = append(out, g)
-		}
+		g := get(env.Instance)
 		g.msgs = append(g.msgs, m)
 		if env.Start != nil && g.start == nil {
 			g.start = env.Start
@@ -182,10 +206,13 @@ func (p *partition) step(ctx context.Context, g *group) {
 		return
 	}
 	log := p.log.With("instance", g.id)
-	changed := false
+	jobEvents, changed := p.decideReports(ctx, g, s)
+	g.events = append(g.events, jobEvents...)
 	switch {
 	case s == nil && g.start == nil:
-		log.Debug("events for an unknown instance dropped", "events", len(g.events))
+		if len(g.events) > len(jobEvents) {
+			log.Debug("events for an unknown instance dropped", "events", len(g.events))
+		}
 		return
 	case s == nil:
 		if s, err = p.e.create(ctx, g.id, g.start); err != nil {
@@ -296,7 +323,16 @@ func (p *partition) settle(g *group) {
 			p.cache.put(g.id, cached{state: g.state, rev: g.rev})
 		}
 	}
+	p.sendJobActions(g)
 	for _, m := range g.msgs {
 		_ = m.Ack()
 	}
+}
+
+// refuse answers a malformed worker message and drops it.
+func (p *partition) refuse(m jetstream.Msg, a *jobAction) {
+	if a != nil && a.replyTo != "" {
+		p.sendJobActions(&group{actions: []jobAction{*a}})
+	}
+	_ = m.Term()
 }

@@ -175,3 +175,7 @@ func Token(s string) string {
 func tokenByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
 }
+
+// ReportPrefix is the subject prefix of reports for a partition's
+// instances; the instance id follows it.
+func ReportPrefix(partition int) string { return fmt.Sprintf("%s.%d.", reportsRoot, partition) }

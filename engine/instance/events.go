@@ -1,6 +1,10 @@
 package instance
 
-import "time"
+import (
+	"time"
+
+	"github.com/jetbpm/jetbpm/jobs"
+)
 
 // EventKind names what happened.
 type EventKind string
@@ -11,6 +15,9 @@ const (
 	TimerFired EventKind = "timerFired"
 	// Cancel terminates the instance.
 	Cancel EventKind = "cancel"
+	// JobOutcome is a job's terminal outcome (Event.Outcome) for the job
+	// wait Event.Wait; classification and retries happened before it.
+	JobOutcome EventKind = "jobOutcome"
 )
 
 // Event is an input to an instance. Start is not an event: it creates the
@@ -22,6 +29,7 @@ type Event struct {
 	Wait   string    `msgpack:"wait,omitempty"`
 	Firing int       `msgpack:"firing,omitempty"`
 	Reason string    `msgpack:"reason,omitempty"`
+	Outcome *jobs.Terminal `msgpack:"outcome,omitempty"`
 }
 
 // EffectKind names something the engine must do after the checkpoint.
@@ -32,6 +40,8 @@ const (
 	ScheduleTimer EffectKind = "scheduleTimer"
 	CancelTimer   EffectKind = "cancelTimer"
 	PublishFact   EffectKind = "fact"
+	EnqueueJob    EffectKind = "enqueueJob" // publish Effect.Job, at most once
+	CancelJob     EffectKind = "cancelJob"  // remove job Effect.Wait on topic Effect.Topic
 )
 
 // Effect is one entry of the outbox. Publishing an effect again must be
@@ -45,6 +55,8 @@ type Effect struct {
 	Due    time.Time `msgpack:"due,omitempty"`
 	Firing int       `msgpack:"firing,omitempty"`
 	Fact   *Fact     `msgpack:"fact,omitempty"`
+	Job    *jobs.Job `msgpack:"job,omitempty"`
+	Topic  string    `msgpack:"topic,omitempty"`
 }
 
 // FactKind is the kind of a lifecycle fact.

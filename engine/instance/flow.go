@@ -170,7 +170,7 @@ func (r *runner) script(t *Track, n *model.Node) {
 // comes first; a boundary deadline interrupts the task as the timer would.
 func (r *runner) service(t *Track, n *model.Node) {
 	if n.IsExternal() {
-		r.fault(t, n, "external service tasks are not executed by this engine build")
+		r.enqueue(t, n)
 		return
 	}
 	locals, ok := r.inputs(t, n)

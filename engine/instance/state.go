@@ -3,6 +3,8 @@ package instance
 import (
 	"slices"
 	"time"
+
+	"github.com/jetbpm/jetbpm/jobs"
 )
 
 // Status is an instance's lifecycle state.
@@ -95,6 +97,7 @@ type WaitKind string
 const (
 	TimerWait    WaitKind = "timer"    // intermediate timer catch event
 	BoundaryWait WaitKind = "boundary" // timer boundary event of an activity
+	JobWait      WaitKind = "job"      // an external service task's job
 )
 
 // Wait is something the instance is parked on. Its ID is the key an event
@@ -108,6 +111,17 @@ type Wait struct {
 	Due    time.Time `msgpack:"due,omitempty"`
 	Armed  time.Time `msgpack:"armed,omitempty"`
 	Firing int       `msgpack:"firing,omitempty"`
+	// Job is the engine's record of a job wait's job.
+	Job *jobs.State `msgpack:"job,omitempty"`
+}
+
+// Job returns the state of the live job with the given id, nil if the
+// instance is not waiting on it (unknown, finished or cancelled).
+func (s *State) Job(id string) *jobs.State {
+	if w := s.wait(id); w != nil && w.Kind == JobWait {
+		return w.Job
+	}
+	return nil
 }
 
 func (s *State) track(id string) *Track {

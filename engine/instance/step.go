@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/jobs"
 )
 
 // Executor runs in-process operations for a step. The engine resolves
@@ -56,6 +57,9 @@ type Env struct {
 	MaxNodes int
 	// CheckValue, when set, vets every variable a step writes (size limits).
 	CheckValue func(name string, v any) error
+	// Jobs are the engine-wide job defaults under every external task's own
+	// options (the two-level configuration of ADR-021 §2.2).
+	Jobs jobs.Overrides
 }
 
 // ErrInvariant marks a step that found the state inconsistent with its
@@ -158,6 +162,13 @@ func (r *runner) apply(ev Event) bool {
 			return false
 		}
 		r.timerFired(w)
+		return true
+	case JobOutcome:
+		w := r.s.wait(ev.Wait)
+		if w == nil || w.Kind != JobWait || ev.Outcome == nil {
+			return false
+		}
+		r.jobDone(w, ev.Outcome)
 		return true
 	case Cancel:
 		reason := ev.Reason

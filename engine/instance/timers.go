@@ -42,16 +42,23 @@ func (r *runner) disarm(t *Track) {
 	})
 }
 
+// unschedule takes back what arming w published: a timer or a job queued
+// in this same step is dropped from the outbox, an older one is cancelled.
 func (r *runner) unschedule(w *Wait) {
 	n := len(r.s.Outbox)
 	mine := r.s.Outbox[r.outboxBase:]
 	mine = slices.DeleteFunc(mine, func(e Effect) bool {
-		return e.Kind == ScheduleTimer && e.Wait == w.ID
+		return (e.Kind == ScheduleTimer || e.Kind == EnqueueJob) && e.Wait == w.ID
 	})
 	r.s.Outbox = r.s.Outbox[:r.outboxBase+len(mine)]
-	if len(r.s.Outbox) == n {
-		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.ID, Kind: CancelTimer, Wait: w.ID})
+	if len(r.s.Outbox) < n {
+		return
 	}
+	if w.Kind == JobWait {
+		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.ID, Kind: CancelJob, Wait: w.ID, Topic: w.Job.Topic})
+		return
+	}
+	r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.ID, Kind: CancelTimer, Wait: w.ID})
 }
 
 func (r *runner) timerFired(w *Wait) {

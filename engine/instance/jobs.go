@@ -1,0 +1,90 @@
+package instance
+
+import (
+	"slices"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/jobs"
+)
+
+// enqueue parks t on an external service task: it resolves the job's
+// policy (the task's options over the engine's), queues the job and arms
+// the task's timer boundaries. The job id is the wait id, unique per
+// activation (ARCH-6) and the worker's idempotency key.
+func (r *runner) enqueue(t *Track, n *model.Node) {
+	locals, ok := r.inputs(t, n)
+	if !ok {
+		return
+	}
+	input := locals
+	if len(n.Inputs) == 0 {
+		input = r.visible(t)
+	}
+	w := n.Service.Worker
+	policy := w.Overrides().Resolve(r.env.Jobs)
+	id := r.waitID(n.ID, t.Activation)
+	job := &jobs.Job{
+		ID: id, Topic: w.Topic, Instance: r.s.ID, ProcessID: r.s.ProcessID, Node: n.ID,
+		Input: deepCopyMap(input), Headers: w.Headers, LockDurationMs: policy.LockDuration.Milliseconds(),
+	}
+	if policy.Trust == jobs.WorkerTrusted {
+		shipped := policy
+		job.Policy = &shipped
+	}
+	t.State, t.Locals = Waiting, locals
+	r.s.Waits = append(r.s.Waits, &Wait{
+		ID: id, Kind: JobWait, Track: t.ID, Node: n.ID, Armed: r.env.Now,
+		Job: jobs.NewState(id, w.Topic, policy, r.env.Now),
+	})
+	r.s.Outbox = append(r.s.Outbox, Effect{ID: "job:" + id, Kind: EnqueueJob, Wait: id, Job: job})
+	r.armBoundaries(t, n)
+}
+
+// jobDone applies a job's terminal outcome: the track wakes once (SVC-11).
+func (r *runner) jobDone(w *Wait, out *jobs.Terminal) {
+	t := r.s.track(w.Track)
+	n := r.p.Node(w.Node)
+	if t == nil || n == nil {
+		r.bug("job wait %q has no track or node", w.ID)
+	}
+	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
+	t.State = Ready
+	switch out.Kind {
+	case jobs.Done:
+		clean, err := NormalizeVars(out.Output)
+		if err != nil {
+			r.fault(t, n, "job output: "+err.Error())
+			return
+		}
+		r.complete(t, n, t.Locals, clean)
+	case jobs.Errored:
+		for _, k := range sortedKeys(out.Vars) {
+			v, ok := r.checkVar(t, n, k, out.Vars[k])
+			if !ok {
+				return
+			}
+			r.storeVar(t.Scope, k, v)
+		}
+		r.throw(t, n.ID, t.Scope, out.ErrorCode, out.Message)
+	case jobs.StatusSet:
+		r.writeStatus(t, n, w.Job.Policy, out.Status)
+	default:
+		r.fault(t, n, out.Message)
+	}
+}
+
+// writeStatus writes a business status to the task's WithStatus variable
+// and completes the task (SVC-7). An existing variable with overwrite off
+// is a collision: the task fails, and the job is not run again (SVC-8b).
+func (r *runner) writeStatus(t *Track, n *model.Node, p jobs.Policy, value string) {
+	if p.Status == "" {
+		r.fault(t, n, "the worker reported status "+value+" but the task has no WithStatus variable")
+		return
+	}
+	if _, exists := r.visible(t)[p.Status]; exists && !p.StatusOverwrite {
+		r.fault(t, n, "status variable "+p.Status+" already exists and WithStatus does not overwrite it (status "+value+" not written)")
+		return
+	}
+	r.storeVar(t.Scope, p.Status, value)
+	r.complete(t, n, t.Locals, nil)
+}

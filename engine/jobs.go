@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// Job message headers, for workers and for the engine's own checks.
+const (
+	headerJob      = "Jetbpm-Job"
+	headerInstance = "Jetbpm-Instance"
+)
+
+// report is a worker message taken from the events stream.
+type report struct {
+	msg      jetstream.Msg
+	r        jobs.Report
+	delivery jobs.Delivery
+}
+
+// jobAction is an action on a job message and the verdict for the worker,
+// carried out once the decision is durable.
+type jobAction struct {
+	delivery string
+	action   jobs.Action
+	delay    time.Duration
+	replyTo  string
+	verdict  jobs.Verdict
+}
+
+// parseReport decodes a worker message; a malformed one gets a refusal.
+func parseReport(m jetstream.Msg) (*report, *jobAction) {
+	var r jobs.Report
+	if err := json.Unmarshal(m.Data(), &r); err != nil {
+		return nil, &jobAction{verdict: jobs.Verdict{Reason: "malformed report: " + err.Error()}}
+	}
+	if err := r.Validate(); err != nil {
+		return nil, &jobAction{replyTo: r.ReplyTo, verdict: jobs.Verdict{JobID: r.JobID, Kind: r.Kind, Reason: err.Error()}}
+	}
+	d, err := jobs.ParseDelivery(r.Delivery)
+	if err != nil || d.Stream != streams.JobsStream {
+		if err == nil {
+			err = fmt.Errorf("delivery %q is not from stream %s", r.Delivery, streams.JobsStream)
+		}
+		return nil, &jobAction{replyTo: r.ReplyTo, verdict: jobs.Verdict{JobID: r.JobID, Kind: r.Kind, Reason: err.Error()}}
+	}
+	return &report{msg: m, r: r, delivery: d}, nil
+}
+
+// decideReports runs every report of a group through jobs.Decide before
+// the step: only terminal outcomes become events for the instance
+// (SVC-11). It returns those events and whether job bookkeeping changed.
+func (p *partition) decideReports(ctx context.Context, g *group, s *instance.State) (events []instance.Event, changed bool) {
+	for _, rep := range g.reports {
+		r, d := &rep.r, rep.delivery
+		act := jobAction{delivery: r.Delivery, replyTo: r.ReplyTo, verdict: jobs.Verdict{JobID: r.JobID, Kind: r.Kind}}
+		var st *jobs.State
+		if s != nil && !s.Status.Finished() {
+			st = s.Job(r.JobID)
+		}
+		switch {
+		case st == nil:
+			act.verdict.Reason = "unknown or finished job"
+			if p.e.isJobMessage(ctx, d.Seq, r.JobID) {
+				act.action = jobs.Term // its ack was lost, or its task was cancelled
+			}
+		case d.Consumer != streams.TopicConsumer(st.Topic) || !p.e.jobSeqMatches(ctx, st, d.Seq):
+			act.verdict.Reason = fmt.Sprintf("delivery %s is not a delivery of job %s", r.Delivery, r.JobID)
+		default:
+			dec := jobs.Decide(st, r, d, jobs.Env{Now: p.e.opts.Now(), Mapper: p.e.mapper, Retry: p.e.retryPolicy})
+			act.verdict, act.action, act.delay = dec.Verdict, dec.Action, dec.Delay
+			changed = changed || dec.Changed
+			if dec.Terminal != nil {
+				events = append(events, instance.Event{
+					ID: "job:" + r.JobID + ":" + string(dec.Terminal.Kind), Kind: instance.JobOutcome, Wait: r.JobID, Outcome: dec.Terminal,
+				})
+				changed = true
+			}
+			p.logDecision(s.ID, r, d, dec)
+		}
+		g.actions = append(g.actions, act)
+	}
+	return events, changed
+}
+
+func (p *partition) logDecision(instanceID string, r *jobs.Report, d jobs.Delivery, dec jobs.Decision) {
+	attrs := []any{"instance", instanceID, "job", r.JobID, "kind", r.Kind, "delivery", d.Count, "worker", r.Worker, "accepted", dec.Verdict.Accepted}
+	if dec.Verdict.Reason != "" {
+		attrs = append(attrs, "reason", dec.Verdict.Reason)
+	}
+	if dec.Terminal != nil {
+		attrs = append(attrs, "outcome", dec.Terminal.Kind)
+	}
+	p.log.Debug("job report", attrs...)
+}
+
+// jobSeqMatches checks a delivery names the job's own message, so a forged
+// reply subject cannot make the engine ack another job.
+func (e *Engine) jobSeqMatches(ctx context.Context, st *jobs.State, seq uint64) bool {
+	if st.Seq != 0 {
+		return st.Seq == seq
+	}
+	if known, ok := e.jobSeqs.Load(st.ID); ok {
+		return known.(uint64) == seq
+	}
+	m, err := e.jobsStream.GetLastMsgForSubject(ctx, streams.JobSubject(st.Topic, st.ID))
+	return err == nil && m.Sequence == seq
+}
+
+// isJobMessage reports whether stream sequence seq still holds job id.
+func (e *Engine) isJobMessage(ctx context.Context, seq uint64, id string) bool {
+	m, err := e.jobsStream.GetMsg(ctx, seq)
+	return err == nil && m.Header.Get(headerJob) == id
+}
+
+func (e *Engine) mapper(name string) (jobs.ErrorMapper, bool) {
+	m, ok := e.opts.ErrorMappers[name]
+	return m, ok
+}
+
+func (e *Engine) retryPolicy(name string) (jobs.RetryPolicy, bool) {
+	r, ok := e.opts.RetryPolicies[name]
+	return r, ok
+}
+
+// sendJobActions acks, naks, terminates or extends job messages on the
+// workers' behalf (ARCH-3) and answers the workers. It runs after the
+// checkpoint that made the decisions durable; a lost action heals itself
+// (see docs/jobs.md §3).
+func (p *partition) sendJobActions(g *group) {
+	for _, a := range g.actions {
+		var body string
+		switch a.action {
+		case jobs.Ack:
+			body = "+ACK"
+		case jobs.Nak:
+			body = fmt.Sprintf(`-NAK {"delay": %d}`, a.delay.Nanoseconds())
+		case jobs.Term:
+			body = "+TERM " + strings.ReplaceAll(a.verdict.Reason, "\n", " ")
+		case jobs.Progress:
+			body = "+WPI"
+		}
+		if a.action == jobs.Ack || a.action == jobs.Term {
+			p.e.jobSeqs.Delete(a.verdict.JobID)
+		}
+		if body != "" && a.delivery != "" {
+			if err := p.e.nc.Publish(a.delivery, []byte(body)); err != nil {
+				p.log.Warn("job action not sent", "job", a.verdict.JobID, "err", err)
+			}
+		}
+		if a.replyTo != "" {
+			b, _ := json.Marshal(a.verdict)
+			_ = p.e.nc.Publish(a.replyTo, b)
+		}
+	}
+	g.actions = nil
+}
+
+// enqueueMsg is the message of an EnqueueJob effect. Expected last subject
+// sequence 0 makes the publish a no-op when the job is already queued, so
+// republishing the outbox never queues a job twice (ARCH-2, ARCH-6).
+func (e *Engine) enqueueMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Msg, error) {
+	job := *eff.Job
+	job.ReportTo = streams.ReportSubject(partition, s.ID)
+	body, err := json.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg(streams.JobSubject(job.Topic, job.ID))
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, eff.ID)
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
+	m.Header.Set(headerJob, job.ID)
+	m.Header.Set(headerInstance, s.ID)
+	return m, nil
+}
+
+// alreadyQueued reports whether an enqueue failed only because the job is
+// already in the queue.
+func alreadyQueued(err error) bool { return isConflict(err) }
+
+// cancelJob removes a job's message: its task was interrupted or its
+// instance ended. A worker holding it is refused when it reports.
+func (e *Engine) cancelJob(ctx context.Context, topic, id string) error {
+	e.jobSeqs.Delete(id)
+	err := e.jobsStream.Purge(ctx, jetstream.WithPurgeSubject(streams.JobSubject(topic, id)))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	return err
+}
