@@ -124,7 +124,7 @@ type Engine struct {
 	jobsStream jetstream.Stream
 	jobSeqs    sync.Map
 	store      *checkpoints
-	defs   *definitions
+	defs       *definitions
 
 	mu      sync.Mutex
 	session string // changes whenever this node may have lost outbox effects

@@ -59,9 +59,9 @@ const (
 type RetrySpec struct {
 	Kind        RetryKind     `msgpack:"kind" json:"kind"`
 	MaxAttempts int           `msgpack:"maxAttempts" json:"maxAttempts"`
-	Delay       time.Duration `msgpack:"delay,omitempty" json:"-"` // fixed
-	Base        time.Duration `msgpack:"base,omitempty" json:"-"`  // exponential: first backoff
-	Cap         time.Duration `msgpack:"cap,omitempty" json:"-"`   // exponential: largest backoff
+	Delay       time.Duration `msgpack:"delay,omitempty" json:"-"`                 // fixed
+	Base        time.Duration `msgpack:"base,omitempty" json:"-"`                  // exponential: first backoff
+	Cap         time.Duration `msgpack:"cap,omitempty" json:"-"`                   // exponential: largest backoff
 	Jitter      float64       `msgpack:"jitter,omitempty" json:"jitter,omitempty"` // ±fraction, 0.2 = ±20%
 	Name        string        `msgpack:"name,omitempty" json:"-"`                  // custom
 }
