@@ -32,6 +32,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -70,6 +71,9 @@ type Options struct {
 	// name (model.WithCustomErrorMapper, jobs.CustomRetrySpec).
 	ErrorMappers  map[string]jobs.ErrorMapper
 	RetryPolicies map[string]jobs.RetryPolicy
+
+	// Metrics, when set, receives the engine's Prometheus metrics.
+	Metrics *metrics.Registry
 }
 
 func (o *Options) setDefaults(maxPayload int64) {
@@ -124,6 +128,7 @@ type Engine struct {
 	jobsStream jetstream.Stream
 	jobSeqs    sync.Map
 	store      *checkpoints
+	metrics    *engineMetrics
 	defs       *definitions
 
 	mu      sync.Mutex
@@ -157,6 +162,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if err := opts.Jobs.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: job defaults: %w", err)
 	}
+	e.metrics = newEngineMetrics(opts.Metrics, e.jobsStream)
 	if e.store, err = openCheckpoints(ctx, js, opts.FinishedRetention); err != nil {
 		return nil, err
 	}

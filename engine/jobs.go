@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -72,13 +73,16 @@ func (p *partition) decideReports(ctx context.Context, g *group, s *instance.Sta
 		switch {
 		case st == nil:
 			act.verdict.Reason = "unknown or finished job"
+			p.log.Info("job report refused", "instance", g.id, "job", r.JobID, "kind", r.Kind, "reason", act.verdict.Reason)
 			if p.e.isJobMessage(ctx, d.Seq, r.JobID) {
 				act.action = jobs.Term // its ack was lost, or its task was cancelled
 			}
 		case d.Consumer != streams.TopicConsumer(st.Topic) || !p.e.jobSeqMatches(ctx, st, d.Seq):
 			act.verdict.Reason = fmt.Sprintf("delivery %s is not a delivery of job %s", r.Delivery, r.JobID)
 		default:
+			before := st.Delivery
 			dec := jobs.Decide(st, r, d, jobs.Env{Now: p.e.opts.Now(), Mapper: p.e.mapper, Retry: p.e.retryPolicy})
+			p.e.metrics.countDecision(st.Topic, r, before, dec, st)
 			act.verdict, act.action, act.delay = dec.Verdict, dec.Action, dec.Delay
 			changed = changed || dec.Changed
 			if dec.Terminal != nil {
@@ -94,15 +98,28 @@ func (p *partition) decideReports(ctx context.Context, g *group, s *instance.Sta
 	return events, changed
 }
 
+// logDecision writes one record per decided worker message (SVC-13):
+// debug for the routine, info for retries and terminal outcomes, warn for
+// refusals and exhaustion.
 func (p *partition) logDecision(instanceID string, r *jobs.Report, d jobs.Delivery, dec jobs.Decision) {
 	attrs := []any{"instance", instanceID, "job", r.JobID, "kind", r.Kind, "delivery", d.Count, "worker", r.Worker, "accepted", dec.Verdict.Accepted}
 	if dec.Verdict.Reason != "" {
 		attrs = append(attrs, "reason", dec.Verdict.Reason)
 	}
-	if dec.Terminal != nil {
+	msg, level := "job report", slog.LevelDebug
+	switch {
+	case dec.Terminal != nil && dec.Terminal.Cause == jobs.CauseExhausted:
+		msg, level = "job retries exhausted", slog.LevelWarn
+	case dec.Terminal != nil:
+		msg = "job outcome"
 		attrs = append(attrs, "outcome", dec.Terminal.Kind)
+	case dec.Action == jobs.Nak:
+		msg, level = "job retry scheduled", slog.LevelInfo
+		attrs = append(attrs, "backoff", dec.Delay)
+	case !dec.Verdict.Accepted:
+		msg, level = "job report refused", slog.LevelWarn
 	}
-	p.log.Debug("job report", attrs...)
+	p.log.Log(context.Background(), level, msg, attrs...)
 }
 
 // jobSeqMatches checks a delivery names the job's own message, so a forged

@@ -3,14 +3,17 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
@@ -123,5 +126,56 @@ func TestRawWorkerCompletesJob(t *testing.T) {
 	// The same report again is refused: the job is finished.
 	if v := w.report(m, job, jobs.Report{Kind: jobs.Complete}); v.Accepted {
 		t.Fatalf("second complete accepted: %+v", v)
+	}
+}
+
+func TestJobMetrics(t *testing.T) {
+	env := streamstest.Start(t)
+	reg := metrics.NewRegistry()
+	ctx := context.Background()
+	eng, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog, Metrics: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close(ctx) })
+	p := build(t, model.NewBuilder("m").StartEvent("s").
+		ServiceTask("work", "", model.WithWorker("mt", model.WithWorkerTrust(jobs.EngineAuthoritative),
+			model.WithRetryPolicy(jobs.FixedDelaySpec(2, 0)))).
+		EndEvent("e").Sequence("s", "work", "e"))
+	if _, err := eng.Deploy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	id, err := eng.Start(ctx, "m", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newRawWorker(t, env, "mt")
+	m, job := w.fetch()
+	var text strings.Builder
+	if err := reg.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), `jetbpm_jobs_locked{topic="jetbpm.job.mt.>"} 1`) {
+		t.Errorf("no locked job in:\n%s", text.String())
+	}
+	w.report(m, job, jobs.Report{Kind: jobs.Fail, Code: "500"})
+	m, job = w.fetch()
+	w.report(m, job, jobs.Report{Kind: jobs.CheckIn})
+	w.report(m, job, jobs.Report{Kind: jobs.Fail, Code: "500"})
+	waitDone(t, eng, id)
+	text.Reset()
+	if err := reg.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`jetbpm_jobs_enqueued_total{topic="mt"} 1`,
+		`jetbpm_job_retries_total{topic="mt"} 1`,
+		`jetbpm_job_retries_exhausted_total{topic="mt"} 1`,
+		`jetbpm_job_reports_total{topic="mt",kind="fail",verdict="accepted"} 2`,
+		`jetbpm_instance_facts_total{kind="failed"} 1`,
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("metrics lack %s:\n%s", want, text.String())
+		}
 	}
 }

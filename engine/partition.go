@@ -137,9 +137,14 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
 		}
 	}
 	for _, g := range groups {
-		if !g.abandoned {
-			p.settle(g)
+		if g.abandoned {
+			continue
 		}
+		if g.err == nil && g.state != nil {
+			p.e.metrics.countEffects(g.state.Outbox)
+			p.logEffects(g)
+		}
+		p.settle(g)
 	}
 }
 
@@ -335,4 +340,20 @@ func (p *partition) refuse(m jetstream.Msg, a *jobAction) {
 		p.sendJobActions(&group{actions: []jobAction{*a}})
 	}
 	_ = m.Term()
+}
+
+// logEffects writes a record per queued job and per lifecycle fact.
+func (p *partition) logEffects(g *group) {
+	for _, eff := range g.state.Outbox {
+		switch eff.Kind {
+		case instance.EnqueueJob:
+			p.log.Debug("job enqueued", "instance", g.id, "job", eff.Job.ID, "topic", eff.Job.Topic, "node", eff.Job.Node)
+		case instance.PublishFact:
+			level := slog.LevelDebug
+			if eff.Fact.Kind == instance.FactFailed {
+				level = slog.LevelWarn
+			}
+			p.log.Log(context.Background(), level, "instance "+string(eff.Fact.Kind), "instance", g.id, "process", eff.Fact.ProcessID, "error", eff.Fact.Error)
+		}
+	}
 }

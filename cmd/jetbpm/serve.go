@@ -84,7 +84,7 @@ func isSet(fs *flag.FlagSet, name string) bool {
 // before stop is called; stop stops taking requests and events, finishes the
 // batches in flight and returns by its ctx's deadline, before serve drains nc.
 func runEngine(ctx context.Context, nc *nats.Conn, layout streams.Layout, reg *metrics.Registry, logger *slog.Logger) (stop func(context.Context) error, err error) {
-	eng, err := engine.Open(ctx, nc, engine.Options{Logger: logger, Operations: operations})
+	eng, err := engine.Open(ctx, nc, engine.Options{Logger: logger, Operations: operations, Metrics: reg})
 	if err != nil {
 		return nil, err
 	}
