@@ -19,6 +19,10 @@ import (
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
+// benchPartitions is the partition count of the one-task benchmark, as
+// jetbpm serve provisions by default.
+const benchPartitions = 8
+
 // benchWorkers completes every job of topic as fast as it can: batched
 // fetches, async report publishes, no verdicts awaited.
 func benchWorkers(b *testing.B, env *streamstest.Env, topic string, n int) (stop func()) {
@@ -55,7 +59,7 @@ func benchWorkers(b *testing.B, env *streamstest.Env, topic string, n int) (stop
 // BenchmarkOneTask: start → external task → end, closed loop with 64
 // starts in flight and 4 workers; compare with BenchmarkRawLifecycle.
 func BenchmarkOneTask(b *testing.B) {
-	env := streamstest.Start(b)
+	env := streamstest.Start(b, streamstest.WithPartitions(benchPartitions))
 	eng := openEngine(b, env, nil)
 	ctx := context.Background()
 	p := build(b, model.NewBuilder("one").StartEvent("s").

@@ -22,6 +22,8 @@ type Job struct {
 	ReportTo string `json:"reportTo"`
 	// LockDurationMs is the lock each delivery starts with.
 	LockDurationMs int64 `json:"lockDurationMs"`
+	// EnqueuedAt is when the engine queued the job (its step's time).
+	EnqueuedAt time.Time `json:"enqueuedAt"`
 	// Policy is shipped under WorkerTrusted only.
 	Policy *Policy `json:"policy,omitempty"`
 }

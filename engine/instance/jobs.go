@@ -26,6 +26,7 @@ func (r *runner) enqueue(t *Track, n *model.Node) {
 	job := &jobs.Job{
 		ID: id, Topic: w.Topic, Instance: r.s.ID, ProcessID: r.s.ProcessID, Node: n.ID,
 		Input: deepCopyMap(input), Headers: w.Headers, LockDurationMs: policy.LockDuration.Milliseconds(),
+		EnqueuedAt: r.env.Now,
 	}
 	if policy.Trust == jobs.WorkerTrusted {
 		shipped := policy
