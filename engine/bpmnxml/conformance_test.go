@@ -50,6 +50,8 @@ func kind(id string, k model.Kind) func(*testing.T, []*model.Process) {
 	}
 }
 
+// conformance pins every corpus file. The 21 that import are the required
+// ones; engine/conformance_test.go runs each to its end with test workers.
 var conformance = map[string]outcome{
 	// Camunda 7 engine tests (external tasks).
 	"camunda7-engine-externaltask/ExternalTaskServiceTest.externalTaskWithNestedErrorEventDefinition.bpmn20.xml": refused(`line 10: <bpmn:serviceTask id="Activity_0vvwq4z">: camunda:errorEventDefinition: error mapping on external tasks is not supported`),
@@ -96,11 +98,8 @@ var conformance = map[string]outcome{
 
 	// Camunda 7 external task client (JS).
 	"camunda7-external-task-client-js/order.bpmn": refused(`line 36: <bpmn:startEvent id="StartEvent_1">: bpmn:timerEventDefinition: timer start events are not supported`),
-	// Listed as must-import, but its "Check credit score" task computes an
-	// input parameter with a JavaScript camunda:script, which the importer
-	// refuses by rule (scripts: expr, feel, juel only). Pinned as refused
-	// until the lead decides (see the report).
-	// Its JavaScript input parameter only sets literals: translated to mappings.
+	// Its JavaScript input parameter only sets literals (execution.setVariable):
+	// translated to input mappings.
 	"camunda7-external-task-client-js/test-process.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
 		n := ps[0].Node("Task_1lvjtd4")
 		if n == nil || len(n.Inputs) != 4 || n.Inputs[1].Target != "defaultScore" || n.Inputs[3].Source != "4" {
@@ -181,14 +180,19 @@ var conformance = map[string]outcome{
 	// zeebe-process-test.
 	"zeebe-process-test/automated-tests.bpmn": refused(`line 11: <bpmn:subProcess id="Activity_1kq2g9a">: bpmn:multiInstanceLoopCharacteristics: multi-instance is not supported yet`),
 	"zeebe-process-test/call-activity.bpmn":   refused(`line 8: <bpmn:callActivity id="callactivity">: call activities are not supported yet`),
-	// Listed as must-import, but its start event has a zeebe:ioMapping
-	// output (loopAmount = 0), and model.Validate allows mappings on
-	// activities only. Pinned as refused until the model accepts outputs on
-	// none start events (see the report).
-	"zeebe-process-test/looping-servicetask.bpmn": imports(1, nil),
-	"zeebe-process-test/multiple-tasks.bpmn":      imports(1, nil),
-	"zeebe-process-test/pr-created.bpmn":          refused(`line 11: <bpmn:callActivity id="triggerTests">: call activities are not supported yet`),
-	"zeebe-process-test/start-end.bpmn":           imports(1, kind("Event_0ahcnkn", model.EndEvent)),
+	// Its start event's zeebe:ioMapping output (loopAmount = 0) is an
+	// output mapping of the start event.
+	"zeebe-process-test/looping-servicetask.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
+		if n := node(t, ps[0], "startevent"); len(n.Outputs) != 1 || n.Outputs[0].Target != "loopAmount" {
+			t.Errorf("start outputs %+v", n.Outputs)
+		}
+		if w := node(t, ps[0], "servicetask").Service.Worker; w.Topic != "test" || w.Retries != 1 || w.Overrides().Retry.MaxAttempts != 1 {
+			t.Errorf("worker %+v", w)
+		}
+	}),
+	"zeebe-process-test/multiple-tasks.bpmn": imports(1, nil),
+	"zeebe-process-test/pr-created.bpmn":     refused(`line 11: <bpmn:callActivity id="triggerTests">: call activities are not supported yet`),
+	"zeebe-process-test/start-end.bpmn":      imports(1, kind("Event_0ahcnkn", model.EndEvent)),
 	"zeebe-process-test/test_timer_events.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
 		n := node(t, ps[0], "TimerEvent_Wait30d")
 		if n.Timer == nil || n.Timer.Type != model.TimerDuration || n.Timer.Value != "P30D" {

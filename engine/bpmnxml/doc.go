@@ -72,8 +72,55 @@
 //
 // Namespace (https://jetbpm.dev/schema/bpmn/1.0, conventionally prefixed
 // jetbpm:) defines the attributes jetbpm:operation and jetbpm:timeout on
-// service tasks and jetbpm:resultVariable on script tasks. Anything else in
-// it is refused.
+// service tasks and jetbpm:resultVariable on script tasks, and extension
+// elements that configure an external service task's job, each at most
+// once among the task's <extensionElements> (docs/bpmn-extensions.md has
+// the reference, with examples):
+//
+//	<jetbpm:worker topic="payments" trust="engineAuthoritative" lockDuration="PT2M" maxLockDuration="PT1H"/>
+//	<jetbpm:retryPolicy kind="exponential" maxAttempts="5" base="PT0.5S" cap="PT30S" jitter="0.2"/>
+//	<jetbpm:errorMapper>
+//	  <jetbpm:rule code="404" when="body.type == 'NOT_FOUND'" status="NOT_FOUND"/>
+//	  <jetbpm:rule code="409" bpmnError="ResourceConflict" message="..."/>
+//	  <jetbpm:rule code="500" technical="true"/>
+//	</jetbpm:errorMapper>
+//	<jetbpm:outputMapping>
+//	  <jetbpm:output path="body.data.id" variable="orderId" required="true"/>
+//	</jetbpm:outputMapping>
+//	<jetbpm:status variable="lookupResult" overwrite="false"/>
+//
+// They become model.Worker.Options (the builder's WithWorkerTrust,
+// WithLockDuration, WithMaxLockDuration, WithRetryPolicy, WithErrorMapper
+// or WithCustomErrorMapper, WithOutputMapping and WithStatus):
+//
+//   - jetbpm:worker: topic makes the task external (instead of
+//     camunda:type="external" or zeebe:taskDefinition; without topic it
+//     configures a task made external by those); trust is workerTrusted or
+//     engineAuthoritative; lockDuration and maxLockDuration are positive.
+//   - jetbpm:retryPolicy: kind none, fixed (delay), exponential (base, cap,
+//     jitter; omitted ones are the default policy's PT0.5S, PT30S, 0.2) or
+//     custom (name of a policy registered with the engine); maxAttempts
+//     counts executions and defaults to the zeebe:taskDefinition retries,
+//     else 3.
+//   - jetbpm:errorMapper: jetbpm:rule children, first match wins, each
+//     with optional code and when (a predicate over code and body) and one
+//     outcome: bpmnError (with optional message), status, statusFrom (an
+//     expression) or technical="true"; or custom="name", a Go ErrorMapper
+//     registered with the engine (the job then runs engineAuthoritative).
+//   - jetbpm:outputMapping: jetbpm:output children, path (an expression
+//     over body) to variable, optionally required.
+//   - jetbpm:status: the variable a status outcome writes; overwrite
+//     defaults to false.
+//
+// Durations are ISO-8601 in hours, minutes and seconds (PT30S, PT0.5S,
+// PT1H30M). Every malformed attribute, an attribute that does not belong
+// to the element or to the retry kind, a rule without exactly one outcome,
+// a status rule without jetbpm:status, a repeated element, a retryPolicy
+// whose maxAttempts contradicts zeebe:taskDefinition retries, a custom
+// mapper with trust="workerTrusted", and any job option on a task that
+// runs in process (jetbpm:operation, camunda:class, ...) or on another
+// element is refused with the line of the extension element. Anything else
+// in the namespace is refused.
 //
 // # Ignored
 //
@@ -102,9 +149,9 @@
 // event definitions, message flows, data associations, scripts and
 // conditions in other languages (javascript, groovy, ...), camunda:list and
 // camunda:map parameters, execution and task listeners (camunda and zeebe),
-// camunda:connector, camunda:field, camunda:errorEventDefinition,
-// camunda:failedJobRetryTimeCycle (retries come from jetbpm's retry policy),
-// camunda:type other than "external", Zeebe job workers on script tasks,
-// unknown camunda:/zeebe:/jetbpm: extension elements, and any other element
-// of the BPMN namespace.
+// camunda:connector, camunda:field, camunda:failedJobRetryTimeCycle (use
+// jetbpm:retryPolicy), camunda:errorEventDefinition (use
+// jetbpm:errorMapper), camunda:type other than "external", Zeebe job
+// workers on script tasks, unknown camunda:/zeebe:/jetbpm: extension
+// elements, and any other element of the BPMN namespace.
 package bpmnxml

@@ -14,8 +14,9 @@ type nodeExt struct {
 	task       *elem // zeebe:taskDefinition
 	headers    map[string]string
 	hasHeaders bool
-	script     *elem // zeebe:script
-	bpmnScript *elem // bpmn:script
+	script     *elem            // zeebe:script
+	bpmnScript *elem            // bpmn:script
+	jetbpm     map[string]*elem // jetbpm extension elements by local name
 }
 
 // extTarget is the flow node extension elements apply to.
@@ -91,14 +92,10 @@ func (im *importer) serviceAttrs(e *elem, n *model.Node) {
 		im.probs.at(e, "several in-process implementations (%s); keep one", strings.Join(impl, ", "))
 	}
 	if v, ok := e.lookup(Namespace, "timeout"); ok {
-		p, err := model.ParsePeriod(strings.TrimSpace(v))
-		switch {
-		case err != nil:
-			im.probs.at(e, "jetbpm:timeout: %v", err)
-		case p.Years != 0 || p.Months != 0 || p.Days != 0:
-			im.probs.at(e, "jetbpm:timeout %q must use hours, minutes and seconds only (e.g. PT30S)", v)
-		default:
-			s.Timeout = p.Clock
+		if d, msg := clockDuration(v); msg != "" {
+			im.probs.at(e, "jetbpm:timeout=%q: %s", v, msg)
+		} else {
+			s.Timeout = d
 		}
 	}
 }
@@ -113,7 +110,7 @@ func (im *importer) extensions(x, owner *elem, t *extTarget) {
 		case NamespaceCamunda:
 			im.camunda(c, owner, t)
 		case Namespace:
-			im.probs.in(owner, c, "unknown jetbpm extension element")
+			im.jetbpmExt(c, owner, t)
 		}
 		// other namespaces: another tool's metadata
 	}
@@ -205,9 +202,9 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 	case "connector":
 		im.probs.in(owner, c, "Camunda connectors are not supported; use an external worker or a jetbpm:operation")
 	case "failedJobRetryTimeCycle":
-		im.probs.in(owner, c, "not supported; retries are configured with the jetbpm retry policy instead")
+		im.probs.in(owner, c, "not supported; configure retries with <jetbpm:retryPolicy> instead")
 	case "errorEventDefinition":
-		im.probs.in(owner, c, "error mapping on external tasks is not supported; use jetbpm error mapper rules")
+		im.probs.in(owner, c, "error mapping on external tasks is not supported; use <jetbpm:errorMapper> rules")
 	case "field":
 		im.probs.in(owner, c, "field injection into Java delegates is not supported")
 	default:
@@ -300,6 +297,8 @@ func (im *importer) finish(e *elem, n *model.Node, x *nodeExt) {
 	switch n.Kind {
 	case model.ServiceTask:
 		im.zeebeWorker(e, n, x)
+		im.jetbpmWorker(e, n, x)
+		im.taskHeaders(e, n, x)
 	case model.ScriptTask:
 		im.script(e, n, x)
 	}
@@ -326,6 +325,11 @@ func (im *importer) zeebeWorker(e *elem, n *model.Node, x *nodeExt) {
 		}
 		s.Worker = w
 	}
+}
+
+// taskHeaders applies zeebe:taskHeaders to the task's external worker.
+func (im *importer) taskHeaders(e *elem, n *model.Node, x *nodeExt) {
+	s := n.Service
 	if x.hasHeaders {
 		if s.Worker == nil {
 			im.probs.at(e, "zeebe:taskHeaders need an external worker (zeebe:taskDefinition)")

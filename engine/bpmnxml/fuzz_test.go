@@ -13,6 +13,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(around(`<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"/>`)))
 	f.Add([]byte(around(`<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="x" retries="=3"/><zeebe:ioMapping><zeebe:input source="= a" target="b"/></zeebe:ioMapping></bpmn:extensionElements></bpmn:serviceTask>`)))
 	f.Add([]byte(around(`<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition><bpmn:timeDuration>=duration("PT5S")</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`)))
+	f.Add([]byte(extTask(``, `<jetbpm:worker topic="p" trust="engineAuthoritative" lockDuration="PT2M"/><jetbpm:retryPolicy kind="fixed" delay="PT1S"/><jetbpm:status variable="s"/><jetbpm:errorMapper><jetbpm:rule code="404" when="body.t == 'x'" status="NF"/></jetbpm:errorMapper><jetbpm:outputMapping><jetbpm:output path="body.id" variable="id" required="true"/></jetbpm:outputMapping>`)))
 	f.Add([]byte(around(`<bpmn:subProcess id="t"><bpmn:startEvent id="s1"/></bpmn:subProcess>`)))
 	f.Add([]byte(proc(`<bpmn:userTask id="u"/>`)))
 	f.Add([]byte(`<?xml version="1.0"?><definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"><process id="p"><startEvent id="s"/>`))

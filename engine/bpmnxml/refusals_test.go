@@ -57,7 +57,7 @@ func TestRefusals(t *testing.T) {
 		{"connector", `<bpmn:serviceTask id="t"><bpmn:extensionElements>
   <camunda:connector><camunda:connectorId>http-connector</camunda:connectorId></camunda:connector></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<camunda:connector>", "Camunda connectors are not supported"},
 		{"retry cycle", `<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"><bpmn:extensionElements>
-  <camunda:failedJobRetryTimeCycle>R5/PT5M</camunda:failedJobRetryTimeCycle></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<camunda:failedJobRetryTimeCycle", "jetbpm retry policy"},
+  <camunda:failedJobRetryTimeCycle>R5/PT5M</camunda:failedJobRetryTimeCycle></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<camunda:failedJobRetryTimeCycle", "configure retries with <jetbpm:retryPolicy>"},
 		{"listener on flow", `<bpmn:task id="t"/><bpmn:sequenceFlow id="ff" sourceRef="t" targetRef="e">
   <bpmn:extensionElements><camunda:executionListener class="x"/></bpmn:extensionElements></bpmn:sequenceFlow>`, "bpmn:sequenceFlow", "<camunda:executionListener", "execution listeners are not supported"},
 		{"groovy condition", `<bpmn:task id="t"/><bpmn:sequenceFlow id="ff" sourceRef="t" targetRef="e">
