@@ -1,0 +1,67 @@
+package workerkit
+
+import (
+	"errors"
+	"fmt"
+)
+
+// A handler's error says how its job ended. BpmnError and Status are
+// business outcomes the process models; Fault is a technical fault with a
+// code and body for the task's ErrorMapper. Any other error is a technical
+// fault with code "" and the error's text as body. Wrapped outcomes count
+// (errors.As).
+
+// BpmnError ends the job with a BPMN error for an error boundary or event
+// sub-process to catch. vars, if any, are set on the task's scope first.
+func BpmnError(code, message string, vars map[string]any) error {
+	return &BusinessError{Code: code, Message: message, Vars: vars}
+}
+
+// Status ends the job with a business status: the engine writes value to
+// the task's WithStatus variable and the task completes.
+func Status(value string) error { return &BusinessStatus{Value: value} }
+
+// Fault is a technical fault with a code (an HTTP status, an exit code,
+// any string) and a body (a JSON-like value) that the task's ErrorMapper
+// rules may classify as a business outcome; unclassified, it is retried.
+func Fault(code string, body any) error { return &TechnicalFault{Code: code, Body: body} }
+
+// BusinessError is the error BpmnError returns.
+type BusinessError struct {
+	Code    string
+	Message string
+	Vars    map[string]any
+}
+
+func (e *BusinessError) Error() string {
+	if e.Message == "" {
+		return "bpmn error " + e.Code
+	}
+	return "bpmn error " + e.Code + ": " + e.Message
+}
+
+// BusinessStatus is the error Status returns.
+type BusinessStatus struct{ Value string }
+
+func (e *BusinessStatus) Error() string { return "business status " + e.Value }
+
+// TechnicalFault is the error Fault returns.
+type TechnicalFault struct {
+	Code string
+	Body any
+}
+
+func (e *TechnicalFault) Error() string {
+	if e.Body == nil {
+		return "fault " + e.Code
+	}
+	return fmt.Sprintf("fault %s: %v", e.Code, e.Body)
+}
+
+// faultOf is the raw {code, body} of a technical error.
+func faultOf(err error) (code string, body any) {
+	if f, ok := errors.AsType[*TechnicalFault](err); ok {
+		return f.Code, f.Body
+	}
+	return "", err.Error()
+}
