@@ -86,7 +86,7 @@ func (e *Engine) ensureTopics(ctx context.Context, p *model.Process) error {
 			return fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, which has %s; the lock is per topic (ARCH-4)",
 				ErrInvalid, p.ID, n.ID, lock, topic, cons.CachedInfo().Config.AckWait)
 		}
-		if err := streams.EnsureTopic(ctx, e.js, topic, lock, e.layout.Replicas); err != nil {
+		if err := streams.EnsureTopic(ctx, e.js, topic, lock, e.layout.Replicas, e.log); err != nil {
 			return fmt.Errorf("process %s: topic %q: %w", p.ID, topic, err)
 		}
 	}

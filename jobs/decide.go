@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -171,7 +172,9 @@ func fail(st *State, r *Report, d Delivery, v Verdict, dec Decision, env Env) De
 		// The worker retried within its lock; only an explicit retries
 		// override sends the job round again (SVC-10).
 		if r.Retries == nil || *r.Retries == 0 {
-			return exhausted(st, v, dec, attempt, "")
+			// Earlier deliveries each ran at least once; this one as often
+			// as the worker says.
+			return exhausted(st, v, dec, attempt-1+max(r.Attempts, 1), "")
 		}
 		st.Budget = attempt + *r.Retries
 		return retry(st, v, dec, time.Duration(r.RetryBackoffMs)*time.Millisecond, d)
@@ -258,11 +261,14 @@ func describe(r *Report) string {
 		s += ": " + r.Message
 	}
 	if r.Body != nil {
-		b := fmt.Sprint(r.Body)
-		if len(b) > 200 {
-			b = b[:200] + "…"
+		b, err := json.Marshal(r.Body)
+		if err != nil {
+			b = []byte(fmt.Sprint(r.Body))
 		}
-		s += " body " + b
+		if len(b) > 200 {
+			b = append(b[:200], "…"...)
+		}
+		s += " body " + string(b)
 	}
 	return s
 }

@@ -63,6 +63,9 @@ type Report struct {
 	// only); RetryBackoffMs the delay before the next attempt.
 	Retries        *int  `json:"retries,omitempty"`
 	RetryBackoffMs int64 `json:"retryBackoffMs,omitempty"`
+	// Attempts is how many times the worker ran the job within this
+	// delivery before a WorkerTrusted fail (its own retries); 0 means one.
+	Attempts int `json:"attempts,omitempty"`
 	// CannotRunPolicy says the worker could not apply the shipped policy;
 	// the engine classifies and retries for it (SVC-10b).
 	CannotRunPolicy bool `json:"cannotRunPolicy,omitempty"`

@@ -179,3 +179,8 @@ func tokenByte(c byte) bool {
 // ReportPrefix is the subject prefix of reports for a partition's
 // instances; the instance id follows it.
 func ReportPrefix(partition int) string { return fmt.Sprintf("%s.%d.", reportsRoot, partition) }
+
+// FactFilter matches every fact of one family about one process.
+func FactFilter(family, processID string) string {
+	return fmt.Sprintf("%s.%s.%s.*", factsRoot, family, Token(processID))
+}

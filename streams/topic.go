@@ -23,7 +23,10 @@ const TopicMaxAckPending = 100_000
 // job has used up its attempts and terminates it (ARCH-4b).
 //
 // replicas 0 lets the consumer follow the stream's replica count.
-func EnsureTopic(ctx context.Context, js jetstream.JetStream, topic string, lockDuration time.Duration, replicas int) error {
+func EnsureTopic(ctx context.Context, js jetstream.JetStream, topic string, lockDuration time.Duration, replicas int, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
 	if topic == "" {
 		return errors.New("streams: EnsureTopic: empty topic")
 	}
@@ -43,5 +46,5 @@ func EnsureTopic(ctx context.Context, js jetstream.JetStream, topic string, lock
 		if replicas > 0 {
 			c.Replicas = replicas
 		}
-	}, slog.Default())
+	}, log)
 }

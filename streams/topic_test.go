@@ -15,7 +15,7 @@ func TestEnsureTopicCreatesAndUpdatesInPlace(t *testing.T) {
 	ctx := testContext(t)
 	const topic = "payment.charge"
 
-	if err := streams.EnsureTopic(ctx, env.JS, topic, 5*time.Second, 0); err != nil {
+	if err := streams.EnsureTopic(ctx, env.JS, topic, 5*time.Second, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	cons, err := env.JS.Consumer(ctx, streams.JobsStream, streams.TopicConsumer(topic))
@@ -33,10 +33,10 @@ func TestEnsureTopicCreatesAndUpdatesInPlace(t *testing.T) {
 	if _, err := env.JS.Publish(ctx, streams.JobSubject(topic, "job-1"), []byte("job")); err != nil {
 		t.Fatal(err)
 	}
-	if err := streams.EnsureTopic(ctx, env.JS, topic, 5*time.Second, 0); err != nil {
+	if err := streams.EnsureTopic(ctx, env.JS, topic, 5*time.Second, 0, nil); err != nil {
 		t.Fatalf("EnsureTopic again: %v", err)
 	}
-	if err := streams.EnsureTopic(ctx, env.JS, topic, 90*time.Second, 0); err != nil {
+	if err := streams.EnsureTopic(ctx, env.JS, topic, 90*time.Second, 0, nil); err != nil {
 		t.Fatalf("EnsureTopic with a new lock duration: %v", err)
 	}
 	info, err := cons.Info(ctx)
@@ -60,7 +60,7 @@ func TestEnsureTopicNamesDoNotCollide(t *testing.T) {
 	// A work-queue stream refuses consumers with overlapping filters, so
 	// topics whose raw names nest or look escaped must still map apart.
 	for _, topic := range []string{"a", "a.b", "a~2Eb", "a.*", "a.>"} {
-		if err := streams.EnsureTopic(ctx, env.JS, topic, time.Minute, 0); err != nil {
+		if err := streams.EnsureTopic(ctx, env.JS, topic, time.Minute, 0, nil); err != nil {
 			t.Errorf("EnsureTopic(%q): %v", topic, err)
 		}
 	}
@@ -68,7 +68,7 @@ func TestEnsureTopicNamesDoNotCollide(t *testing.T) {
 		topic string
 		lock  time.Duration
 	}{{"", time.Minute}, {"t", 0}, {"t", -time.Second}} {
-		if err := streams.EnsureTopic(ctx, env.JS, bad.topic, bad.lock, 0); err == nil {
+		if err := streams.EnsureTopic(ctx, env.JS, bad.topic, bad.lock, 0, nil); err == nil {
 			t.Errorf("EnsureTopic(%q, %s) accepted", bad.topic, bad.lock)
 		}
 	}

@@ -181,6 +181,7 @@ func (x *execution) run(ctx context.Context) *jobs.Report {
 		backoff, again := retry.Retry(attempt, err)
 		if !again {
 			fail.Message = fmt.Sprintf("no retries left after %d attempt(s) in delivery %d", attempt, x.delivery)
+			fail.Attempts = attempt
 			return fail
 		}
 		x.log.Info("technical fault; retrying within the lock", "attempt", attempt, "backoff", backoff, "err", err)
@@ -272,6 +273,6 @@ func (x *execution) report(ctx context.Context, r *jobs.Report) {
 		if v.Reason != "" {
 			attrs = append(attrs, "reason", v.Reason)
 		}
-		x.log.Info("job reported", attrs...)
+		x.log.Debug("job reported", attrs...)
 	}
 }

@@ -42,6 +42,8 @@ func commands() []command {
 		{name: "instances", summary: "list instances (list)", usage: instancesUsage, run: runInstances, subs: []command{
 			{name: "instances list", summary: "list instances, newest first", usage: instancesListUsage, run: runInstancesList},
 		}},
+		{name: "work", summary: "run a worker: a command per job of an external task topic", usage: workUsage, run: runWork},
+		{name: "bench", summary: "measure throughput and latency against the raw JetStream ceiling", usage: benchUsage, run: runBench},
 		{name: "help", summary: "show the commands, or the usage and flags of one command", usage: helpUsage, run: runHelp},
 	}
 }

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/jetbpm/jetbpm/internal/bench"
+)
+
+const benchUsage = `usage: jetbpm bench [--scenario NAME] [--duration D] [--inflight N | --rate R] [--json]
+
+Measures jetbpm end to end and, in the same run, the raw JetStream job
+lifecycle (enqueue → fetch → report → ack → report consumed) on the same
+server and storage, and prints both and their ratio. It starts an embedded
+NATS server with file storage in a temporary directory unless --nats-url
+is given (it then provisions that server and leaves bench streams behind).
+
+Scenarios:
+  one-task    start → external service task → end (workers via workerkit in this process)
+  ten-inproc  ten sequential in-process service tasks
+  fanout      parallel gateway, ten external tasks, join
+  retry       every job fails twice technically, then succeeds
+  timers      10,000 instances waiting on timers due at one moment
+
+--inflight N runs closed loop (N instances in flight: maximum throughput);
+--rate R runs open loop (R starts a second; latency from each scheduled
+start, so stalls are not hidden). --instances N starts exactly N; with
+--park-first they are all started before any worker runs.`
+
+func runBench(ctx context.Context, args []string) error {
+	fs := newFlagSet("bench")
+	var cfg bench.Config
+	var asJSON, noBaseline bool
+	fs.StringVar(&cfg.Scenario, "scenario", "one-task", "`NAME`: one-task, ten-inproc, fanout, retry or timers")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to load")
+	fs.IntVar(&cfg.Inflight, "inflight", 64, "closed loop: `N` instances in flight")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop: `R` starts per second (overrides --inflight)")
+	fs.IntVar(&cfg.Instances, "instances", 0, "start exactly `N` instances instead of loading for --duration")
+	fs.BoolVar(&cfg.ParkFirst, "park-first", false, "start all --instances before any worker runs")
+	fs.BoolVar(&cfg.WorkersTCP, "workers-tcp", false, "connect the workers over loopback TCP instead of in-process")
+	fs.IntVar(&cfg.Workers, "workers", 4, "`N` worker connections")
+	fs.IntVar(&cfg.Partitions, "partitions", 8, "`N` instance partitions of the embedded server")
+	fs.StringVar(&cfg.NATSURL, "nats-url", "", "measure against this NATS server instead of an embedded one")
+	fs.BoolVar(&noBaseline, "no-baseline", false, "skip the raw JetStream baseline")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
+	logs := addLogFlags(fs)
+	if _, err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if cfg.ParkFirst && cfg.Instances == 0 {
+		return usageErrorf("bench", "--park-first needs --instances")
+	}
+	cfg.Baseline = !noBaseline
+	// Per-job records would swamp the run: warnings at least.
+	logs.level = max(logs.level, slog.LevelWarn)
+	cfg.Logger = logs.logger(os.Stderr)
+	cfg.Progress = func(p bench.Progress) {
+		fmt.Fprintf(os.Stderr, "\r%5.1fs  started %d  finished %d   ", p.Elapsed.Seconds(), p.Started, p.Completed)
+	}
+	res, err := bench.Run(ctx, cfg)
+	fmt.Fprint(os.Stderr, "\r\033[K")
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Print(res)
+	return nil
+}

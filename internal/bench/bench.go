@@ -1,0 +1,221 @@
+// Package bench measures jetbpm end to end: it runs a scenario (a process,
+// its workers, a load) against an engine on a real JetStream server, and
+// the raw JetStream job lifecycle on the same server in the same run, so
+// the ratio between them means something on a noisy machine.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// Config says what to run. The zero value of each field has a default.
+type Config struct {
+	Scenario string        // one-task, ten-inproc, fanout, retry, timers
+	Duration time.Duration // how long to load (default 10 s)
+	Inflight int           // closed loop: instances in flight (default 64)
+	Rate     float64       // open loop: starts per second; 0 = closed loop
+	// Instances, when set, starts exactly this many instances (closed loop)
+	// instead of loading for Duration.
+	Instances int
+	// ParkFirst starts all Instances before any worker runs, then starts
+	// the workers: the "100,000 parked instances" run.
+	ParkFirst  bool
+	WorkersTCP bool // workers connect over loopback TCP
+	Workers    int  // worker connections (default 4)
+	Baseline   bool // also measure the raw JetStream lifecycle
+	Partitions int  // default 8
+	NATSURL    string
+	Logger     *slog.Logger
+	// Progress is called about once a second while the load runs.
+	Progress func(Progress)
+}
+
+// Progress is a running count.
+type Progress struct {
+	Elapsed   time.Duration
+	Started   int64
+	Completed int64
+}
+
+// Result is what a run measured; its JSON form is jetbpm bench --json.
+type Result struct {
+	Scenario        string  `json:"scenario"`
+	Mode            string  `json:"mode"`
+	Instances       int64   `json:"instances"`
+	Jobs            int64   `json:"jobs"`
+	Seconds         float64 `json:"seconds"`
+	InstancesPerSec float64 `json:"instancesPerSec"`
+	JobsPerSec      float64 `json:"jobsPerSec"`
+	LatencyMs       struct {
+		StartToComplete Percentiles `json:"startToComplete"`
+		EnqueueToPickup Percentiles `json:"enqueueToPickup"`
+	} `json:"latencyMs"`
+	CPUSecondsPer1000 float64   `json:"cpuSecondsPer1000"`
+	PeakRSSBytes      int64     `json:"peakRssBytes"`
+	Baseline          *Baseline `json:"baseline,omitempty"`
+	// Ratio is instancesPerSec / baseline.jobsPerSec.
+	Ratio float64 `json:"ratio,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Baseline is the raw JetStream job lifecycle measured in the same run.
+type Baseline struct {
+	JobsPerSec float64 `json:"jobsPerSec"`
+	Seconds    float64 `json:"seconds"`
+}
+
+func (c *Config) defaults() error {
+	if c.Scenario == "" {
+		c.Scenario = "one-task"
+	}
+	if _, ok := scenarios[c.Scenario]; !ok {
+		return fmt.Errorf("unknown scenario %q (want one-task, ten-inproc, fanout, retry or timers)", c.Scenario)
+	}
+	if c.Duration <= 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Inflight <= 0 {
+		c.Inflight = 64
+	}
+	if c.Workers <= 0 {
+		c.Workers = 4
+	}
+	if c.Partitions <= 0 {
+		c.Partitions = streams.DefaultPartitions
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	if c.Scenario == "timers" && c.Instances == 0 {
+		c.Instances = 10_000
+	}
+	return nil
+}
+
+// env is a running server, engine and the connections of one run.
+type env struct {
+	cfg     Config
+	server  *streams.Server
+	url     string // for TCP clients
+	engNC   *nats.Conn
+	eng     *engine.Engine
+	conns   []*nats.Conn
+	cleanup []func()
+}
+
+func (e *env) close() {
+	for i := len(e.cleanup) - 1; i >= 0; i-- {
+		e.cleanup[i]()
+	}
+}
+
+// connect returns a new client connection: in-process to an embedded
+// server unless TCP is asked for.
+func (e *env) connect(tcp bool) (*nats.Conn, error) {
+	var nc *nats.Conn
+	var err error
+	switch {
+	case e.server != nil && !tcp:
+		nc, err = e.server.Connect()
+	default:
+		nc, err = nats.Connect(e.url)
+	}
+	if err == nil {
+		e.cleanup = append(e.cleanup, nc.Close)
+	}
+	return nc, err
+}
+
+func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
+	e := &env{cfg: cfg}
+	if cfg.NATSURL == "" {
+		dir, err := os.MkdirTemp("", "jetbpm-bench-*")
+		if err != nil {
+			return nil, err
+		}
+		e.cleanup = append(e.cleanup, func() { os.RemoveAll(dir) })
+		port := -1
+		srv, err := streams.StartServer(streams.ServerConfig{StoreDir: dir, Port: port, NoListen: !cfg.WorkersTCP, Logger: cfg.Logger})
+		if err != nil {
+			e.close()
+			return nil, err
+		}
+		e.server, e.url = srv, srv.ClientURL()
+		e.cleanup = append(e.cleanup, srv.Shutdown)
+	} else {
+		e.url = cfg.NATSURL
+	}
+	nc, err := e.connect(false)
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	e.engNC = nc
+	js, err := jetstreamOf(nc)
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	if _, err := streams.Provision(ctx, js, streams.Config{Partitions: cfg.Partitions, Logger: cfg.Logger}); err != nil {
+		e.close()
+		return nil, err
+	}
+	eng, err := engine.Open(ctx, nc, engine.Options{Logger: cfg.Logger, Operations: sc.operations()})
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	e.eng = eng
+	e.cleanup = append(e.cleanup, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = eng.Close(ctx)
+	})
+	return e, nil
+}
+
+// tracker maps started instances to their start times and wakes whoever
+// waits for one when its completed fact arrives.
+type tracker struct {
+	pending   sync.Map // id -> *start
+	completed atomic.Int64
+	failed    atomic.Int64
+	latency   sample
+}
+
+type start struct {
+	at   time.Time
+	done chan struct{}
+}
+
+func (t *tracker) begin(id string, at time.Time) *start {
+	s := &start{at: at, done: make(chan struct{})}
+	t.pending.Store(id, s)
+	return s
+}
+
+func (t *tracker) finish(id string, ok bool, now time.Time) {
+	v, loaded := t.pending.LoadAndDelete(id)
+	if !loaded {
+		return // a duplicate fact (facts are at-least-once)
+	}
+	s := v.(*start)
+	t.latency.add(now.Sub(s.at))
+	if ok {
+		t.completed.Add(1)
+	} else {
+		t.failed.Add(1)
+	}
+	close(s.done)
+}

@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/workerkit"
+)
+
+// scenario is one benchmark: a process, what its workers do, and how many
+// jobs an instance makes.
+type scenario struct {
+	process func(due time.Time) *model.Builder
+	topic   string // "" when the process has no external task
+	jobs    int    // jobs per instance
+	handle  workerkit.HandlerFunc
+	ops     map[string]engine.Operation
+}
+
+func (s *scenario) operations() *engine.Operations {
+	ops := &engine.Operations{}
+	for name, fn := range s.ops {
+		ops.Register(name, fn)
+	}
+	return ops
+}
+
+const topic = "bench"
+
+func complete(context.Context, *workerkit.Job) (map[string]any, error) {
+	return map[string]any{"done": true}, nil
+}
+
+var scenarios = map[string]*scenario{
+	"one-task": {
+		process: func(time.Time) *model.Builder {
+			return model.NewBuilder("bench-one-task").StartEvent("start").
+				ServiceTask("task", "", model.WithWorker(topic)).EndEvent("end").
+				Sequence("start", "task", "end")
+		},
+		topic: topic, jobs: 1, handle: complete,
+	},
+	"ten-inproc": {
+		process: func(time.Time) *model.Builder {
+			b := model.NewBuilder("bench-ten-inproc").StartEvent("start")
+			ids := []string{"start"}
+			for i := range 10 {
+				id := fmt.Sprintf("task%d", i)
+				b.ServiceTask(id, "noop")
+				ids = append(ids, id)
+			}
+			return b.EndEvent("end").Sequence(append(ids, "end")...)
+		},
+		ops: map[string]engine.Operation{"noop": func(_ context.Context, in map[string]any) (map[string]any, error) {
+			return nil, nil
+		}},
+	},
+	"fanout": {
+		process: func(time.Time) *model.Builder {
+			b := model.NewBuilder("bench-fanout").StartEvent("start").ParallelGateway("fork").ParallelGateway("join").EndEvent("end")
+			b.Sequence("start", "fork").Sequence("join", "end")
+			for i := range 10 {
+				id := fmt.Sprintf("task%d", i)
+				b.ServiceTask(id, "", model.WithWorker(topic), model.Output(fmt.Sprintf("r%d", i), "done"))
+				b.Sequence("fork", id, "join")
+			}
+			return b
+		},
+		topic: topic, jobs: 10, handle: complete,
+	},
+	"retry": {
+		process: func(time.Time) *model.Builder {
+			return model.NewBuilder("bench-retry").StartEvent("start").
+				ServiceTask("task", "", model.WithWorker(topic,
+					model.WithWorkerTrust(jobs.EngineAuthoritative),
+					model.WithRetryPolicy(jobs.FixedDelaySpec(3, 0)))).
+				EndEvent("end").Sequence("start", "task", "end")
+		},
+		topic: topic, jobs: 1,
+		// Every job fails twice technically, then succeeds: three
+		// deliveries, two engine retries.
+		handle: func(ctx context.Context, job *workerkit.Job) (map[string]any, error) {
+			if job.Delivery < 3 {
+				return nil, workerkit.Fault("503", "try again")
+			}
+			return map[string]any{"done": true}, nil
+		},
+	},
+	"timers": {
+		process: func(due time.Time) *model.Builder {
+			return model.NewBuilder("bench-timers").StartEvent("start").
+				TimerCatchEvent("wait", model.Date(due.UTC().Format(time.RFC3339Nano))).EndEvent("end").
+				Sequence("start", "wait", "end")
+		},
+	},
+}
