@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,15 +23,25 @@ const natsConf = "../../nats.conf"
 var rolePasswords = map[string]string{
 	"engine": "engine-secret", "worker": "worker-secret",
 	"integration": "integration-secret", "operator": "operator-secret",
+	// The per-topic worker of the commented example (topicWorkerConf).
+	"worker_payments": "payments-secret",
+}
+
+// roleInboxes are the inbox prefixes nats.conf gives users; the others use
+// the default _INBOX.
+var roleInboxes = map[string]string{
+	"worker": "_INBOX.worker", "worker_payments": "_INBOX.worker_payments",
 }
 
 // startConfServer runs nats.conf on a random port with a temporary store.
-func startConfServer(t *testing.T) *server.Server {
+func startConfServer(t *testing.T) *server.Server { return startConfServerFrom(t, natsConf) }
+
+func startConfServerFrom(t *testing.T, conf string) *server.Server {
 	t.Helper()
 	for role, pw := range rolePasswords {
 		t.Setenv("JETBPM_"+strings.ToUpper(role)+"_PASSWORD", pw)
 	}
-	opts, err := server.ProcessConfigFile(natsConf)
+	opts, err := server.ProcessConfigFile(conf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +80,12 @@ type roleConn struct {
 func connectAs(t *testing.T, ns *server.Server, role string) *roleConn {
 	t.Helper()
 	c := &roleConn{t: t, errs: make(chan error, 64)}
-	nc, err := nats.Connect(ns.ClientURL(), nats.UserInfo(role, rolePasswords[role]),
-		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { c.errs <- err }))
+	opts := []nats.Option{nats.UserInfo(role, rolePasswords[role]),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { c.errs <- err })}
+	if prefix, ok := roleInboxes[role]; ok {
+		opts = append(opts, nats.CustomInboxPrefix(prefix))
+	}
+	nc, err := nats.Connect(ns.ClientURL(), opts...)
 	if err != nil {
 		t.Fatalf("connect as %s: %v", role, err)
 	}
@@ -119,28 +135,123 @@ func (c *roleConn) canSubscribe(subject string) bool {
 	return !c.refused(func() error { _, err := c.nc.SubscribeSync(subject); return err })
 }
 
-func TestNatsConfRoles(t *testing.T) {
-	ns := startConfServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-
-	// The engine provisions everything and queues a job and a fact.
+// provisionAsEngine provisions the server as the engine user, creates the
+// consumers of topics and queues one job ("job <topic>") on each, as the
+// engine does on deploy and enqueue.
+func provisionAsEngine(ctx context.Context, t *testing.T, ns *server.Server, topics ...string) jetstream.JetStream {
+	t.Helper()
 	engine := connectAs(t, ns, "engine")
 	if err := streams.CheckServer(ctx, engine.nc); err != nil {
 		t.Fatal(err)
 	}
 	ejs, _ := jetstream.New(engine.nc)
-	if _, err := streams.Provision(ctx, ejs, streams.Config{Logger: slog.New(slog.DiscardHandler)}); err != nil {
+	if _, err := streams.Provision(ctx, ejs, streams.Config{Partitions: 2, Logger: slog.New(slog.DiscardHandler)}); err != nil {
 		t.Fatalf("engine provisions: %v", err)
 	}
-	if _, err := ejs.CreateOrUpdateConsumer(ctx, streams.JobsStream, jetstream.ConsumerConfig{
-		Durable: streams.TopicConsumer("pay"), FilterSubject: streams.TopicFilter("pay"), AckPolicy: jetstream.AckExplicitPolicy,
-	}); err != nil {
+	for _, topic := range topics {
+		if err := streams.EnsureTopic(ctx, ejs, topic, time.Minute, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ejs.Publish(ctx, streams.JobSubject(topic, "j1"), []byte("job "+topic)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ejs
+}
+
+// fetchJob fetches one job as a worker does: consumer info, then a pull.
+func fetchJob(ctx context.Context, t *testing.T, js jetstream.JetStream, topic string) jetstream.Msg {
+	t.Helper()
+	cons, err := js.Consumer(ctx, streams.JobsStream, streams.TopicConsumer(topic))
+	if err != nil {
+		t.Fatalf("worker looks up the consumer of topic %s: %v", topic, err)
+	}
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ejs.Publish(ctx, streams.JobSubject("pay", "j1"), []byte("job")); err != nil {
-		t.Fatal(err)
+	var job jetstream.Msg
+	for m := range batch.Messages() {
+		job = m
 	}
+	if job == nil || string(job.Data()) != "job "+topic {
+		t.Fatalf("worker fetched %v from topic %s (batch err %v)", job, topic, batch.Error())
+	}
+	return job
+}
+
+// checkWorkerLimits asserts what no worker user may do (SEC, ARCH-3).
+func checkWorkerLimits(ctx context.Context, t *testing.T, w *roleConn, js jetstream.JetStream, job jetstream.Msg) {
+	t.Helper()
+	if !w.refused(job.Ack) {
+		t.Error("worker acked a job message: ARCH-3 says only the engine acks")
+	}
+	// A report is a JetStream publish: stored, its PubAck on the worker's inbox.
+	if ack, err := js.Publish(ctx, streams.ReportSubject(0, "i1"), []byte("{}")); err != nil || ack.Stream != streams.EventsStream {
+		t.Errorf("worker publishes a report: %v, %v", ack, err)
+	}
+	for _, s := range []string{
+		"$JS.ACK.x", job.Reply(),
+		"$KV.jetbpm-instances.i1",
+		"$JS.API.DIRECT.GET.KV_jetbpm-instances.$KV.jetbpm-instances.i1",
+		"$JS.API.STREAM.MSG.GET.KV_jetbpm-instances",
+		"$JS.API.STREAM.INFO.JETBPM_JOBS",
+		"$JS.API.STREAM.PURGE.JETBPM_JOBS",
+		"$JS.API.CONSUMER.CREATE.JETBPM_JOBS",
+		"$JS.API.CONSUMER.CREATE.JETBPM_JOBS.topic-x.jetbpm.job.x.>",
+		"$JS.API.CONSUMER.DURABLE.CREATE.JETBPM_JOBS.topic-x",
+		"$JS.API.CONSUMER.DELETE.JETBPM_JOBS.topic-pay",
+		"$JS.API.CONSUMER.MSG.NEXT.JETBPM_EVENTS.partition-0",
+		"$JS.API.CONSUMER.INFO.JETBPM_EVENTS.partition-0",
+		"$JS.API.CONSUMER.MSG.NEXT.JETBPM_FACTS.x",
+		"jetbpm.job.pay.j2", "jetbpm.evt.0.i1", "jetbpm.tmr.0.i1.t", "jetbpm.fact.instance.p.completed",
+		"jetbpm.api.deploy", "jetbpm.api.start",
+		"_INBOX.someone.else",
+	} {
+		if w.canPublish(s) {
+			t.Errorf("worker may publish %s", s)
+		}
+	}
+	for _, s := range []string{"jetbpm.fact.>", "jetbpm.job.>", "jetbpm.rpt.>", "jetbpm.evt.>", "$KV.>", "_INBOX.>", "_INBOX.someone.>"} {
+		if w.canSubscribe(s) {
+			t.Errorf("worker may subscribe to %s", s)
+		}
+	}
+	// The same through the JetStream API: each call fails (times out on the
+	// refused request) and the server reports a violation.
+	short := func(call func(context.Context) error) func() error {
+		return func() error {
+			c, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			if call(c) == nil {
+				t.Error("a refused JetStream call succeeded")
+			}
+			return nil
+		}
+	}
+	for name, call := range map[string]func(context.Context) error{
+		"read a checkpoint": func(c context.Context) error { _, err := js.KeyValue(c, streams.InstancesBucket); return err },
+		"create a consumer": func(c context.Context) error {
+			_, err := js.CreateConsumer(c, streams.JobsStream, jetstream.ConsumerConfig{FilterSubject: streams.JobsSubjects})
+			return err
+		},
+		"delete a consumer": func(c context.Context) error {
+			return js.DeleteConsumer(c, streams.JobsStream, streams.TopicConsumer("pay"))
+		},
+	} {
+		if !w.refused(short(call)) {
+			t.Errorf("worker may %s", name)
+		}
+	}
+}
+
+func TestNatsConfRoles(t *testing.T) {
+	ns := startConfServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	// The engine provisions everything and queues a job and a fact.
+	ejs := provisionAsEngine(ctx, t, ns, "pay")
 	fact := streams.FactSubject(streams.FactIncident, "order", "raised")
 	if _, err := ejs.Publish(ctx, fact, []byte("fact")); err != nil {
 		t.Fatal(err)
@@ -149,34 +260,23 @@ func TestNatsConfRoles(t *testing.T) {
 	t.Run("worker", func(t *testing.T) {
 		w := connectAs(t, ns, "worker")
 		js, _ := jetstream.New(w.nc)
-		cons, err := js.Consumer(ctx, streams.JobsStream, streams.TopicConsumer("pay"))
-		if err != nil {
-			t.Fatalf("worker looks up its topic consumer: %v", err)
-		}
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+		job := fetchJob(ctx, t, js, "pay")
+		checkWorkerLimits(ctx, t, w, js, job)
+	})
+
+	t.Run("worker with the default inbox", func(t *testing.T) {
+		// Replies to _INBOX.> are other users' (checkpoint reads, API
+		// answers): a worker connected without its prefix gets nothing.
+		c := &roleConn{t: t, errs: make(chan error, 64)}
+		nc, err := nats.Connect(ns.ClientURL(), nats.UserInfo("worker", rolePasswords["worker"]),
+			nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { c.errs <- err }))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var job jetstream.Msg
-		for m := range batch.Messages() {
-			job = m
-		}
-		if job == nil || string(job.Data()) != "job" {
-			t.Fatalf("worker fetched %v (batch err %v)", job, batch.Error())
-		}
-		if !w.refused(job.Ack) {
-			t.Error("worker acked a job message: ARCH-3 says only the engine acks")
-		}
-		if !w.canPublish(streams.ReportSubject(0, "i1")) {
-			t.Error("worker cannot publish a report")
-		}
-		for _, s := range []string{"$JS.ACK.x", "$KV.jetbpm-instances.i1", "$JS.API.STREAM.INFO.JETBPM_JOBS", "jetbpm.api.deploy", "jetbpm.evt.0.i1"} {
-			if w.canPublish(s) {
-				t.Errorf("worker may publish %s", s)
-			}
-		}
-		if w.canSubscribe("jetbpm.job.>") {
-			t.Error("worker may subscribe to jobs directly")
+		t.Cleanup(nc.Close)
+		c.nc = nc
+		if c.canSubscribe("_INBOX.x") {
+			t.Error("worker may subscribe to the default inbox")
 		}
 	})
 
@@ -215,6 +315,68 @@ func TestNatsConfRoles(t *testing.T) {
 			}
 		}
 	})
+}
+
+// topicWorkerConf writes nats.conf with its commented per-topic worker
+// example (user worker_payments) enabled, and returns its path.
+func topicWorkerConf(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(natsConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	user := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == "#   user: worker_payments" })
+	if user < 0 {
+		t.Fatal("nats.conf has no commented worker_payments example")
+	}
+	start := user
+	for start > 0 && strings.TrimSpace(lines[start]) != "# {" {
+		start--
+	}
+	indent := lines[start][:strings.Index(lines[start], "#")]
+	end := user
+	for end < len(lines) && lines[end] != indent+"# }" {
+		end++
+	}
+	if start == 0 || end == len(lines) {
+		t.Fatal("cannot find the braces of the worker_payments example in nats.conf")
+	}
+	for i := start; i <= end; i++ {
+		l := lines[i]
+		hash := strings.Index(l, "#")
+		lines[i] = l[:hash] + strings.TrimPrefix(l[hash+1:], " ")
+	}
+	path := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestNatsConfTopicWorker enables the per-topic worker example of
+// nats.conf: worker_payments fetches from topic-payments only.
+func TestNatsConfTopicWorker(t *testing.T) {
+	ns := startConfServerFrom(t, topicWorkerConf(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	provisionAsEngine(ctx, t, ns, "payments", "pay")
+
+	w := connectAs(t, ns, "worker_payments")
+	js, _ := jetstream.New(w.nc)
+	job := fetchJob(ctx, t, js, "payments")
+	for _, s := range []string{
+		"$JS.API.CONSUMER.MSG.NEXT.JETBPM_JOBS.topic-pay",
+		"$JS.API.CONSUMER.INFO.JETBPM_JOBS.topic-pay",
+	} {
+		if w.canPublish(s) {
+			t.Errorf("worker_payments may publish %s", s)
+		}
+	}
+	if w.canSubscribe("_INBOX.worker.>") {
+		t.Error("worker_payments may read the inboxes of the other workers")
+	}
+	checkWorkerLimits(ctx, t, w, js, job)
 }
 
 // TestServeAgainstNatsConf runs `jetbpm serve --nats-url` as the engine

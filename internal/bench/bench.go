@@ -65,7 +65,7 @@ type Result struct {
 	PeakRSSBytes      int64     `json:"peakRssBytes"`
 	Baseline          *Baseline `json:"baseline,omitempty"`
 	// Ratio is instancesPerSec / baseline.jobsPerSec.
-	Ratio float64 `json:"ratio,omitempty"`
+	Ratio float64  `json:"ratio,omitempty"`
 	Notes []string `json:"notes,omitempty"`
 }
 
