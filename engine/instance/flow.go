@@ -173,13 +173,9 @@ func (r *runner) service(t *Track, n *model.Node) {
 		r.enqueue(t, n)
 		return
 	}
-	locals, ok := r.inputs(t, n)
+	locals, input, ok := r.taskInput(t, n)
 	if !ok {
 		return
-	}
-	input := locals
-	if len(n.Inputs) == 0 {
-		input = r.visible(t)
 	}
 	timeout := n.Service.Timeout
 	if timeout == 0 {
@@ -224,6 +220,19 @@ func (r *runner) service(t *Track, n *model.Node) {
 		return
 	}
 	r.complete(t, n, locals, out)
+}
+
+// taskInput evaluates a service task's input mappings (its locals) and
+// returns what the work receives: the mapped inputs when there are any,
+// else every variable the task can see (SVC-3).
+func (r *runner) taskInput(t *Track, n *model.Node) (locals, input map[string]any, ok bool) {
+	if locals, ok = r.inputs(t, n); !ok {
+		return nil, nil, false
+	}
+	if len(n.Inputs) > 0 {
+		return locals, locals, true
+	}
+	return locals, r.visible(t), true
 }
 
 func (r *runner) execOperation(ctx context.Context, t *Track, n *model.Node, input map[string]any) (out map[string]any, err error) {

@@ -12,13 +12,9 @@ import (
 // the task's timer boundaries. The job id is the wait id, unique per
 // activation (ARCH-6) and the worker's idempotency key.
 func (r *runner) enqueue(t *Track, n *model.Node) {
-	locals, ok := r.inputs(t, n)
+	locals, input, ok := r.taskInput(t, n)
 	if !ok {
 		return
-	}
-	input := locals
-	if len(n.Inputs) == 0 {
-		input = r.visible(t)
 	}
 	w := n.Service.Worker
 	policy := w.Overrides().Resolve(r.env.Jobs)
