@@ -188,6 +188,16 @@ type Filter struct {
 	Limit  int
 }
 
+func (f Filter) matchStatus(s instance.Status) bool {
+	switch f.Status {
+	case "":
+		return true
+	case instance.Active:
+		return s == instance.Active || s == StatusIncident
+	}
+	return s == f.Status
+}
+
 // Instances lists instances matching f, newest first. It reads every
 // checkpoint in the bucket: fine for operations, not for a hot path.
 func (e *Engine) Instances(ctx context.Context, f Filter) ([]*InstanceView, error) {
@@ -207,10 +217,11 @@ func (e *Engine) Instances(ctx context.Context, f Filter) ([]*InstanceView, erro
 		if err != nil {
 			return nil, err
 		}
-		if (f.ProcessID != "" && s.ProcessID != f.ProcessID) || (f.Status != "" && s.Status != f.Status) {
+		v := viewOf(s)
+		if f.ProcessID != "" && v.ProcessID != f.ProcessID || !f.matchStatus(v.Status) {
 			continue
 		}
-		out = append(out, viewOf(s))
+		out = append(out, v)
 	}
 	slices.SortFunc(out, func(a, b *InstanceView) int { return b.StartedAt.Compare(a.StartedAt) })
 	if f.Limit > 0 && len(out) > f.Limit {
@@ -218,6 +229,10 @@ func (e *Engine) Instances(ctx context.Context, f Filter) ([]*InstanceView, erro
 	}
 	return out, nil
 }
+
+// StatusIncident is the status shown for an active instance with open
+// incidents (SPEC INC-10); it is alive, so listing "active" includes it.
+const StatusIncident instance.Status = "incident"
 
 // InstanceView is what the API and the CLI show of an instance.
 type InstanceView struct {
@@ -227,15 +242,32 @@ type InstanceView struct {
 	Status      instance.Status   `json:"status"`
 	Variables   map[string]any    `json:"variables"`
 	ActiveNodes []string          `json:"activeNodes"`
+	Incidents   []IncidentSummary `json:"incidents"`
 	StartedAt   time.Time         `json:"startedAt"`
 	EndedAt     *time.Time        `json:"endedAt,omitempty"`
 	Failure     *instance.Failure `json:"failure,omitempty"`
+}
+
+// IncidentSummary names an open incident of an instance.
+type IncidentSummary struct {
+	ID         string `json:"id"`
+	Node       string `json:"nodeId"`
+	CauseClass string `json:"causeClass"`
+	Cause      string `json:"cause"`
+	Attempts   int    `json:"attempts"`
 }
 
 func viewOf(s *instance.State) *InstanceView {
 	v := &InstanceView{
 		ID: s.ID, ProcessID: s.ProcessID, Version: s.Version, Status: s.Status,
 		Variables: s.Variables(), ActiveNodes: s.ActiveNodes(), StartedAt: s.StartedAt, Failure: s.Failure,
+		Incidents: []IncidentSummary{},
+	}
+	for _, inc := range s.OpenIncidents() {
+		v.Incidents = append(v.Incidents, IncidentSummary{ID: inc.ID, Node: inc.Node, CauseClass: inc.CauseClass, Cause: inc.Cause(), Attempts: inc.Attempts})
+	}
+	if len(v.Incidents) > 0 && v.Status == instance.Active {
+		v.Status = StatusIncident
 	}
 	if v.Variables == nil {
 		v.Variables = map[string]any{}

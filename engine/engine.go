@@ -74,6 +74,15 @@ type Options struct {
 
 	// Metrics, when set, receives the engine's Prometheus metrics.
 	Metrics *metrics.Registry
+
+	// IncidentRetry is the engine-wide incident retry policy (INC-4); the
+	// zero value retries nothing automatically: every incident waits for an
+	// operator. An activity's own policy overrides it.
+	IncidentRetry jobs.RetrySpec
+	// IncidentRetention is how long records of closed incidents and the
+	// variable snapshots (which may hold sensitive data) are kept (default
+	// 30 days).
+	IncidentRetention time.Duration
 }
 
 func (o *Options) setDefaults(maxPayload int64) {
@@ -104,6 +113,9 @@ func (o *Options) setDefaults(maxPayload int64) {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 256
 	}
+	if o.IncidentRetention <= 0 {
+		o.IncidentRetention = 30 * 24 * time.Hour
+	}
 }
 
 // Errors the engine's operations return; test with errors.Is.
@@ -128,6 +140,7 @@ type Engine struct {
 	jobsStream jetstream.Stream
 	jobSeqs    sync.Map
 	store      *checkpoints
+	incidents  jetstream.KeyValue
 	metrics    *engineMetrics
 	defs       *definitions
 
@@ -161,6 +174,14 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	}
 	if err := opts.Jobs.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: job defaults: %w", err)
+	}
+	if opts.IncidentRetry.Kind != "" {
+		if err := opts.IncidentRetry.Validate(); err != nil {
+			return nil, fmt.Errorf("engine: incident retry policy: %w", err)
+		}
+	}
+	if e.incidents, err = js.KeyValue(ctx, streams.IncidentsBucket); err != nil {
+		return nil, fmt.Errorf("engine: incidents bucket: %w", err)
 	}
 	e.metrics = newEngineMetrics(opts.Metrics, e.jobsStream)
 	if e.store, err = openCheckpoints(ctx, js, opts.FinishedRetention); err != nil {

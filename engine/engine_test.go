@@ -136,3 +136,16 @@ func TestTimerCatchAndCancel(t *testing.T) {
 		t.Fatalf("unknown process: %v", err)
 	}
 }
+
+// waitIncident waits until the instance has an open incident and returns
+// the view and that incident.
+func waitIncident(t testing.TB, eng *engine.Engine, id string) (*engine.InstanceView, engine.IncidentSummary) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	v, err := eng.WaitUntil(ctx, id, func(v *engine.InstanceView) bool { return v.Status != instance.Active })
+	if err != nil || v.Status != engine.StatusIncident || len(v.Incidents) == 0 {
+		t.Fatalf("instance %s: want an open incident, got %+v (%v)", id, v, err)
+	}
+	return v, v.Incidents[0]
+}

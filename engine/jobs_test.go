@@ -162,7 +162,7 @@ func TestJobMetrics(t *testing.T) {
 	m, job = w.fetch()
 	w.report(m, job, jobs.Report{Kind: jobs.CheckIn})
 	w.report(m, job, jobs.Report{Kind: jobs.Fail, Code: "500"})
-	waitDone(t, eng, id)
+	waitIncident(t, eng, id)
 	text.Reset()
 	if err := reg.WriteText(&text); err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestJobMetrics(t *testing.T) {
 		`jetbpm_job_retries_total{topic="mt"} 1`,
 		`jetbpm_job_retries_exhausted_total{topic="mt"} 1`,
 		`jetbpm_job_reports_total{topic="mt",kind="fail",verdict="accepted"} 2`,
-		`jetbpm_instance_facts_total{kind="failed"} 1`,
+		`jetbpm_instance_facts_total{kind="started"} 1`,
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("metrics lack %s:\n%s", want, text.String())

@@ -126,13 +126,13 @@ func TestTechnicalRetriesThenExhausts(t *testing.T) {
 			w.putBack(next)
 		}
 	}
-	v := waitDone(t, eng, id)
-	if v.Status != instance.Failed || v.Failure == nil || v.Failure.Node != "work" {
-		t.Fatalf("%+v", v)
+	_, inc := waitIncident(t, eng, id)
+	if inc.Node != "work" || inc.CauseClass != "retriesExhausted" {
+		t.Fatalf("%+v", inc)
 	}
 	for _, want := range []string{`topic "t"`, "after 3 attempts", "503", "unavailable"} {
-		if !strings.Contains(v.Failure.Message, want) {
-			t.Errorf("diagnostic %q lacks %q", v.Failure.Message, want)
+		if !strings.Contains(inc.Cause, want) {
+			t.Errorf("diagnostic %q lacks %q", inc.Cause, want)
 		}
 	}
 	w.expectNone(300 * time.Millisecond)
@@ -156,9 +156,8 @@ func TestPoisonJobExhaustsWithoutReports(t *testing.T) {
 	if v.Accepted || !strings.Contains(v.Reason, "retries exhausted after 2 attempts") {
 		t.Fatalf("check-in of delivery 3: %+v, want refused as exhausted", v)
 	}
-	view := waitDone(t, eng, id)
-	if view.Status != instance.Failed || !strings.Contains(view.Failure.Message, "lock expired") {
-		t.Fatalf("%+v %+v", view, view.Failure)
+	if _, inc := waitIncident(t, eng, id); !strings.Contains(inc.Cause, "lock expired") {
+		t.Fatalf("%+v", inc)
 	}
 	w.expectNone(1500 * time.Millisecond)
 }
@@ -178,16 +177,16 @@ func TestDataFlowFailuresDoNotRetry(t *testing.T) {
 	id := startJob(t, eng, "mapped", nil)
 	m, job := w.fetch()
 	w.report(m, job, jobs.Report{Kind: jobs.Complete, Output: map[string]any{"data": map[string]any{}}})
-	if v := waitDone(t, eng, id); v.Status != instance.Failed || !strings.Contains(v.Failure.Message, "orderId") {
-		t.Fatalf("missing output: %+v %+v", v, v.Failure)
+	if _, inc := waitIncident(t, eng, id); inc.CauseClass != "dataFlow" || !strings.Contains(inc.Cause, "orderId") {
+		t.Fatalf("missing output: %+v", inc)
 	}
 	w.expectNone(300 * time.Millisecond)
 
 	id = startJob(t, eng, "status", map[string]any{"lookup": "earlier"})
 	m, job = w.fetch()
 	w.report(m, job, jobs.Report{Kind: jobs.Fail, Code: "404", Body: map[string]any{"type": "NOT_FOUND"}})
-	if v := waitDone(t, eng, id); v.Status != instance.Failed || !strings.Contains(v.Failure.Message, "already exists") {
-		t.Fatalf("status collision: %+v %+v", v, v.Failure)
+	if _, inc := waitIncident(t, eng, id); inc.CauseClass != "dataFlow" || !strings.Contains(inc.Cause, "already exists") {
+		t.Fatalf("status collision: %+v", inc)
 	}
 	w.expectNone(300 * time.Millisecond)
 }

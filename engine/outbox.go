@@ -86,6 +86,20 @@ func (e *Engine) effectMsg(partition int, s *instance.State, eff instance.Effect
 		return m, nil
 	case instance.EnqueueJob:
 		return e.enqueueMsg(partition, s, eff)
+	case instance.PutIncident:
+		return e.kvPut(streams.IncidentKey(eff.Incident.ID), eff.Incident, eff.Incident.State.Closed())
+	case instance.PutSnapshot:
+		return e.kvPut(streams.SnapshotKey(eff.Snapshot.Incident, eff.Snapshot.Attempt), eff.Snapshot, true)
+	case instance.PublishIncidentFact:
+		f := eff.IncidentFact
+		body, err := json.Marshal(f)
+		if err != nil {
+			return nil, err
+		}
+		m := nats.NewMsg(streams.FactSubject(streams.FactIncident, f.ProcessID, string(f.Kind)))
+		m.Data = body
+		m.Header.Set(jetstream.MsgIDHeader, f.FactID)
+		return m, nil
 	case instance.PublishFact:
 		body, err := json.Marshal(eff.Fact)
 		if err != nil {
@@ -97,4 +111,19 @@ func (e *Engine) effectMsg(partition int, s *instance.State, eff instance.Effect
 		return m, nil
 	}
 	return nil, fmt.Errorf("unknown effect kind %q", eff.Kind)
+}
+
+// kvPut is a write of v to the incidents bucket; with expire the record
+// lives for the incident retention only (closed records, snapshots).
+func (e *Engine) kvPut(key string, v any, expire bool) (*nats.Msg, error) {
+	body, err := streams.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg("$KV." + streams.IncidentsBucket + "." + key)
+	m.Data = body
+	if expire {
+		m.Header.Set("Nats-TTL", e.opts.IncidentRetention.String())
+	}
+	return m, nil
 }

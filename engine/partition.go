@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -348,6 +349,16 @@ func (p *partition) logEffects(g *group) {
 		switch eff.Kind {
 		case instance.EnqueueJob:
 			p.log.Debug("job enqueued", "instance", g.id, "job", eff.Job.ID, "topic", eff.Job.Topic, "node", eff.Job.Node)
+		case instance.PublishIncidentFact:
+			// Each incident is logged once, at Error, when raised (INC-9):
+			// here, by the node that committed the raise, never on republish.
+			f := eff.IncidentFact
+			if f.Kind == incidents.Raised {
+				p.log.Error("incident raised", "incident", f.Incident, "instance", g.id, "process", f.ProcessID,
+					"node", f.Node, "cause_class", f.CauseClass, "cause", f.Detail)
+			} else {
+				p.log.Info("incident "+string(f.Kind), "incident", f.Incident, "instance", g.id, "node", f.Node, "detail", f.Detail)
+			}
 		case instance.PublishFact:
 			level := slog.LevelDebug
 			if eff.Fact.Kind == instance.FactFailed {

@@ -76,16 +76,28 @@ func TestCheckpointSizeLimit(t *testing.T) {
 		size int
 		want string
 	}{
-		{30 << 10, "over the 65536-byte limit"}, // three 30 KiB variables outgrow the checkpoint at "c"
-		{50 << 10, "the limit is 40960"},        // one variable is too large at once
+		{30 << 10, "over the 65536-byte limit"}, // three 30 KiB variables outgrow the checkpoint at "c": it cannot be stored, the instance fails
+		{50 << 10, "the limit is 40960"},        // one variable is too large: a data-flow incident on "a"
 	} {
 		id, err := eng.Start(ctx, "blobs", map[string]any{"size": tc.size})
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := waitDone(t, eng, id)
-		if v.Status != instance.Failed || v.Failure == nil || !strings.Contains(v.Failure.Message, tc.want) {
-			t.Fatalf("size %d: %+v %+v", tc.size, v.Status, v.Failure)
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		v, err := eng.WaitUntil(wctx, id, func(v *engine.InstanceView) bool { return v.Status != instance.Active })
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := ""
+		switch {
+		case v.Failure != nil:
+			msg = v.Failure.Message
+		case len(v.Incidents) > 0:
+			msg = v.Incidents[0].Cause
+		}
+		if !strings.Contains(msg, tc.want) {
+			t.Fatalf("size %d: %+v %+v %+v", tc.size, v.Status, v.Failure, v.Incidents)
 		}
 	}
 }

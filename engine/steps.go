@@ -21,6 +21,7 @@ func (e *Engine) env(ctx context.Context, processID string, version int) (instan
 		DefaultTimeout: e.opts.OperationTimeout,
 		CheckValue:     e.checkValue,
 		Jobs:           e.opts.Jobs,
+		IncidentRetry:  e.opts.IncidentRetry,
 	}, nil
 }
 

@@ -33,6 +33,9 @@ const (
 	DefinitionsBucket = "jetbpm-definitions"
 	// MetaBucket holds cluster-wide settings fixed at provisioning (MetaPartitionsKey).
 	MetaBucket = "jetbpm-meta"
+	// IncidentsBucket holds incident records (IncidentKey) and the variable
+	// snapshots taken at each raise (SnapshotKey).
+	IncidentsBucket = "jetbpm-incidents"
 )
 
 // MetaPartitionsKey stores the partition count; every engine node reads it.
@@ -184,3 +187,13 @@ func ReportPrefix(partition int) string { return fmt.Sprintf("%s.%d.", reportsRo
 func FactFilter(family, processID string) string {
 	return fmt.Sprintf("%s.%s.%s.*", factsRoot, family, Token(processID))
 }
+
+// IncidentKey is the KV key of an incident's record.
+func IncidentKey(id string) string { return "inc." + Token(id) }
+
+// IncidentKeys matches every incident record.
+const IncidentKeys = "inc.*"
+
+// SnapshotKey is the KV key of the variables snapshot of an incident's
+// attempt-th raise.
+func SnapshotKey(id string, attempt int) string { return fmt.Sprintf("snap.%s.%d", Token(id), attempt) }

@@ -201,5 +201,14 @@ func provisionBuckets(ctx context.Context, js jetstream.JetStream, cfg Config, l
 		c.History = 1
 		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
 	}, log)
+	if err != nil {
+		return err
+	}
+	_, err = ensureKV(ctx, js, IncidentsBucket, func(c *jetstream.KeyValueConfig) {
+		c.History = 1
+		c.LimitMarkerTTL = time.Second // closed records and snapshots expire (retention)
+		c.MaxValueSize = maxValue
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/incidents"
 )
 
 func (r *runner) end(t *Track, n *model.Node) {
@@ -100,12 +101,17 @@ func (r *runner) throw(thrower *Track, from, scopeID, code, message string) {
 		}
 		scopeID = owner.Scope
 	}
-	node := from
 	msg := fmt.Sprintf("uncaught BPMN error %q", code)
 	if message != "" {
 		msg += ": " + message
 	}
-	r.fail(node, code, msg)
+	if thrower != nil {
+		// An activity's uncaught error is usually a missing boundary: an
+		// incident lets the model be fixed and the node retried (ADR-036).
+		r.raise(thrower, r.p.Node(from), incidents.CauseBpmnError, msg)
+		return
+	}
+	r.fail(from, code, msg) // an error end event: the modelled outcome
 }
 
 // catcher returns the error boundary of activity that catches code: one
@@ -133,8 +139,10 @@ func (r *runner) interrupt(host *Track, b *model.Node) {
 	r.spawn(b.ID, scope, pred, "")
 }
 
-// cancelTrack removes t with its waits and, for a sub-process, its scope.
+// cancelTrack removes t with its waits and, for a sub-process, its scope;
+// an incident on it is overtaken.
 func (r *runner) cancelTrack(t *Track) {
+	r.overtake(t, "the node was cancelled")
 	r.disarm(t)
 	for _, sc := range r.s.Scopes {
 		if sc.Owner == t.ID {
@@ -154,10 +162,11 @@ func (r *runner) cancelAll() {
 	}
 }
 
-// fault is a technical failure at a node: an operation error or timeout, an
-// expression or mapping error. The instance fails with it.
-func (r *runner) fault(t *Track, n *model.Node, msg string) {
-	r.fail(n.ID, "", msg)
+// fault is a technical failure at a node: an operation error or timeout,
+// an expression or mapping error, a job's exhausted retries. It raises an
+// incident; the instance stays alive (ADR-036).
+func (r *runner) fault(t *Track, n *model.Node, class, msg string) {
+	r.raise(t, n, class, msg)
 }
 
 func (r *runner) fail(node, code, msg string) {

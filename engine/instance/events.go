@@ -3,6 +3,7 @@ package instance
 import (
 	"time"
 
+	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/jobs"
 )
 
@@ -18,6 +19,11 @@ const (
 	// JobOutcome is a job's terminal outcome (Event.Outcome) for the job
 	// wait Event.Wait; classification and retries happened before it.
 	JobOutcome EventKind = "jobOutcome"
+	// IncidentRetry, IncidentResolve and IncidentAbandon are operator
+	// commands on incident Event.Incident; Event.ID is the command id.
+	IncidentRetry   EventKind = "incidentRetry"
+	IncidentResolve EventKind = "incidentResolve"
+	IncidentAbandon EventKind = "incidentAbandon"
 )
 
 // Event is an input to an instance. Start is not an event: it creates the
@@ -29,7 +35,9 @@ type Event struct {
 	Wait    string         `msgpack:"wait,omitempty"`
 	Firing  int            `msgpack:"firing,omitempty"`
 	Reason  string         `msgpack:"reason,omitempty"`
-	Outcome *jobs.Terminal `msgpack:"outcome,omitempty"`
+	Outcome  *jobs.Terminal `msgpack:"outcome,omitempty"`
+	Incident string         `msgpack:"incident,omitempty"`
+	Vars     map[string]any `msgpack:"vars,omitempty"`
 }
 
 // EffectKind names something the engine must do after the checkpoint.
@@ -42,6 +50,11 @@ const (
 	PublishFact   EffectKind = "fact"
 	EnqueueJob    EffectKind = "enqueueJob" // publish Effect.Job, at most once
 	CancelJob     EffectKind = "cancelJob"  // remove job Effect.Wait on topic Effect.Topic
+	// PutIncident writes Effect.Incident to the incidents bucket,
+	// PutSnapshot a variables snapshot, PublishIncidentFact an incident fact.
+	PutIncident         EffectKind = "putIncident"
+	PutSnapshot         EffectKind = "putSnapshot"
+	PublishIncidentFact EffectKind = "incidentFact"
 )
 
 // Effect is one entry of the outbox. Publishing an effect again must be
@@ -57,6 +70,10 @@ type Effect struct {
 	Fact   *Fact     `msgpack:"fact,omitempty"`
 	Job    *jobs.Job `msgpack:"job,omitempty"`
 	Topic  string    `msgpack:"topic,omitempty"`
+
+	Incident     *incidents.Record   `msgpack:"incident,omitempty"`
+	Snapshot     *incidents.Snapshot `msgpack:"snapshot,omitempty"`
+	IncidentFact *incidents.Fact     `msgpack:"incidentFact,omitempty"`
 }
 
 // FactKind is the kind of a lifecycle fact.

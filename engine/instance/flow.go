@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/incidents"
 )
 
 func (r *runner) execute(t *Track) {
@@ -73,7 +74,7 @@ func (r *runner) leave(t *Track, n *model.Node) {
 		}
 		ok, err := r.holds(t, f)
 		if err != nil {
-			r.fault(t, n, err.Error())
+			r.fault(t, n, incidents.CauseExpression, err.Error())
 			return
 		}
 		if ok {
@@ -84,7 +85,7 @@ func (r *runner) leave(t *Track, n *model.Node) {
 		taken = append(taken, r.p.Flow(n.Default))
 	}
 	if len(taken) == 0 {
-		r.fault(t, n, "no outgoing sequence flow can be taken: no condition holds and there is no default flow")
+		r.fault(t, n, incidents.CauseExpression, "no outgoing sequence flow can be taken: no condition holds and there is no default flow")
 		return
 	}
 	r.take(t, taken)
@@ -111,7 +112,7 @@ func (r *runner) exclusive(t *Track, n *model.Node) {
 		}
 		ok, err := r.holds(t, f)
 		if err != nil {
-			r.fault(t, n, err.Error())
+			r.fault(t, n, incidents.CauseExpression, err.Error())
 			return
 		}
 		if ok {
@@ -123,7 +124,7 @@ func (r *runner) exclusive(t *Track, n *model.Node) {
 		r.move(t, r.p.Flow(n.Default))
 		return
 	}
-	r.fault(t, n, fmt.Sprintf("exclusive gateway %q: no condition holds and there is no default flow", n.ID))
+	r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("exclusive gateway %q: no condition holds and there is no default flow", n.ID))
 }
 
 // parallel joins one track from every incoming flow of the same scope, then
@@ -159,7 +160,7 @@ func (r *runner) script(t *Track, n *model.Node) {
 	}
 	v, err := n.Script.Compiled().Eval(r.visibleWith(t, locals))
 	if err != nil {
-		r.fault(t, n, fmt.Sprintf("script: %v", err))
+		r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("script: %v", err))
 		return
 	}
 	r.complete(t, n, locals, map[string]any{n.Script.ResultVariable: v})
@@ -208,15 +209,15 @@ func (r *runner) service(t *Track, n *model.Node) {
 		r.interrupt(t, boundary)
 		return
 	case errors.Is(err, context.DeadlineExceeded):
-		r.fault(t, n, fmt.Sprintf("operation %q timed out after %v", n.Service.Operation, timeout))
+		r.fault(t, n, incidents.CauseOperation, fmt.Sprintf("operation %q timed out after %v", n.Service.Operation, timeout))
 		return
 	default:
-		r.fault(t, n, fmt.Sprintf("operation %q failed: %v", n.Service.Operation, err))
+		r.fault(t, n, incidents.CauseOperation, fmt.Sprintf("operation %q failed: %v", n.Service.Operation, err))
 		return
 	}
 	out, err := NormalizeVars(results)
 	if err != nil {
-		r.fault(t, n, fmt.Sprintf("operation %q returned %v", n.Service.Operation, err))
+		r.fault(t, n, incidents.CauseOperation, fmt.Sprintf("operation %q returned %v", n.Service.Operation, err))
 		return
 	}
 	r.complete(t, n, locals, out)
@@ -266,7 +267,7 @@ func (r *runner) complete(t *Track, n *model.Node, locals, results map[string]an
 			m := &n.Outputs[i]
 			v, err := m.Compiled().Eval(env)
 			if err != nil {
-				r.fault(t, n, fmt.Sprintf("output mapping %q: %v", m.Target, err))
+				r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("output mapping %q: %v", m.Target, err))
 				return
 			}
 			writes = append(writes, write{m.Target, v})

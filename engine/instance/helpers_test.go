@@ -259,3 +259,41 @@ func sameNodes(got, want []string) bool {
 	slices.Sort(w)
 	return slices.Equal(g, w)
 }
+
+// assertIncident checks that a technical failure at node raised an open
+// incident (ADR-036): the instance stays active, the track holds the token
+// in state incident, the cause names every fragment, and the raise was
+// announced and recorded.
+func assertIncident(t testing.TB, s *State, node string, fragments ...string) *Incident {
+	t.Helper()
+	assertStatus(t, s, Active)
+	var inc *Incident
+	for _, i := range s.Incidents {
+		if i.Node == node {
+			inc = i
+		}
+	}
+	if inc == nil {
+		t.Fatalf("no open incident on %q; incidents %+v, failure %+v", node, s.Incidents, s.Failure)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(inc.Cause(), f) {
+			t.Errorf("incident cause %q, want it to contain %q", inc.Cause(), f)
+		}
+	}
+	if tr := s.track(inc.Track); tr == nil || tr.State != TrackIncident || tr.Node != node {
+		t.Errorf("incident track %q = %+v, want a track in state incident at %q", inc.Track, tr, node)
+	}
+	if !slices.Contains(s.ActiveNodes(), node) {
+		t.Errorf("active nodes %v lack the incident's node %q", s.ActiveNodes(), node)
+	}
+	var raised, recorded bool
+	for _, e := range s.Outbox {
+		raised = raised || e.Kind == PublishIncidentFact && e.IncidentFact.Incident == inc.ID && e.IncidentFact.Kind == "raised"
+		recorded = recorded || e.Kind == PutIncident && e.Incident.ID == inc.ID
+	}
+	if !raised || !recorded {
+		t.Errorf("raise not announced (%v) or not recorded (%v)", raised, recorded)
+	}
+	return inc
+}

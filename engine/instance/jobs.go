@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/jobs"
 )
 
@@ -50,7 +51,7 @@ func (r *runner) jobDone(w *Wait, out *jobs.Terminal) {
 	case jobs.Done:
 		clean, err := NormalizeVars(out.Output)
 		if err != nil {
-			r.fault(t, n, "job output: "+err.Error())
+			r.fault(t, n, incidents.CauseDataFlow, "job output: "+err.Error())
 			return
 		}
 		r.complete(t, n, t.Locals, clean)
@@ -66,7 +67,7 @@ func (r *runner) jobDone(w *Wait, out *jobs.Terminal) {
 	case jobs.StatusSet:
 		r.writeStatus(t, n, w.Job.Policy, out.Status)
 	default:
-		r.fault(t, n, out.Message)
+		r.fault(t, n, failureClass(out), out.Message)
 	}
 }
 
@@ -75,13 +76,21 @@ func (r *runner) jobDone(w *Wait, out *jobs.Terminal) {
 // is a collision: the task fails, and the job is not run again (SVC-8b).
 func (r *runner) writeStatus(t *Track, n *model.Node, p jobs.Policy, value string) {
 	if p.Status == "" {
-		r.fault(t, n, "the worker reported status "+value+" but the task has no WithStatus variable")
+		r.fault(t, n, incidents.CauseDataFlow, "the worker reported status "+value+" but the task has no WithStatus variable")
 		return
 	}
 	if _, exists := r.visible(t)[p.Status]; exists && !p.StatusOverwrite {
-		r.fault(t, n, "status variable "+p.Status+" already exists and WithStatus does not overwrite it (status "+value+" not written)")
+		r.fault(t, n, incidents.CauseDataFlow, "status variable "+p.Status+" already exists and WithStatus does not overwrite it (status "+value+" not written)")
 		return
 	}
 	r.storeVar(t.Scope, p.Status, value)
 	r.complete(t, n, t.Locals, nil)
+}
+
+// failureClass names the cause class of a job's terminal failure.
+func failureClass(out *jobs.Terminal) string {
+	if out.Cause == jobs.CauseDataFlow {
+		return incidents.CauseDataFlow
+	}
+	return incidents.CauseRetriesExhausted
 }

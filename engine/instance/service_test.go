@@ -56,7 +56,7 @@ func TestMappingErrorsFail(t *testing.T) {
 			s, _ := run(t, one("m", func(b *model.Builder) {
 				b.ScriptTask("act", "1", "r", tt.opts...)
 			}), nil)
-			assertFailed(t, s, "act", tt.fragment)
+			assertIncident(t, s, "act", tt.fragment)
 		})
 		t.Run(tt.name+"/service", func(t *testing.T) {
 			x := newExec(map[string]opFunc{"op": returns(map[string]any{"r": 1})})
@@ -64,7 +64,7 @@ func TestMappingErrorsFail(t *testing.T) {
 				b.ServiceTask("act", "op", tt.opts...)
 			})), x)
 			s := start(t, env, nil)
-			assertFailed(t, s, "act", tt.fragment)
+			assertIncident(t, s, "act", tt.fragment)
 			assertNoVar(t, s.Variables(), "r")
 		})
 	}
@@ -80,7 +80,7 @@ func TestOutputMappingsAllOrNothing(t *testing.T) {
 			b.ServiceTask("act", "op", model.Output("ok", "r"), model.Output("bad", "r.x + 1"))
 		})), x)
 		s := start(t, env, nil)
-		assertFailed(t, s, "act", `output mapping "bad"`)
+		assertIncident(t, s, "act", `output mapping "bad"`)
 		assertNoVar(t, s.Variables(), "ok")
 	})
 	t.Run("CheckValue", func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestOutputMappingsAllOrNothing(t *testing.T) {
 			return nil
 		}
 		s := start(t, env, nil)
-		assertFailed(t, s, "act", `variable "z"`)
+		assertIncident(t, s, "act", `variable "z"`)
 		assertNoVar(t, s.Variables(), "a")
 	})
 }
@@ -238,7 +238,7 @@ func TestServiceFailures(t *testing.T) {
 				}()
 				s = start(t, newEnv(build(t, b), x), map[string]any{"keep": 1})
 			}()
-			assertFailed(t, s, "act", tt.want...)
+			assertIncident(t, s, "act", tt.want...)
 			assertNoVar(t, s.Variables(), "ch", "f", "x")
 		})
 	}
@@ -246,7 +246,7 @@ func TestServiceFailures(t *testing.T) {
 
 func TestServiceWithoutExecutorFails(t *testing.T) {
 	s, _ := run(t, one("f", func(b *model.Builder) { b.ServiceTask("act", "op") }), nil)
-	assertFailed(t, s, "act", "no executor")
+	assertIncident(t, s, "act", "no executor")
 }
 
 func TestCheckValueRefusesVariable(t *testing.T) {
@@ -259,7 +259,7 @@ func TestCheckValueRefusesVariable(t *testing.T) {
 		return nil
 	}
 	s := start(t, env, nil)
-	assertFailed(t, s, "act", `variable "big"`, "over the limit")
+	assertIncident(t, s, "act", `variable "big"`, "over the limit")
 }
 
 // blockOnCtx is an operation that waits for its context, bounded so a
@@ -289,7 +289,7 @@ func TestServiceTimeout(t *testing.T) {
 		b.ServiceTask("act", "slow", model.Timeout(20*time.Millisecond))
 	})), x)
 	s := start(t, env, nil)
-	assertFailed(t, s, "act", `operation "slow" timed out after 20ms`)
+	assertIncident(t, s, "act", `operation "slow" timed out after 20ms`)
 }
 
 func TestServiceDefaultTimeout(t *testing.T) {
@@ -297,7 +297,7 @@ func TestServiceDefaultTimeout(t *testing.T) {
 	env := newEnv(build(t, one("to", func(b *model.Builder) { b.ServiceTask("act", "slow") })), x)
 	env.DefaultTimeout = 20 * time.Millisecond
 	s := start(t, env, nil)
-	assertFailed(t, s, "act", "timed out after 20ms")
+	assertIncident(t, s, "act", "timed out after 20ms")
 }
 
 func TestServiceBpmnErrorBoundary(t *testing.T) {
@@ -339,9 +339,8 @@ func TestServiceBpmnErrorBoundary(t *testing.T) {
 			Flow("declined", "errEnd")
 		x := newExec(map[string]opFunc{"charge": throw(&BpmnError{Code: "FRAUD", Message: "flagged"})})
 		s := start(t, newEnv(build(t, b), x), nil)
-		assertFailed(t, s, "charge", `uncaught BPMN error "FRAUD"`, "flagged")
-		if s.Failure.Code != "FRAUD" {
-			t.Errorf("Failure.Code = %q", s.Failure.Code)
+		if inc := assertIncident(t, s, "charge", `uncaught BPMN error "FRAUD"`, "flagged"); inc.CauseClass != "bpmnError" {
+			t.Errorf("cause class %q, want bpmnError", inc.CauseClass)
 		}
 	})
 }

@@ -37,6 +37,9 @@ type State struct {
 	Tracks []*Track `msgpack:"tracks,omitempty"`
 	Scopes []*Scope `msgpack:"scopes"`
 	Waits  []*Wait  `msgpack:"waits,omitempty"`
+	// Incidents are the open incidents; closed ones live in the incidents
+	// bucket only.
+	Incidents []*Incident `msgpack:"incidents,omitempty"`
 	// Seq numbers everything the instance creates: tracks, scopes, activations.
 	Seq uint64 `msgpack:"seq"`
 
@@ -61,6 +64,9 @@ const (
 	Ready   TrackState = "ready"   // about to execute its node
 	Waiting TrackState = "waiting" // parked on a wait or a sub-process
 	Joining TrackState = "joining" // arrived at a parallel join
+	// TrackIncident: the node failed; the track holds the token of an open
+	// incident until it is retried, resolved, abandoned or overtaken.
+	TrackIncident TrackState = "incident"
 )
 
 // Track is a token: one thread of execution at one node.
@@ -79,6 +85,9 @@ type Track struct {
 	EnteredAt  time.Time `msgpack:"enteredAt"`
 	// Locals are the activity's input-mapped variables while it waits.
 	Locals map[string]any `msgpack:"locals,omitempty"`
+	// KeepBoundaries marks an incident retry: the node's boundaries stay
+	// armed from the first entry and are not armed again (INC-5).
+	KeepBoundaries bool `msgpack:"keepBoundaries,omitempty"`
 }
 
 // Scope is a variable scope: the process, or one activation of a sub-process.
@@ -98,6 +107,8 @@ const (
 	TimerWait    WaitKind = "timer"    // intermediate timer catch event
 	BoundaryWait WaitKind = "boundary" // timer boundary event of an activity
 	JobWait      WaitKind = "job"      // an external service task's job
+	// IncidentRetryWait is a scheduled incident retry (INC-4).
+	IncidentRetryWait WaitKind = "incidentRetry"
 )
 
 // Wait is something the instance is parked on. Its ID is the key an event

@@ -60,7 +60,12 @@ type Env struct {
 	// Jobs are the engine-wide job defaults under every external task's own
 	// options (the two-level configuration of ADR-021 §2.2).
 	Jobs jobs.Overrides
+	// IncidentRetry is the engine-wide incident retry policy under each
+	// activity's own (INC-4); the zero value retries nothing automatically.
+	IncidentRetry jobs.RetrySpec
 }
+
+var timeZero time.Time
 
 // ErrInvariant marks a step that found the state inconsistent with its
 // process (an engine bug or a corrupt checkpoint).
@@ -169,6 +174,20 @@ func (r *runner) apply(ev Event) bool {
 			return false
 		}
 		r.jobDone(w, ev.Outcome)
+		return true
+	case IncidentRetry, IncidentResolve, IncidentAbandon:
+		inc := r.s.incident(ev.Incident)
+		if inc == nil {
+			return false // unknown or already closed: refused by the caller
+		}
+		switch ev.Kind {
+		case IncidentRetry:
+			r.retryIncident(inc, ev.ID)
+		case IncidentResolve:
+			r.resolveIncident(inc, ev.ID, ev.Vars)
+		default:
+			r.abandonIncident(inc, ev.ID)
+		}
 		return true
 	case Cancel:
 		reason := ev.Reason

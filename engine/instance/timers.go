@@ -18,6 +18,10 @@ func (r *runner) arm(w *Wait) {
 // armBoundaries arms the timer boundary events of an activity that t now
 // waits in.
 func (r *runner) armBoundaries(t *Track, n *model.Node) {
+	if t.KeepBoundaries {
+		t.KeepBoundaries = false // armed at the first entry; a retry keeps them
+		return
+	}
 	for _, b := range r.p.Boundaries(n.ID) {
 		if b.Event != model.TimerEvent {
 			continue
@@ -71,6 +75,13 @@ func (r *runner) timerFired(w *Wait) {
 		r.bug("wait %q at unknown node %q", w.ID, w.Node)
 	}
 	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
+	if w.Kind == IncidentRetryWait {
+		if inc := r.s.incidentOf(t.ID); inc != nil {
+			inc.RetryDue = timeZero
+			r.retryIncident(inc, "")
+		}
+		return
+	}
 	if w.Kind == TimerWait {
 		t.State = Ready
 		r.complete(t, n, nil, nil)

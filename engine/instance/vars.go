@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/incidents"
 )
 
 // scopeChain returns the scopes from the root down to scopeID.
@@ -53,11 +54,11 @@ func (r *runner) inputs(t *Track, n *model.Node) (locals map[string]any, ok bool
 		m := &n.Inputs[i]
 		v, err := m.Compiled().Eval(env)
 		if err != nil {
-			r.fault(t, n, fmt.Sprintf("input mapping %q: %v", m.Target, err))
+			r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("input mapping %q: %v", m.Target, err))
 			return nil, false
 		}
 		if v, err = Normalize(v); err != nil {
-			r.fault(t, n, fmt.Sprintf("input mapping %q: %v", m.Target, err))
+			r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("input mapping %q: %v", m.Target, err))
 			return nil, false
 		}
 		locals[m.Target] = v
@@ -76,7 +77,7 @@ func (r *runner) checkVar(t *Track, n *model.Node, name string, v any) (any, boo
 		err = r.env.CheckValue(name, v)
 	}
 	if err != nil {
-		r.fault(t, n, fmt.Sprintf("variable %q: %v", name, err))
+		r.fault(t, n, incidents.CauseDataFlow, fmt.Sprintf("variable %q: %v", name, err))
 		return nil, false
 	}
 	return v, true

@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"time"
+
+	"github.com/jetbpm/jetbpm/jobs"
 )
 
 // Builder constructs a Process. Methods add elements in order and return the
@@ -220,3 +222,9 @@ func Date(iso string) Timer { return Timer{Type: TimerDate, Value: iso} }
 
 // Cycle makes a repeating timer, R[n]/duration.
 func Cycle(iso string) Timer { return Timer{Type: TimerCycle, Value: iso} }
+
+// WithIncidentRetry retries an incident on this activity automatically, per
+// spec (its attempts count incident retries), before an operator is needed.
+func WithIncidentRetry(spec jobs.RetrySpec) NodeOption {
+	return func(n *Node) { n.IncidentRetry = &spec }
+}

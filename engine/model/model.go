@@ -96,6 +96,10 @@ type Node struct {
 	Inputs  []Mapping `msgpack:"inputs,omitempty"`
 	Outputs []Mapping `msgpack:"outputs,omitempty"`
 
+	// IncidentRetry is the activity's incident retry policy (INC-4); nil
+	// defers to the engine's default, which retries nothing automatically.
+	IncidentRetry *jobs.RetrySpec `msgpack:"incidentRetry,omitempty"`
+
 	// Extensions records vendor attributes as imported (e.g.
 	// "camunda:asyncBefore"), for diagnostics; jetbpm does not act on them.
 	Extensions map[string]string `msgpack:"ext,omitempty"`

@@ -139,6 +139,13 @@ func (v *validator) node(n *Node) {
 	if n.Kind != BoundaryEvent && n.Timer != nil && n.Kind != IntermediateCatchEvent {
 		v.nodef(n, "only catch and boundary events can have a timer")
 	}
+	if n.IncidentRetry != nil {
+		if !n.Kind.IsActivity() {
+			v.nodef(n, "only activities have an incident retry policy")
+		} else if err := n.IncidentRetry.Validate(); err != nil {
+			v.nodef(n, "incident retry policy: %v", err)
+		}
+	}
 	if len(n.Inputs) > 0 && !n.Kind.IsActivity() {
 		v.nodef(n, "only activities have input mappings")
 	}

@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/incidents"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// IncidentView is an incident's record with the variable snapshots taken
+// at each raise.
+type IncidentView struct {
+	*incidents.Record
+	Variables []incidents.Snapshot `json:"variables"`
+}
+
+// Incident returns one incident with its snapshots.
+func (e *Engine) Incident(ctx context.Context, id string) (*IncidentView, error) {
+	rec, _, err := e.incidentRecord(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	v := &IncidentView{Record: rec, Variables: []incidents.Snapshot{}}
+	for _, attempt := range rec.Snapshots {
+		entry, err := e.incidents.Get(ctx, streams.SnapshotKey(id, attempt))
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // expired with the retention
+		}
+		if err != nil {
+			return nil, err
+		}
+		var snap incidents.Snapshot
+		if err := streams.Unmarshal(entry.Value(), &snap); err != nil {
+			return nil, fmt.Errorf("incident %s: snapshot %d: %w", id, attempt, err)
+		}
+		v.Variables = append(v.Variables, snap)
+	}
+	return v, nil
+}
+
+func (e *Engine) incidentRecord(ctx context.Context, id string) (*incidents.Record, uint64, error) {
+	entry, err := e.incidents.Get(ctx, streams.IncidentKey(id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+		return nil, 0, fmt.Errorf("incident %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("incident %s: %w", id, err)
+	}
+	var rec incidents.Record
+	if err := streams.Unmarshal(entry.Value(), &rec); err != nil {
+		return nil, 0, fmt.Errorf("incident %s: decode: %w", id, err)
+	}
+	return &rec, entry.Revision(), nil
+}
+
+// Incidents lists incident records matching f, oldest first failure first.
+// It reads the incidents bucket only, never an instance (INC-7).
+func (e *Engine) Incidents(ctx context.Context, f incidents.Filter) ([]*incidents.Record, error) {
+	lister, err := e.incidents.ListKeysFiltered(ctx, streams.IncidentKeys)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	now := e.opts.Now()
+	var out []*incidents.Record
+	for key := range lister.Keys() {
+		entry, err := e.incidents.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var rec incidents.Record
+		if err := streams.Unmarshal(entry.Value(), &rec); err != nil {
+			e.log.Warn("skipping an undecodable incident record", "key", key, "err", err)
+			continue
+		}
+		if f.Match(&rec, now) {
+			out = append(out, &rec)
+		}
+	}
+	slices.SortFunc(out, func(a, b *incidents.Record) int { return a.FirstFailure.Compare(b.FirstFailure) })
+	return out, nil
+}
+
+// RetryIncident re-enters the incident's node now, cancelling a scheduled
+// retry (INC-4, INC-8).
+func (e *Engine) RetryIncident(ctx context.Context, id string) error {
+	return e.incidentCommand(ctx, id, instance.IncidentRetry, nil)
+}
+
+// ResolveIncident sets vars and continues from the incident's node as if
+// it had completed.
+func (e *Engine) ResolveIncident(ctx context.Context, id string, vars map[string]any) error {
+	clean, err := instance.NormalizeVars(vars)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	for name, v := range clean {
+		if err := e.checkValue(name, v); err != nil {
+			return fmt.Errorf("variable %q: %w", name, err)
+		}
+	}
+	return e.incidentCommand(ctx, id, instance.IncidentResolve, clean)
+}
+
+// AbandonIncident closes the incident as dead-lettered and cancels its
+// track; an instance left without a token ends terminated.
+func (e *Engine) AbandonIncident(ctx context.Context, id string) error {
+	return e.incidentCommand(ctx, id, instance.IncidentAbandon, nil)
+}
+
+// incidentCommand sends an operator command to the incident's instance and
+// waits for its result. The instance's single writer orders concurrent
+// commands: the first wins, the others find the incident closed.
+func (e *Engine) incidentCommand(ctx context.Context, id string, kind instance.EventKind, vars map[string]any) error {
+	rec, _, err := e.incidentRecord(ctx, id)
+	if err != nil {
+		return err
+	}
+	if rec.State.Closed() {
+		return fmt.Errorf("incident %s is %s: %w", id, rec.State, ErrFinished)
+	}
+	w, err := e.incidents.Watch(ctx, streams.IncidentKey(id), jetstream.UpdatesOnly())
+	if err != nil {
+		return fmt.Errorf("incident %s: watch: %w", id, err)
+	}
+	defer w.Stop()
+	cmd := "cmd:" + nuid.Next()
+	ev := &instance.Event{ID: cmd, Kind: kind, Incident: id, Vars: vars}
+	if err := e.send(ctx, rec.Instance, envelope{Instance: rec.Instance, Event: ev}, cmd); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("incident %s: no outcome: %w", id, ctx.Err())
+		case entry, ok := <-w.Updates():
+			if !ok {
+				return fmt.Errorf("incident %s: watch closed", id)
+			}
+			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			var now incidents.Record
+			if err := streams.Unmarshal(entry.Value(), &now); err != nil {
+				return err
+			}
+			if _, done := now.Outcome(cmd); done {
+				return nil
+			}
+			if now.State.Closed() {
+				return fmt.Errorf("incident %s was %s by another action first: %w", id, now.State, ErrFinished)
+			}
+		}
+	}
+}
