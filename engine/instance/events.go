@@ -30,11 +30,11 @@ const (
 // state (see Start).
 type Event struct {
 	// ID identifies the event for logs and de-duplication at the edge.
-	ID      string         `msgpack:"id"`
-	Kind    EventKind      `msgpack:"kind"`
-	Wait    string         `msgpack:"wait,omitempty"`
-	Firing  int            `msgpack:"firing,omitempty"`
-	Reason  string         `msgpack:"reason,omitempty"`
+	ID       string         `msgpack:"id"`
+	Kind     EventKind      `msgpack:"kind"`
+	Wait     string         `msgpack:"wait,omitempty"`
+	Firing   int            `msgpack:"firing,omitempty"`
+	Reason   string         `msgpack:"reason,omitempty"`
 	Outcome  *jobs.Terminal `msgpack:"outcome,omitempty"`
 	Incident string         `msgpack:"incident,omitempty"`
 	Vars     map[string]any `msgpack:"vars,omitempty"`
