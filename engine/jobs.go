@@ -74,7 +74,7 @@ func (p *partition) decideReports(ctx context.Context, g *group, s *instance.Sta
 		case st == nil:
 			act.verdict.Reason = "unknown or finished job"
 			p.log.Info("job report refused", "instance", g.id, "job", r.JobID, "kind", r.Kind, "reason", act.verdict.Reason)
-			if p.e.isJobMessage(ctx, d.Seq, r.JobID) {
+			if p.e.isJobMessage(ctx, d.Seq, r.JobID, g.id) {
 				act.action = jobs.Term // its ack was lost, or its task was cancelled
 			}
 		case d.Consumer != streams.TopicConsumer(st.Topic) || !p.e.jobSeqMatches(ctx, st, d.Seq):
@@ -135,10 +135,12 @@ func (e *Engine) jobSeqMatches(ctx context.Context, st *jobs.State, seq uint64) 
 	return err == nil && m.Sequence == seq
 }
 
-// isJobMessage reports whether stream sequence seq still holds job id.
-func (e *Engine) isJobMessage(ctx context.Context, seq uint64, id string) bool {
+// isJobMessage reports whether stream sequence seq still holds job id of
+// instance instanceID: a report sent to another instance's subject must
+// not terminate a live job.
+func (e *Engine) isJobMessage(ctx context.Context, seq uint64, id, instanceID string) bool {
 	m, err := e.jobsStream.GetMsg(ctx, seq)
-	return err == nil && m.Header.Get(headerJob) == id
+	return err == nil && m.Header.Get(headerJob) == id && m.Header.Get(headerInstance) == instanceID
 }
 
 func (e *Engine) mapper(name string) (jobs.ErrorMapper, bool) {
@@ -176,9 +178,11 @@ func (p *partition) sendJobActions(g *group) {
 				p.log.Warn("job action not sent", "job", a.verdict.JobID, "err", err)
 			}
 		}
-		if a.replyTo != "" {
+		if validReplyTo(a.replyTo) {
 			b, _ := json.Marshal(a.verdict)
 			_ = p.e.nc.Publish(a.replyTo, b)
+		} else if a.replyTo != "" {
+			p.log.Warn("verdict not sent: replyTo is not an inbox", "job", a.verdict.JobID, "reply_to", a.replyTo)
 		}
 	}
 	g.actions = nil
@@ -216,4 +220,19 @@ func (e *Engine) cancelJob(ctx context.Context, topic, id string) error {
 		return nil
 	}
 	return err
+}
+
+// validReplyTo accepts inbox subjects only. The engine publishes verdicts
+// with its own permissions, so a worker must not be able to aim one at a
+// KV key or an API subject.
+func validReplyTo(s string) bool {
+	if !strings.HasPrefix(s, "_INBOX.") || len(s) > 256 {
+		return false
+	}
+	for _, tok := range strings.Split(s, ".") {
+		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
+			return false
+		}
+	}
+	return true
 }

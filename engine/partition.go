@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -19,55 +20,84 @@ import (
 // server pins the partition's consumer to one engine node at a time; the
 // checkpoint compare-and-set fences the moments when two nodes overlap.
 type partition struct {
-	e     *Engine
-	n     int
-	cons  jetstream.Consumer
-	cache *lru
-	log   *slog.Logger
+	e *Engine
+	n int
+	// events carries the engine's own events; reports the workers'.
+	events, reports jetstream.Consumer
+	cache           *lru
+	log             *slog.Logger
 }
 
 func (e *Engine) newPartition(ctx context.Context, n int) (*partition, error) {
-	cons, err := e.js.Consumer(ctx, streams.EventsStream, streams.PartitionConsumer(n))
+	events, err := e.js.Consumer(ctx, streams.EventsStream, streams.PartitionConsumer(n))
 	if err != nil {
-		return nil, errors.Join(errors.New("engine: partition consumer "+streams.PartitionConsumer(n)), err)
+		return nil, fmt.Errorf("engine: partition consumer %s: %w", streams.PartitionConsumer(n), err)
+	}
+	reports, err := e.js.Consumer(ctx, streams.ReportsStream, streams.ReportsConsumer(n))
+	if err != nil {
+		return nil, fmt.Errorf("engine: reports consumer %s: %w", streams.ReportsConsumer(n), err)
 	}
 	size := e.opts.CacheSize/e.layout.Partitions + 1
-	return &partition{e: e, n: n, cons: cons, cache: newLRU(size), log: e.log.With("partition", n)}, nil
+	return &partition{e: e, n: n, events: events, reports: reports, cache: newLRU(size), log: e.log.With("partition", n)}, nil
 }
 
-// run consumes until ctx ends, then applies what was already received.
+// run consumes the partition's events and reports until ctx ends, then
+// applies what was already received.
 func (p *partition) run(ctx context.Context) {
 	batch := p.e.opts.BatchSize
 	msgs := make(chan jetstream.Msg, 2*batch)
 	for ctx.Err() == nil {
-		cc, err := p.cons.Consume(func(m jetstream.Msg) { msgs <- m },
-			jetstream.PullPriorityGroup(streams.PriorityGroup),
-			jetstream.PullMaxMessages(batch),
-			jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-				if !errors.Is(err, jetstream.ErrPinIDMismatch) {
-					p.log.Debug("partition consume", "err", err)
-				}
-			}))
-		if err != nil {
+		var running []jetstream.ConsumeContext
+		var err error
+		for _, cons := range []jetstream.Consumer{p.events, p.reports} {
+			var cc jetstream.ConsumeContext
+			cc, err = p.consume(cons, msgs, batch)
+			if err != nil {
+				break
+			}
+			running = append(running, cc)
+		}
+		if err == nil {
+			p.loop(ctx, msgs, batch)
+		} else {
 			p.log.Warn("partition consume failed; retrying", "err", err)
+		}
+		for _, cc := range running {
+			cc.Stop()
+		}
+		// Apply what arrived before the stop; later deliveries go unacked
+		// and return to whichever node holds the partition next.
+		for _, cc := range running {
+			p.drain(cc, msgs, batch)
+		}
+		if err != nil {
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
 			}
-			continue
 		}
-		p.loop(ctx, msgs, batch)
-		cc.Stop()
-		// Apply what arrived before the stop; later deliveries go unacked
-		// and return to whichever node holds the partition next.
-		for {
-			select {
-			case m := <-msgs:
-				p.process(context.Background(), p.collect(m, msgs, batch))
-				continue
-			case <-cc.Closed():
+	}
+}
+
+func (p *partition) consume(cons jetstream.Consumer, msgs chan jetstream.Msg, batch int) (jetstream.ConsumeContext, error) {
+	return cons.Consume(func(m jetstream.Msg) { msgs <- m },
+		jetstream.PullPriorityGroup(streams.PriorityGroup),
+		jetstream.PullMaxMessages(batch),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if !errors.Is(err, jetstream.ErrPinIDMismatch) {
+				p.log.Debug("partition consume", "err", err)
 			}
-			break
+		}))
+}
+
+// drain applies received messages until cc has closed.
+func (p *partition) drain(cc jetstream.ConsumeContext, msgs chan jetstream.Msg, batch int) {
+	for {
+		select {
+		case m := <-msgs:
+			p.process(context.Background(), p.collect(m, msgs, batch))
+		case <-cc.Closed():
+			return
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -249,7 +248,7 @@ func (w *protoWorker) send(subject string, body any, msgID string) (v wireVerdic
 			Description string `json:"description"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(ack.Data, &pubAck); err != nil || pubAck.Error != nil || pubAck.Stream != streams.EventsStream {
+	if err := json.Unmarshal(ack.Data, &pubAck); err != nil || pubAck.Error != nil || pubAck.Stream != streams.ReportsStream {
 		w.t.Fatalf("%s: PubAck %s (%v)", w.name, ack.Data, err)
 	}
 	reply, err := sub.NextMsg(3 * time.Second)
@@ -516,35 +515,31 @@ func TestWorkerProtocolFailRetries(t *testing.T) {
 	})
 }
 
-// Engine bugs found while writing docs/worker-protocol.md. These tests show
-// them; they are skipped until the engine is fixed (JETBPM_PROTOCOL_BUGS=1
-// runs them).
-func skipKnownBug(t *testing.T) {
-	if os.Getenv("JETBPM_PROTOCOL_BUGS") == "" {
-		t.Skip("known engine bug; JETBPM_PROTOCOL_BUGS=1 runs it")
-	}
-}
+// Workers are untrusted input. These guard the holes found while writing
+// docs/worker-protocol.md.
 
-// The engine publishes the verdict to whatever replyTo names, with its own
-// permissions: a worker makes it overwrite an instance's checkpoint.
-func TestWorkerProtocolBugReplyToIsNotChecked(t *testing.T) {
-	skipKnownBug(t)
+// The engine sends verdicts with its own permissions, so it must send them
+// to inboxes only: a replyTo naming an instance's KV key is ignored.
+func TestWorkerProtocolReplyToMustBeAnInbox(t *testing.T) {
 	s := startNatsConfSetup(t)
 	id := deployWorkerTask(t, s, "victim", "payments", nil)
 	w := newProtoWorker(t, s, "w", "payments")
-	body := []byte(`{"kind":"complete","jobId":"x","delivery":"x","replyTo":"$KV.jetbpm-instances.` + id + `"}`)
-	w.send(streams.ReportSubject(0, "nobody"), body, "evil")
-	time.Sleep(500 * time.Millisecond)
+	evil := []byte(`{"kind":"complete","jobId":"x","delivery":"x","replyTo":"$KV.jetbpm-instances.` + id + `"}`)
+	w.send(streams.ReportSubject(0, "nobody"), evil, "evil")
+	// A well-formed report to the same partition is decided after the evil
+	// one: once its verdict arrives, the evil one has been handled too.
+	v, _ := w.send(streams.ReportSubject(0, "nobody"), map[string]any{"kind": "checkin", "jobId": "y", "delivery": "y"}, "probe")
+	if v.Accepted {
+		t.Fatalf("probe accepted: %+v", v)
+	}
 	if _, err := s.eng.Instance(context.Background(), id); err != nil {
 		t.Fatalf("a worker's replyTo overwrote the checkpoint of %s: %v", id, err)
 	}
 }
 
-// A report naming a live job but sent to another instance's report subject
-// finds no job there, and the engine terminates the job's message: the
-// waiting instance never gets its job back.
-func TestWorkerProtocolBugForeignReportTerminatesJob(t *testing.T) {
-	skipKnownBug(t)
+// A report naming a live job but sent to another instance's subject finds
+// no job there; the engine must not terminate the live job's message.
+func TestWorkerProtocolForeignReportLeavesJobAlone(t *testing.T) {
 	s := startNatsConfSetup(t)
 	deployWorkerTask(t, s, "victim", "payments", nil, model.WithLockDuration(time.Second))
 	w := newProtoWorker(t, s, "w", "payments")
@@ -557,37 +552,33 @@ func TestWorkerProtocolBugForeignReportTerminatesJob(t *testing.T) {
 	}
 }
 
-// Reports share JETBPM_EVENTS, which allows rollups (for timers): one
-// report with Nats-Rollup: all purges every pending event and timer.
-func TestWorkerProtocolBugReportRollupPurgesTimers(t *testing.T) {
-	skipKnownBug(t)
+// Reports have their own stream, which refuses rollups and schedules: a
+// worker's headers can neither purge events nor schedule forged ones.
+func TestWorkerProtocolReportHeadersCannotPurgeOrSchedule(t *testing.T) {
 	s := startNatsConfSetup(t)
-	ctx := context.Background()
-	p := build(t, model.NewBuilder("timer").StartEvent("s").
-		TimerCatchEvent("wait", model.Duration("PT2S")).EndEvent("e").Sequence("s", "wait", "e"))
-	if _, err := s.eng.Deploy(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	id, err := s.eng.Start(ctx, "timer", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := s.eng.WaitUntil(wctx, id, func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 }); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond) // the schedule is published after the checkpoint
 	w := newProtoWorker(t, s, "w", "payments")
-	m := nats.NewMsg(streams.ReportSubject(0, "x"))
-	m.Data = []byte("{}")
-	m.Header.Set("Nats-Rollup", "all")
-	if _, err := w.nc.RequestMsg(m, 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel = context.WithTimeout(ctx, 6*time.Second)
-	defer cancel()
-	if _, err := s.eng.Wait(wctx, id); err != nil {
-		t.Fatalf("the timer never fired: a worker's rollup purged it: %v", err)
+	for _, h := range []struct{ key, value string }{
+		{"Nats-Rollup", "all"},
+		{"Nats-Schedule", "@at 2030-01-01T00:00:00Z"},
+		{"Nats-TTL", "1s"},
+	} {
+		m := nats.NewMsg(streams.ReportSubject(0, "x"))
+		m.Data = []byte("{}")
+		m.Header.Set(h.key, h.value)
+		if h.key == "Nats-Schedule" {
+			m.Header.Set("Nats-Schedule-Target", streams.EventSubject(0, "x"))
+		}
+		ack, err := w.nc.RequestMsg(m, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pubAck struct {
+			Error *struct {
+				Description string `json:"description"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(ack.Data, &pubAck); err != nil || pubAck.Error == nil {
+			t.Errorf("a report with %s: %s was stored: %s", h.key, h.value, ack.Data)
+		}
 	}
 }

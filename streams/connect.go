@@ -30,6 +30,12 @@ type ConnectConfig struct {
 	// makes TLS worthless against an active attacker.
 	TLSInsecureSkipVerify bool
 
+	// InboxPrefix is the subject prefix of the connection's reply inboxes.
+	// Empty with a User means "_INBOX.<user>", so a role can be allowed its
+	// own replies only (nats.conf: the worker role subscribes to
+	// _INBOX.worker.> and cannot read anyone else's).
+	InboxPrefix string
+
 	// Logger receives disconnect/reconnect notices; nil → slog.Default().
 	Logger *slog.Logger
 }
@@ -75,6 +81,10 @@ func (cfg ConnectConfig) options() ([]nats.Option, error) {
 	if name == "" {
 		name = "jetbpm"
 	}
+	prefix := cfg.InboxPrefix
+	if prefix == "" && cfg.User != "" && Token(cfg.User) == cfg.User {
+		prefix = "_INBOX." + cfg.User
+	}
 	opts := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
@@ -96,6 +106,9 @@ func (cfg ConnectConfig) options() ([]nats.Option, error) {
 			}
 			log.Warn("nats async error", "subject", subject, "err", err)
 		}),
+	}
+	if prefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(prefix))
 	}
 
 	auth := 0

@@ -12,10 +12,14 @@ import (
 
 // Streams.
 const (
-	// EventsStream holds everything addressed to an instance: start requests,
-	// fired timers, job outcomes and operator commands (work-queue retention),
-	// plus the pending timer schedules that fire into it.
+	// EventsStream holds what the engine itself addresses to an instance:
+	// start requests, fired timers and operator commands (work-queue
+	// retention), plus the pending timer schedules that fire into it.
 	EventsStream = "JETBPM_EVENTS"
+	// ReportsStream holds what workers send the engine. It is its own
+	// stream, without rollups or schedules, so a worker's headers cannot
+	// purge or inject events (workers may publish here and nowhere else).
+	ReportsStream = "JETBPM_REPORTS"
 	// JobsStream is the external job queue: one subject per job, one durable
 	// pull consumer per topic (work-queue retention).
 	JobsStream = "JETBPM_JOBS"
@@ -90,16 +94,17 @@ func TimerSubject(partition int, instanceID, timerID string) string {
 	return fmt.Sprintf("%s.%d.%s.%s", timersRoot, partition, Token(instanceID), Token(timerID))
 }
 
-// PartitionFilters are the subjects a partition's consumer reads.
-func PartitionFilters(partition int) []string {
-	return []string{
-		fmt.Sprintf("%s.%d.>", eventsRoot, partition),
-		fmt.Sprintf("%s.%d.>", reportsRoot, partition),
-	}
-}
+// PartitionFilter is the subject filter of a partition's events consumer.
+func PartitionFilter(partition int) string { return fmt.Sprintf("%s.%d.>", eventsRoot, partition) }
 
-// PartitionConsumer names the durable consumer of one partition.
+// PartitionConsumer names the durable events consumer of one partition.
 func PartitionConsumer(partition int) string { return fmt.Sprintf("partition-%d", partition) }
+
+// ReportsFilter is the subject filter of a partition's reports consumer.
+func ReportsFilter(partition int) string { return fmt.Sprintf("%s.%d.>", reportsRoot, partition) }
+
+// ReportsConsumer names the durable reports consumer of one partition.
+func ReportsConsumer(partition int) string { return fmt.Sprintf("reports-%d", partition) }
 
 // PartitionOf maps an instance to its partition. It must never change for a
 // given partition count: the count is fixed at provisioning (MetaPartitionsKey).

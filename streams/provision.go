@@ -86,7 +86,10 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (Layout,
 		return Layout{}, err
 	}
 	for p := range partitions {
-		if err := ensureConsumer(ctx, js, EventsStream, PartitionConsumer(p), partitionConsumer(p, cfg), log); err != nil {
+		if err := ensureConsumer(ctx, js, EventsStream, PartitionConsumer(p), partitionConsumer(PartitionFilter(p), cfg), log); err != nil {
+			return Layout{}, err
+		}
+		if err := ensureConsumer(ctx, js, ReportsStream, ReportsConsumer(p), partitionConsumer(ReportsFilter(p), cfg), log); err != nil {
 			return Layout{}, err
 		}
 	}
@@ -130,12 +133,25 @@ func (cfg Config) withDefaults() (Config, error) {
 
 func provisionStreams(ctx context.Context, js jetstream.JetStream, cfg Config, log *slog.Logger) error {
 	err := ensureStream(ctx, js, EventsStream, func(c *jetstream.StreamConfig) {
-		c.Subjects = []string{EventsSubjects, ReportsSubjects, TimersSubjects}
+		c.Subjects = []string{EventsSubjects, TimersSubjects}
 		c.Retention = jetstream.WorkQueuePolicy
 		c.AllowMsgSchedules = true // durable timers (ARCH-5)
 		c.AllowRollup = true       // schedules need it; set so the server's config compares equal
 		c.DenyPurge = false        // cancelling a timer purges its subject
 		c.AllowMsgTTL = true
+		c.Duplicates = dupWindow
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
+	if err != nil {
+		return err
+	}
+	err = ensureStream(ctx, js, ReportsStream, func(c *jetstream.StreamConfig) {
+		c.Subjects = []string{ReportsSubjects}
+		c.Retention = jetstream.WorkQueuePolicy
+		// No rollups, schedules or per-message TTL: a worker controls its
+		// headers, and these would let one purge or forge messages.
+		c.AllowRollup, c.AllowMsgSchedules, c.AllowMsgTTL = false, false, false
+		c.DenyPurge, c.DenyDelete = true, true
 		c.Duplicates = dupWindow
 		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
 	}, log)
@@ -160,14 +176,14 @@ func provisionStreams(ctx context.Context, js jetstream.JetStream, cfg Config, l
 	}, log)
 }
 
-// partitionConsumer is the durable pull consumer of one partition. The
-// pinned priority group makes the server deliver a partition to one engine
-// node at a time (ARCH-1b); pinning is routing, not a fence, so checkpoint
-// writes still compare-and-set.
-func partitionConsumer(p int, cfg Config) func(*jetstream.ConsumerConfig) {
+// partitionConsumer is a durable pull consumer of one partition (its
+// events, or its reports). The pinned priority group makes the server
+// deliver a partition to one engine node at a time (ARCH-1b); pinning is
+// routing, not a fence, so checkpoint writes still compare-and-set.
+func partitionConsumer(filter string, cfg Config) func(*jetstream.ConsumerConfig) {
 	return func(c *jetstream.ConsumerConfig) {
-		c.FilterSubject = ""
-		c.FilterSubjects = PartitionFilters(p)
+		c.FilterSubjects = nil
+		c.FilterSubject = filter
 		c.AckPolicy = jetstream.AckExplicitPolicy
 		c.AckWait = cfg.EventAckWait
 		c.MaxDeliver = -1 // an event is never dropped; the engine decides what a poison event becomes

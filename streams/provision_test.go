@@ -52,8 +52,9 @@ func TestProvisionIsIdempotent(t *testing.T) {
 		t.Fatalf("layout = %+v", first)
 	}
 	before := takeSnapshot(t, ctx, js)
-	if len(before.Streams) != 6 || len(before.Consumers) != 3 {
-		t.Fatalf("provisioned %d streams and %d consumers, want 6 and 3: %v", len(before.Streams), len(before.Consumers), before.Created)
+	// Events, reports, jobs, facts and four KV buckets; two consumers per partition.
+	if len(before.Streams) != 8 || len(before.Consumers) != 6 {
+		t.Fatalf("provisioned %d streams and %d consumers, want 8 and 6: %v", len(before.Streams), len(before.Consumers), before.Created)
 	}
 
 	log, rec := recordLogs()
@@ -91,8 +92,16 @@ func TestProvisionLayoutDetails(t *testing.T) {
 	pc := s.Consumers[streams.EventsStream+"/"+streams.PartitionConsumer(1)]
 	if pc.PriorityPolicy != jetstream.PriorityPolicyPinned || !reflect.DeepEqual(pc.PriorityGroups, []string{streams.PriorityGroup}) ||
 		pc.PinnedTTL != 10*time.Second || pc.MaxDeliver != -1 || pc.AckWait != 30*time.Second ||
-		!reflect.DeepEqual(pc.FilterSubjects, streams.PartitionFilters(1)) {
+		pc.FilterSubject != streams.PartitionFilter(1) {
 		t.Errorf("partition consumer config: %+v", pc)
+	}
+	rc := s.Consumers[streams.ReportsStream+"/"+streams.ReportsConsumer(1)]
+	if rc.PriorityPolicy != jetstream.PriorityPolicyPinned || rc.FilterSubject != streams.ReportsFilter(1) {
+		t.Errorf("reports consumer config: %+v", rc)
+	}
+	rep := s.Streams[streams.ReportsStream]
+	if rep.AllowRollup || rep.AllowMsgSchedules || rep.AllowMsgTTL || !rep.DenyPurge || rep.Retention != jetstream.WorkQueuePolicy {
+		t.Errorf("reports stream must refuse rollups, schedules, TTLs and purges: %+v", rep)
 	}
 	inst := s.Streams["KV_"+streams.InstancesBucket]
 	if inst.MaxMsgSize != int32(nc.MaxPayload()) || !inst.AllowMsgTTL || inst.SubjectDeleteMarkerTTL != time.Second || inst.MaxMsgsPerSubject != 1 {
