@@ -18,3 +18,6 @@ lint:
 
 bench:
 	go test -run '^$$' -bench . -benchtime 1x ./...
+	go build -o bin/jetbpm ./cmd/jetbpm
+	./bin/jetbpm bench --scenario one-task --duration 3s
+	./bin/jetbpm bench --scenario ten-inproc --duration 3s --no-baseline

@@ -198,9 +198,14 @@ func (x *execution) run(ctx context.Context) *jobs.Report {
 // call runs the handler once on a fresh copy of the job, turning a panic
 // into a technical fault.
 func (x *execution) call(ctx context.Context, attempt int) (out map[string]any, err error) {
-	var fresh jobs.Job // a handler may modify Input; a retry gets the original
-	if err := json.Unmarshal(x.msg.Data(), &fresh); err != nil {
-		return nil, err
+	// A handler may modify Input: the first attempt gets the job as
+	// decoded, a retry decodes the original again.
+	fresh := x.raw
+	if attempt > 1 {
+		fresh = jobs.Job{}
+		if err := json.Unmarshal(x.msg.Data(), &fresh); err != nil {
+			return nil, err
+		}
 	}
 	job := &Job{
 		ID: fresh.ID, Topic: fresh.Topic, Instance: fresh.Instance, ProcessID: fresh.ProcessID, Node: fresh.Node,

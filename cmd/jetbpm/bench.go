@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/jetbpm/jetbpm/internal/bench"
@@ -47,6 +48,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.NATSURL, "nats-url", "", "measure against this NATS server instead of an embedded one")
 	fs.BoolVar(&noBaseline, "no-baseline", false, "skip the raw JetStream baseline")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
 	logs := addLogFlags(fs)
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
@@ -60,6 +62,17 @@ func runBench(ctx context.Context, args []string) error {
 	cfg.Logger = logs.logger(os.Stderr)
 	cfg.Progress = func(p bench.Progress) {
 		fmt.Fprintf(os.Stderr, "\r%5.1fs  started %d  finished %d   ", p.Elapsed.Seconds(), p.Started, p.Completed)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	res, err := bench.Run(ctx, cfg)
 	fmt.Fprint(os.Stderr, "\r\033[K")
