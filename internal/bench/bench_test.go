@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+// TestRunScenarios runs each scenario briefly end to end: instances finish,
+// the numbers are filled in, the JSON has the keys the bench issue names.
+func TestRunScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs servers for a few seconds")
+	}
+	for _, tc := range []struct {
+		cfg  Config
+		jobs bool
+	}{
+		{Config{Scenario: "one-task", Duration: time.Second, Baseline: true}, true},
+		{Config{Scenario: "ten-inproc", Duration: time.Second}, false},
+		{Config{Scenario: "retry", Duration: time.Second}, true},
+		{Config{Scenario: "one-task", Instances: 200, ParkFirst: true}, true},
+		{Config{Scenario: "timers", Instances: 200, Duration: time.Second}, false},
+		{Config{Scenario: "one-task", Rate: 200, Duration: time.Second}, true},
+	} {
+		t.Run(tc.cfg.Scenario, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Logger = slog.New(slog.DiscardHandler)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			res, err := Run(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Instances == 0 || res.InstancesPerSec <= 0 || res.LatencyMs.StartToComplete.N != int(res.Instances) {
+				t.Fatalf("%+v", res)
+			}
+			if tc.jobs && (res.Jobs == 0 || res.LatencyMs.EnqueueToPickup.N == 0) {
+				t.Errorf("no jobs measured: %+v", res)
+			}
+			if cfg.Instances > 0 && res.Instances != int64(cfg.Instances) {
+				t.Errorf("%d instances finished, want %d", res.Instances, cfg.Instances)
+			}
+			if cfg.Baseline && (res.Baseline == nil || res.Baseline.JobsPerSec <= 0 || res.Ratio <= 0) {
+				t.Errorf("no baseline: %+v", res.Baseline)
+			}
+			b, _ := json.Marshal(res)
+			var keys map[string]any
+			_ = json.Unmarshal(b, &keys)
+			for _, k := range []string{"scenario", "instancesPerSec", "jobsPerSec", "latencyMs", "cpuSecondsPer1000", "peakRssBytes"} {
+				if _, ok := keys[k]; !ok {
+					t.Errorf("JSON lacks %q", k)
+				}
+			}
+		})
+	}
+}
+
+func TestUnknownScenario(t *testing.T) {
+	if _, err := Run(context.Background(), Config{Scenario: "nope"}); err == nil {
+		t.Fatal("an unknown scenario ran")
+	}
+}
+
+func TestPercentiles(t *testing.T) {
+	var s sample
+	for i := 1; i <= 100; i++ {
+		s.add(time.Duration(i) * time.Millisecond)
+	}
+	p := s.summary()
+	if p.P50 != 50 || p.P99 != 99 || p.Max != 100 || p.N != 100 {
+		t.Fatalf("%+v", p)
+	}
+}
