@@ -187,7 +187,7 @@ func checkWorkerLimits(ctx context.Context, t *testing.T, w *roleConn, js jetstr
 		t.Error("worker acked a job message: ARCH-3 says only the engine acks")
 	}
 	// A report is a JetStream publish: stored, its PubAck on the worker's inbox.
-	if ack, err := js.Publish(ctx, streams.ReportSubject(0, "i1"), []byte("{}")); err != nil || ack.Stream != streams.EventsStream {
+	if ack, err := js.Publish(ctx, streams.ReportSubject(0, "i1"), []byte("{}")); err != nil || ack.Stream != streams.ReportsStream {
 		t.Errorf("worker publishes a report: %v, %v", ack, err)
 	}
 	for _, s := range []string{
