@@ -44,7 +44,13 @@ type jobAction struct {
 func parseReport(m jetstream.Msg) (*report, *jobAction) {
 	var r jobs.Report
 	if err := json.Unmarshal(m.Data(), &r); err != nil {
-		return nil, &jobAction{verdict: jobs.Verdict{Reason: "malformed report: " + err.Error()}}
+		// Answer if the report says where, even when another field is off.
+		var loose struct {
+			ReplyTo string `json:"replyTo"`
+			JobID   string `json:"jobId"`
+		}
+		_ = json.Unmarshal(m.Data(), &loose)
+		return nil, &jobAction{replyTo: loose.ReplyTo, verdict: jobs.Verdict{JobID: loose.JobID, Reason: "malformed report: " + err.Error()}}
 	}
 	if err := r.Validate(); err != nil {
 		return nil, &jobAction{replyTo: r.ReplyTo, verdict: jobs.Verdict{JobID: r.JobID, Kind: r.Kind, Reason: err.Error()}}

@@ -92,7 +92,10 @@ func Decide(st *State, r *Report, d Delivery, env Env) Decision {
 		st.Delivery, st.Seq = d.Count, d.Seq
 		st.LockedAt = env.Now.Add(-st.Policy.LockDuration)
 		dec.Changed = true
-		if failed := int(d.Count) - 1; failed >= st.Budget {
+		// A delivery past the budget may not start; but a worker that ran it
+		// anyway (it never checked in) and reports a verdict has done the
+		// work, and its verdict stands.
+		if failed := int(d.Count) - 1; failed >= st.Budget && !r.Kind.Terminal() {
 			return exhausted(st, v, dec, failed, "")
 		}
 	}
@@ -120,8 +123,10 @@ func Decide(st *State, r *Report, d Delivery, env Env) Decision {
 			dec.Verdict, dec.Action, dec.Terminal = v, Ack, t
 			return dec
 		}
-		// An untrusted worker's verdict is only a raw fault to the engine.
-		return fail(st, &Report{Kind: Fail, Code: r.ErrorCode, Body: r.Message}, d, v, dec, env)
+		// An untrusted worker's verdict is only a raw fault to the engine,
+		// which classifies it with its own rules.
+		body := map[string]any{"errorCode": r.ErrorCode, "message": r.Message, "status": r.Status}
+		return fail(st, &Report{Kind: Fail, Code: r.ErrorCode + r.Status, Body: body}, d, v, dec, env)
 	case Fail:
 		return fail(st, r, d, v, dec, env)
 	}

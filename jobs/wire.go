@@ -41,6 +41,11 @@ const (
 	Fail      ReportKind = "fail"      // a technical fault, or the raw {code, body}
 )
 
+// Terminal reports whether a report of kind k carries the job's outcome.
+func (k ReportKind) Terminal() bool {
+	return k == Complete || k == BpmnError || k == Status
+}
+
 // Report is what a worker publishes to Job.ReportTo.
 type Report struct {
 	Kind  ReportKind `json:"kind"`

@@ -1,0 +1,150 @@
+package jobs
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func newTestState(p Policy) *State {
+	if p.LockDuration == 0 {
+		p.LockDuration = time.Minute
+	}
+	if p.Retry.Kind == "" {
+		p.Retry = FixedDelaySpec(3, time.Second)
+	}
+	return NewState("i/t/1", "topic", p, t0)
+}
+
+func decide(st *State, kind ReportKind, delivery uint64, mod func(*Report)) Decision {
+	r := &Report{Kind: kind, JobID: st.ID, Delivery: "x"}
+	if mod != nil {
+		mod(r)
+	}
+	return Decide(st, r, Delivery{Stream: "JETBPM_JOBS", Count: delivery, Seq: 7}, Env{Now: t0})
+}
+
+func TestDecideFencesDeliveries(t *testing.T) {
+	st := newTestState(Policy{Trust: EngineAuthoritative})
+	if d := decide(st, CheckIn, 2, nil); !d.Verdict.Accepted || st.Delivery != 2 || !d.Changed {
+		t.Fatalf("check-in of a new delivery: %+v, state %+v", d, st)
+	}
+	if !strings.Contains(st.LastError, "delivery 1: lock expired") {
+		t.Errorf("delivery 1 ended without a verdict: last error %q", st.LastError)
+	}
+	for _, k := range []ReportKind{Complete, Fail, Extend} {
+		if d := decide(st, k, 1, nil); d.Verdict.Accepted || d.Action != None || d.Terminal != nil || !strings.Contains(d.Verdict.Reason, "stale") {
+			t.Errorf("stale %s: %+v", k, d)
+		}
+	}
+	if d := decide(st, Complete, 2, func(r *Report) { r.Output = map[string]any{"ok": true} }); d.Action != Ack || d.Terminal.Kind != Done {
+		t.Fatalf("holder complete: %+v", d)
+	}
+}
+
+func TestDecideRetriesThenExhausts(t *testing.T) {
+	st := newTestState(Policy{Trust: EngineAuthoritative, Retry: FixedDelaySpec(2, 5*time.Second)})
+	d := decide(st, Fail, 1, func(r *Report) { r.Code = "503" })
+	if d.Action != Nak || d.Delay != 5*time.Second || d.Terminal != nil || st.Nacked != 1 {
+		t.Fatalf("first fault: %+v", d)
+	}
+	d = decide(st, Fail, 2, func(r *Report) { r.Code = "503"; r.Message = "down" })
+	if d.Action != Term || d.Terminal == nil || d.Terminal.Cause != CauseExhausted || d.Terminal.Attempts != 2 ||
+		!strings.Contains(d.Terminal.Message, "503: down") {
+		t.Fatalf("second fault: %+v %+v", d, d.Terminal)
+	}
+}
+
+func TestDecidePoisonDeliveryExhaustsAtCheckIn(t *testing.T) {
+	st := newTestState(Policy{Retry: FixedDelaySpec(2, 0)})
+	decide(st, CheckIn, 2, nil) // delivery 1 died; attempt 2 may run
+	d := decide(st, CheckIn, 3, nil)
+	if d.Verdict.Accepted || d.Action != Term || d.Terminal.Kind != Failed || !strings.Contains(d.Terminal.Message, "lock expired") {
+		t.Fatalf("%+v %+v", d, d.Terminal)
+	}
+}
+
+func TestDecideTerminalReportPastBudgetStands(t *testing.T) {
+	st := newTestState(Policy{Retry: FixedDelaySpec(1, 0)})
+	d := decide(st, Complete, 2, func(r *Report) { r.Output = map[string]any{"v": 1} })
+	if !d.Verdict.Accepted || d.Terminal == nil || d.Terminal.Kind != Done {
+		t.Fatalf("a worker that did the work anyway: %+v", d)
+	}
+}
+
+func TestDecideExtendCap(t *testing.T) {
+	st := newTestState(Policy{LockDuration: time.Minute, MaxLockDuration: 3 * time.Minute})
+	r := &Report{Kind: Extend, JobID: st.ID, Delivery: "x"}
+	d := Decide(st, r, Delivery{Count: 1, Seq: 7}, Env{Now: t0})
+	if d.Action != Progress || d.Verdict.LockExpiresAt == nil {
+		t.Fatalf("first extend: %+v", d)
+	}
+	// lockedAt is assumed a lock before first contact: at t0+61s the lock
+	// would run to 3m01s from it, past the cap.
+	d = Decide(st, r, Delivery{Count: 1, Seq: 7}, Env{Now: t0.Add(61 * time.Second)})
+	if d.Action != None || d.Verdict.Accepted || !strings.Contains(d.Verdict.Reason, "maxLockDuration") {
+		t.Fatalf("extend past the cap: %+v", d)
+	}
+}
+
+func TestDecideTrustModes(t *testing.T) {
+	rules := []Rule{{Code: "404", Outcome: BusinessStatus, Value: "NOT_FOUND"}}
+	// WorkerTrusted: the worker's verdicts stand; a fail without a retries
+	// override means the worker's own retries are spent.
+	st := newTestState(Policy{Trust: WorkerTrusted, Rules: rules, Status: "s"})
+	if d := decide(st, BpmnError, 1, func(r *Report) { r.ErrorCode = "E" }); d.Terminal.Kind != Errored || d.Terminal.ErrorCode != "E" {
+		t.Fatalf("trusted bpmnError: %+v", d)
+	}
+	st = newTestState(Policy{Trust: WorkerTrusted})
+	if d := decide(st, Fail, 1, func(r *Report) { r.Attempts = 3 }); d.Terminal == nil || d.Terminal.Attempts != 3 {
+		t.Fatalf("trusted fail: %+v", d)
+	}
+	st = newTestState(Policy{Trust: WorkerTrusted})
+	two := 2
+	if d := decide(st, Fail, 1, func(r *Report) { r.Retries = &two; r.RetryBackoffMs = 250 }); d.Action != Nak || d.Delay != 250*time.Millisecond || st.Budget != 3 {
+		t.Fatalf("trusted retries override: %+v budget %d", d, st.Budget)
+	}
+	// EngineAuthoritative: verdicts are raw faults the engine classifies;
+	// a retries override is ignored.
+	st = newTestState(Policy{Trust: EngineAuthoritative, Rules: rules, Status: "s"})
+	if d := decide(st, Fail, 1, func(r *Report) { r.Code = "404" }); d.Terminal == nil || d.Terminal.Kind != StatusSet || d.Terminal.Status != "NOT_FOUND" {
+		t.Fatalf("engine classification: %+v", d)
+	}
+	st = newTestState(Policy{Trust: EngineAuthoritative})
+	if d := decide(st, Status, 1, func(r *Report) { r.Status = "FINE" }); d.Terminal != nil || d.Action != Nak {
+		t.Fatalf("an untrusted status is a fault to retry: %+v", d)
+	}
+	st = newTestState(Policy{Trust: EngineAuthoritative})
+	if d := decide(st, Fail, 1, func(r *Report) { r.Retries = &two }); !strings.Contains(d.Verdict.Reason, "override ignored") {
+		t.Fatalf("override under EngineAuthoritative: %+v", d)
+	}
+}
+
+func TestDecideOutputMappingFailureIsDataFlow(t *testing.T) {
+	st := newTestState(Policy{Trust: EngineAuthoritative, Outputs: []OutputRule{{Path: "body.id", Variable: "id", Required: true}}})
+	d := decide(st, Complete, 1, func(r *Report) { r.Output = map[string]any{} })
+	if d.Action != Ack || d.Terminal == nil || d.Terminal.Cause != CauseDataFlow {
+		t.Fatalf("%+v", d)
+	}
+}
+
+func TestParseDelivery(t *testing.T) {
+	for _, tc := range []struct {
+		subject string
+		want    Delivery
+		ok      bool
+	}{
+		{"$JS.ACK.JETBPM_JOBS.topic-a.3.42.40.1700000000000000000.0", Delivery{"JETBPM_JOBS", "topic-a", 3, 42}, true},
+		{"$JS.ACK.dom.acc.JETBPM_JOBS.topic-a.1.7.7.1700000000000000000.0.tok", Delivery{"JETBPM_JOBS", "topic-a", 1, 7}, true},
+		{"$JS.ACK.JETBPM_JOBS.topic-a.0.42.40.1.0", Delivery{}, false},
+		{"_INBOX.x", Delivery{}, false},
+		{"$JS.ACK.a.b.c.d.e", Delivery{}, false},
+	} {
+		got, err := ParseDelivery(tc.subject)
+		if (err == nil) != tc.ok || tc.ok && got != tc.want {
+			t.Errorf("ParseDelivery(%q) = %+v, %v", tc.subject, got, err)
+		}
+	}
+}
