@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
@@ -125,6 +126,11 @@ func (e *Engine) AbandonIncident(ctx context.Context, id string) error {
 // commands: the first wins, the others find the incident closed.
 func (e *Engine) incidentCommand(ctx context.Context, id string, kind instance.EventKind, vars map[string]any) error {
 	rec, _, err := e.incidentRecord(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		// The checkpoint is written before the record (an outbox effect):
+		// an incident just raised may be on its instance only.
+		rec, err = e.openIncidentOnCheckpoint(ctx, id)
+	}
 	if err != nil {
 		return err
 	}
@@ -164,4 +170,24 @@ func (e *Engine) incidentCommand(ctx context.Context, id string, kind instance.E
 			}
 		}
 	}
+}
+
+// openIncidentOnCheckpoint finds an open incident on its instance's
+// checkpoint; an incident id begins with its instance id.
+func (e *Engine) openIncidentOnCheckpoint(ctx context.Context, id string) (*incidents.Record, error) {
+	instanceID, _, ok := strings.Cut(id, "/")
+	if !ok {
+		return nil, fmt.Errorf("incident %q: %w", id, ErrNotFound)
+	}
+	s, _, err := e.store.get(ctx, instanceID)
+	if err != nil {
+		return nil, fmt.Errorf("incident %q: %w", id, ErrNotFound)
+	}
+	for _, inc := range s.OpenIncidents() {
+		if inc.ID == id {
+			rec := inc.Record
+			return &rec, nil
+		}
+	}
+	return nil, fmt.Errorf("incident %q: %w", id, ErrNotFound)
 }

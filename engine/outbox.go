@@ -86,6 +86,19 @@ func (e *Engine) effectMsg(partition int, s *instance.State, eff instance.Effect
 		return m, nil
 	case instance.EnqueueJob:
 		return e.enqueueMsg(partition, s, eff)
+	case instance.StartChildEffect:
+		c := eff.Start
+		return e.envelopeMsg(c.ID, envelope{Instance: c.ID, Start: &startRequest{
+			ProcessID: c.ProcessID, Version: c.Version, Vars: c.Vars, Parent: &c.Parent,
+		}}, "start:"+c.ID)
+	case instance.NotifyParent:
+		return e.envelopeMsg(eff.Parent.Instance, envelope{Instance: eff.Parent.Instance, Event: &instance.Event{
+			ID: "child:" + eff.Result.Child + ":done", Kind: instance.ChildDone, Wait: eff.Parent.Wait, Child: eff.Result,
+		}}, "child:"+eff.Result.Child+":done")
+	case instance.CancelChild:
+		return e.envelopeMsg(eff.Child, envelope{Instance: eff.Child, Event: &instance.Event{
+			ID: "cancel:" + eff.Child, Kind: instance.Cancel, Reason: "its call activity was cancelled",
+		}}, "cancel:"+eff.Child)
 	case instance.PutIncident:
 		return e.kvPut(streams.IncidentKey(eff.Incident.ID), eff.Incident, eff.Incident.State.Closed())
 	case instance.PutSnapshot:
@@ -125,5 +138,19 @@ func (e *Engine) kvPut(key string, v any, expire bool) (*nats.Msg, error) {
 	if expire {
 		m.Header.Set("Nats-TTL", e.opts.IncidentRetention.String())
 	}
+	return m, nil
+}
+
+// envelopeMsg is an event for instance id on its own partition: effects
+// that reach another instance (a child, a parent) travel as its events,
+// idempotent by msgID and by the receiver's waits.
+func (e *Engine) envelopeMsg(id string, env envelope, msgID string) (*nats.Msg, error) {
+	body, err := streams.Marshal(env)
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg(streams.EventSubject(e.partitionOf(id), id))
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, msgID)
 	return m, nil
 }

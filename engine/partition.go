@@ -253,6 +253,9 @@ func (p *partition) step(ctx context.Context, g *group) {
 	case s == nil:
 		if s, err = p.e.create(ctx, g.id, g.start); err != nil {
 			log.Error("instance start failed", "process", g.start.ProcessID, "err", err)
+			if g.start.Parent != nil {
+				g.err = p.e.childStartFailed(ctx, g.id, g.start, err)
+			}
 			return
 		}
 		changed = true

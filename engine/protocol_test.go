@@ -298,12 +298,12 @@ func deployWorkerTask(t *testing.T, s protoSetup, id, topic string, vars map[str
 func TestWorkerProtocolLifecycle(t *testing.T) {
 	runProto(t, func(t *testing.T, s protoSetup) {
 		const lock = 2 * time.Second
-		topic := "pay.eu" // escaped: consumer topic-pay~2Eeu
+		topic := "pay.eu" // escaped: consumer topic-pay=2Eeu
 		id := deployWorkerTask(t, s, "proto", topic, map[string]any{"amount": 42},
 			model.WithLockDuration(lock), model.WithMaxLockDuration(time.Minute),
 			model.WithHeaders(map[string]string{"region": "eu"}))
 		w := newProtoWorker(t, s, "w1", topic)
-		if w.consumer != "topic-pay~2Eeu" {
+		if w.consumer != "topic-pay=2Eeu" {
 			t.Fatalf("consumer %s", w.consumer)
 		}
 		fetched := time.Now()

@@ -31,6 +31,9 @@ func (e *Engine) create(ctx context.Context, id string, req *startRequest) (*ins
 	if err != nil {
 		return nil, err
 	}
+	if req.Parent != nil {
+		return instance.StartChild(id, env, req.Vars, *req.Parent)
+	}
 	return instance.Start(id, env, req.Vars)
 }
 
@@ -73,4 +76,18 @@ func (e *Engine) oversized(ctx context.Context, id string, size int, s **instanc
 	instance.Abort(*s, e.opts.Now(), fmt.Sprintf("checkpoint would be %d bytes, over the %d-byte limit (ARCH-8); reduce variable sizes", size, e.opts.MaxCheckpointBytes))
 	(*s).OutboxBy = e.currentSession()
 	return nil
+}
+
+// childStartFailed tells a call activity its child could not start (the
+// called process is not deployed, say): to the caller it failed.
+func (e *Engine) childStartFailed(ctx context.Context, id string, req *startRequest, cause error) error {
+	res := &instance.ChildResult{Child: id, Status: instance.Failed, Failure: &instance.Failure{Message: "could not start: " + cause.Error()}}
+	m, err := e.envelopeMsg(req.Parent.Instance, envelope{Instance: req.Parent.Instance, Event: &instance.Event{
+		ID: "child:" + id + ":done", Kind: instance.ChildDone, Wait: req.Parent.Wait, Child: res,
+	}}, "child:"+id+":done")
+	if err != nil {
+		return err
+	}
+	_, err = e.js.PublishMsg(ctx, m)
+	return err
 }

@@ -17,4 +17,6 @@ type startRequest struct {
 	ProcessID string         `msgpack:"process"`
 	Version   int            `msgpack:"version"`
 	Vars      map[string]any `msgpack:"vars,omitempty"`
+	// Parent is set when a call activity starts the instance.
+	Parent *instance.ParentRef `msgpack:"parent,omitempty"`
 }

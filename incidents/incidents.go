@@ -37,6 +37,7 @@ const (
 	CauseDataFlow         = "dataFlow"
 	CauseRetriesExhausted = "retriesExhausted"
 	CauseBpmnError        = "bpmnError"
+	CauseChildFailed      = "childFailed" // a called instance failed technically
 )
 
 // Kind names a transition and the fact announcing it (INC-9).

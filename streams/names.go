@@ -151,12 +151,12 @@ func DefinitionKey(processID string, version int) string {
 func LatestKey(processID string) string { return "latest." + Token(processID) }
 
 // Token makes s safe as one subject token and KV key part. Letters, digits,
-// '-' and '_' pass unchanged; every other byte becomes '~' plus two hex
-// digits, so distinct names stay distinct and a token never holds '.', '*',
-// '>' or whitespace.
+// '-' and '_' pass unchanged; every other byte becomes '=' plus two hex
+// digits ('=' is legal in both subjects and KV keys), so distinct names stay
+// distinct and a token never holds '.', '*', '>' or whitespace.
 func Token(s string) string {
 	if s == "" {
-		return "~"
+		return "="
 	}
 	safe := true
 	for i := 0; i < len(s); i++ {
@@ -175,7 +175,7 @@ func Token(s string) string {
 			b.WriteByte(c)
 			continue
 		}
-		fmt.Fprintf(&b, "~%02X", c)
+		fmt.Fprintf(&b, "=%02X", c)
 	}
 	return b.String()
 }

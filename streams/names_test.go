@@ -1,15 +1,16 @@
 package streams
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
 
 func TestTokenIsInjectiveAndSafe(t *testing.T) {
 	names := []string{
-		"", "~", "a", "A", "a.b", "a~2Eb", "a~2eb", "a_b", "a-b", "a b", "a\tb",
-		"*", ">", "a.*", "a.>", "ü", "~C3~BC", "order.1", "order~2E1", "order_1",
-		"$JS", "x.y.z", "x~2Ey.z", ".", "..", "~2E", "~7E", "a/b", "a:b",
+		"", "=", "a", "A", "a.b", "a=2Eb", "a=2eb", "a_b", "a-b", "a b", "a\tb",
+		"*", ">", "a.*", "a.>", "ü", "=C3=BC", "order.1", "order=2E1", "order_1",
+		"$JS", "x.y.z", "x=2Ey.z", ".", "..", "=2E", "=7E", "a/b", "a:b",
 	}
 	seen := map[string]string{}
 	for _, n := range names {
@@ -29,13 +30,13 @@ func TestTokenIsInjectiveAndSafe(t *testing.T) {
 
 func TestSubjectsStayInTheirTokens(t *testing.T) {
 	// A dot in an instance id must not add a subject level.
-	if got, want := EventSubject(3, "a.b"), "jetbpm.evt.3.a~2Eb"; got != want {
+	if got, want := EventSubject(3, "a.b"), "jetbpm.evt.3.a=2Eb"; got != want {
 		t.Errorf("EventSubject = %q, want %q", got, want)
 	}
-	if got, want := TimerSubject(0, "i.1", "t>"), "jetbpm.tmr.0.i~2E1.t~3E"; got != want {
+	if got, want := TimerSubject(0, "i.1", "t>"), "jetbpm.tmr.0.i=2E1.t=3E"; got != want {
 		t.Errorf("TimerSubject = %q, want %q", got, want)
 	}
-	if got, want := TopicFilter("pay.ment"), "jetbpm.job.pay~2Ement.>"; got != want {
+	if got, want := TopicFilter("pay.ment"), "jetbpm.job.pay=2Ement.>"; got != want {
 		t.Errorf("TopicFilter = %q, want %q", got, want)
 	}
 }
@@ -66,6 +67,18 @@ func TestPartitionOfIsStable(t *testing.T) {
 			id := strings.Repeat("x", i%17) + string(rune('a'+i%26))
 			if p := PartitionOf(id, n); p < 0 || p >= n {
 				t.Fatalf("PartitionOf(%q, %d) = %d, out of range", id, n, p)
+			}
+		}
+	}
+}
+
+// Keys built from tokens must pass the KV key rules, or kv.Get refuses them.
+func TestKeysAreValidKVKeys(t *testing.T) {
+	valid := regexp.MustCompile(`^[-/_=.a-zA-Z0-9]+$`)
+	for _, name := range []string{"order.v2", "i/node/3", "ü", "a b", "x*>"} {
+		for _, key := range []string{DefinitionKey(name, 1), LatestKey(name), IncidentKey(name), SnapshotKey(name, 2)} {
+			if !valid.MatchString(key) {
+				t.Errorf("%q is not a valid KV key", key)
 			}
 		}
 	}

@@ -15,10 +15,10 @@ const jobsStream = "JETBPM_JOBS"
 func topicConsumer(topic string) string { return "topic-" + token(topic) }
 
 // token makes s one subject token: letters, digits, '-' and '_' pass,
-// every other byte becomes '~' and two hex digits.
+// every other byte becomes '=' and two hex digits.
 func token(s string) string {
 	if s == "" {
-		return "~"
+		return "="
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -27,7 +27,7 @@ func token(s string) string {
 			b.WriteByte(c)
 			continue
 		}
-		fmt.Fprintf(&b, "~%02X", c)
+		fmt.Fprintf(&b, "=%02X", c)
 	}
 	return b.String()
 }

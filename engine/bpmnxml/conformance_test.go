@@ -88,13 +88,17 @@ var conformance = map[string]outcome{
 			t.Errorf("condition %q", c)
 		}
 	}),
-	"camunda7-examples/camunda-testing-job-announcement.bpmn": refused(`line 31: <bpmn:callActivity id="publication">: call activities are not supported yet`),
+	"camunda7-examples/camunda-testing-job-announcement.bpmn": refused(`line 40: <bpmn:userTask id="review">: user tasks are not supported`),
 	"camunda7-examples/invoicePayment.bpmn":                   refused(`line 8: <bpmn:userTask id="Task_16y91ka">: user tasks are not supported`),
 	"camunda7-examples/loan-granting.bpmn":                    refused(`line 19: <bpmn:subProcess id="SubProcess_16kr5xn">: bpmn:multiInstanceLoopCharacteristics: multi-instance is not supported yet`),
-	"camunda7-examples/mainProcess.bpmn":                      refused(`line 9: <bpmn:callActivity id="CallActivity_0ahffuc">: call activities are not supported yet`),
-	"camunda7-examples/order-handling.bpmn":                   refused(`line 32: <bpmn:startEvent id="StartEvent_1">: bpmn:timerEventDefinition: timer start events are not supported`),
-	"camunda7-examples/process.bpmn":                          refused(`line 11: <bpmn:subProcess id="Activity_0mppyxt">: bpmn:multiInstanceLoopCharacteristics: multi-instance is not supported yet`),
-	"camunda7-examples/subProcess.bpmn":                       refused(`line 9: <bpmn:userTask id="UserTask_0zlyiaz">: user tasks are not supported`),
+	"camunda7-examples/mainProcess.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
+		if c := ps[0].Node("CallActivity_0ahffuc").Call; c == nil || c.ProcessID != "subProcess" || !c.NoInputPropagation {
+			t.Fatalf("call activity: %+v", c)
+		}
+	}),
+	"camunda7-examples/order-handling.bpmn": refused(`line 32: <bpmn:startEvent id="StartEvent_1">: bpmn:timerEventDefinition: timer start events are not supported`),
+	"camunda7-examples/process.bpmn":        refused(`line 11: <bpmn:subProcess id="Activity_0mppyxt">: bpmn:multiInstanceLoopCharacteristics: multi-instance is not supported yet`),
+	"camunda7-examples/subProcess.bpmn":     refused(`line 9: <bpmn:userTask id="UserTask_0zlyiaz">: user tasks are not supported`),
 
 	// Camunda 7 external task client (JS).
 	"camunda7-external-task-client-js/order.bpmn": refused(`line 36: <bpmn:startEvent id="StartEvent_1">: bpmn:timerEventDefinition: timer start events are not supported`),
@@ -179,7 +183,11 @@ var conformance = map[string]outcome{
 
 	// zeebe-process-test.
 	"zeebe-process-test/automated-tests.bpmn": refused(`line 11: <bpmn:subProcess id="Activity_1kq2g9a">: bpmn:multiInstanceLoopCharacteristics: multi-instance is not supported yet`),
-	"zeebe-process-test/call-activity.bpmn":   refused(`line 8: <bpmn:callActivity id="callactivity">: call activities are not supported yet`),
+	"zeebe-process-test/call-activity.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
+		if c := ps[0].Node("callactivity").Call; c == nil || c.ProcessID != "start-end" || c.NoInputPropagation || !c.NoOutputPropagation {
+			t.Fatalf("call activity: %+v", c)
+		}
+	}),
 	// Its start event's zeebe:ioMapping output (loopAmount = 0) is an
 	// output mapping of the start event.
 	"zeebe-process-test/looping-servicetask.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
@@ -191,7 +199,7 @@ var conformance = map[string]outcome{
 		}
 	}),
 	"zeebe-process-test/multiple-tasks.bpmn": imports(1, nil),
-	"zeebe-process-test/pr-created.bpmn":     refused(`line 11: <bpmn:callActivity id="triggerTests">: call activities are not supported yet`),
+	"zeebe-process-test/pr-created.bpmn":     refused(`line 19: <bpmn:userTask id="requestReview">: user tasks are not supported`),
 	"zeebe-process-test/start-end.bpmn":      imports(1, kind("Event_0ahcnkn", model.EndEvent)),
 	"zeebe-process-test/test_timer_events.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
 		n := node(t, ps[0], "TimerEvent_Wait30d")

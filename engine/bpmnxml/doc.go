@@ -138,10 +138,21 @@
 // zeebe:subscription, camunda:properties, camunda:formData,
 // camunda:potentialStarter.
 //
+// # Call activities
+//
+// calledElement (or zeebe:calledElement processId), the latest version by
+// default, camunda:calledElementBinding="version" with
+// camunda:calledElementVersion to pin one. Zeebe semantics: every variable
+// passes in, every variable of the child passes back unless
+// propagateAllChildVariables="false"; zeebe:ioMapping shapes both. Camunda
+// semantics (a call activity with camunda:in/out or other camunda:
+// attributes): only what camunda:in/out name crosses (source or
+// sourceExpression → target), or everything with variables="all".
+//
 // # Refused
 //
 // With an error naming element, id and line, never dropped: userTask,
-// sendTask, receiveTask, businessRuleTask, callActivity (not yet),
+// sendTask, receiveTask, businessRuleTask,
 // multi-instance and standard loops (not yet), inclusiveGateway (not yet),
 // eventBasedGateway, complexGateway, intermediateThrowEvent, transaction,
 // adHocSubProcess, event sub-processes, start events other than none,

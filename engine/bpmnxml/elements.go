@@ -19,6 +19,7 @@ var nodeKinds = map[string]model.Kind{
 	"exclusiveGateway":       model.ExclusiveGateway,
 	"parallelGateway":        model.ParallelGateway,
 	"subProcess":             model.SubProcess,
+	"callActivity":           model.CallActivity,
 }
 
 // refusedNodes are flow elements jetbpm does not execute, with the reason.
@@ -27,7 +28,6 @@ var refusedNodes = map[string]string{
 	"sendTask":               "send tasks are not supported",
 	"receiveTask":            "receive tasks are not supported",
 	"businessRuleTask":       "business rule tasks are not supported",
-	"callActivity":           "call activities are not supported yet",
 	"inclusiveGateway":       "inclusive gateways are not supported yet",
 	"eventBasedGateway":      "event-based gateways are not supported",
 	"complexGateway":         "complex gateways are not supported",

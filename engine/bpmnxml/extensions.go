@@ -17,6 +17,9 @@ type nodeExt struct {
 	script     *elem            // zeebe:script
 	bpmnScript *elem            // bpmn:script
 	jetbpm     map[string]*elem // jetbpm extension elements by local name
+	// A call activity's zeebe:calledElement and camunda:in/out.
+	calledElement         *elem
+	camundaIn, camundaOut []*elem
 }
 
 // extTarget is the flow node extension elements apply to.
@@ -30,7 +33,7 @@ type extTarget struct {
 // elements jetbpm refuses anyway.
 var (
 	zeebeIgnored = set("properties", "userTaskForm", "formDefinition", "assignmentDefinition",
-		"taskSchedule", "priorityDefinition", "versionTag", "subscription", "calledElement",
+		"taskSchedule", "priorityDefinition", "versionTag", "subscription",
 		"calledDecision", "loopCharacteristics", "linkedResources")
 	camundaIgnored = set("properties", "formData", "formProperty", "potentialStarter")
 )
@@ -124,6 +127,9 @@ func (im *importer) zeebe(c, owner *elem, t *extTarget) {
 	case local == "executionListeners" || local == "taskListeners":
 		im.probs.in(owner, c, "execution listeners are not supported")
 		return
+	case local == "calledElement" && t != nil && t.node.Kind == model.CallActivity:
+		t.ext.calledElement = c
+		return
 	case local != "taskDefinition" && local != "taskHeaders" && local != "ioMapping" && local != "script":
 		im.probs.in(owner, c, "not supported")
 		return
@@ -196,6 +202,15 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 			case "outputParameter":
 				t.node.Outputs = append(append(t.node.Outputs, mp), sets...)
 			}
+		}
+	case "in", "out":
+		switch {
+		case t == nil || t.node.Kind != model.CallActivity:
+			im.probs.in(owner, c, "applies to call activities only")
+		case local == "in":
+			t.ext.camundaIn = append(t.ext.camundaIn, c)
+		default:
+			t.ext.camundaOut = append(t.ext.camundaOut, c)
 		}
 	case "executionListener", "taskListener":
 		im.probs.in(owner, c, "execution listeners are not supported")
@@ -301,6 +316,8 @@ func (im *importer) finish(e *elem, n *model.Node, x *nodeExt) {
 		im.taskHeaders(e, n, x)
 	case model.ScriptTask:
 		im.script(e, n, x)
+	case model.CallActivity:
+		im.callActivity(e, n, x)
 	}
 }
 

@@ -105,9 +105,10 @@ func (r *runner) throw(thrower *Track, from, scopeID, code, message string) {
 	if message != "" {
 		msg += ": " + message
 	}
-	if thrower != nil {
+	if thrower != nil && r.s.Parent == nil {
 		// An activity's uncaught error is usually a missing boundary: an
 		// incident lets the model be fixed and the node retried (ADR-036).
+		// In a child it fails the child with the code, for the caller.
 		r.raise(thrower, r.p.Node(from), incidents.CauseBpmnError, msg)
 		return
 	}
@@ -166,6 +167,12 @@ func (r *runner) cancelAll() {
 // an expression or mapping error, a job's exhausted retries. It raises an
 // incident; the instance stays alive (ADR-036).
 func (r *runner) fault(t *Track, n *model.Node, class, msg string) {
+	if r.s.Parent != nil {
+		// Incidents exist on top-level instances only: a child fails and
+		// its caller's call activity raises the incident (ADR-036 §2.1).
+		r.fail(n.ID, "", msg)
+		return
+	}
 	r.raise(t, n, class, msg)
 }
 
@@ -181,6 +188,7 @@ func (r *runner) finish(status Status, f *Failure, text string) {
 	r.s.Status, r.s.Failure, r.s.EndedAt = status, f, r.env.Now
 	kind := map[Status]FactKind{Completed: FactCompleted, Failed: FactFailed, Terminated: FactTerminated}[status]
 	r.fact(kind, text)
+	r.notifyParent()
 }
 
 // Abort fails an instance from outside a step: the engine found it cannot

@@ -24,6 +24,9 @@ const (
 	IncidentRetry   EventKind = "incidentRetry"
 	IncidentResolve EventKind = "incidentResolve"
 	IncidentAbandon EventKind = "incidentAbandon"
+	// ChildDone reports a child instance's end (Event.Child) to the call
+	// activity's wait Event.Wait.
+	ChildDone EventKind = "childDone"
 )
 
 // Event is an input to an instance. Start is not an event: it creates the
@@ -38,6 +41,7 @@ type Event struct {
 	Outcome  *jobs.Terminal `msgpack:"outcome,omitempty"`
 	Incident string         `msgpack:"incident,omitempty"`
 	Vars     map[string]any `msgpack:"vars,omitempty"`
+	Child    *ChildResult   `msgpack:"child,omitempty"`
 }
 
 // EffectKind names something the engine must do after the checkpoint.
@@ -55,6 +59,11 @@ const (
 	PutIncident         EffectKind = "putIncident"
 	PutSnapshot         EffectKind = "putSnapshot"
 	PublishIncidentFact EffectKind = "incidentFact"
+	// StartChildEffect starts Effect.Start; NotifyParent sends Effect.Result to
+	// Effect.Parent; CancelChild cancels the child instance Effect.Child.
+	StartChildEffect EffectKind = "startChild"
+	NotifyParent     EffectKind = "notifyParent"
+	CancelChild      EffectKind = "cancelChild"
 )
 
 // Effect is one entry of the outbox. Publishing an effect again must be
@@ -74,6 +83,11 @@ type Effect struct {
 	Incident     *incidents.Record   `msgpack:"incident,omitempty"`
 	Snapshot     *incidents.Snapshot `msgpack:"snapshot,omitempty"`
 	IncidentFact *incidents.Fact     `msgpack:"incidentFact,omitempty"`
+
+	Start  *ChildStart  `msgpack:"start,omitempty"`
+	Parent *ParentRef   `msgpack:"parent,omitempty"`
+	Result *ChildResult `msgpack:"result,omitempty"`
+	Child  string       `msgpack:"child,omitempty"`
 }
 
 // FactKind is the kind of a lifecycle fact.

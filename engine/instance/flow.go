@@ -35,6 +35,8 @@ func (r *runner) execute(t *Track) {
 		r.parallel(t, n)
 	case model.SubProcess:
 		r.enterSubProcess(t, n)
+	case model.CallActivity:
+		r.call(t, n)
 	default:
 		r.bug("node %q has unknown kind %q", n.ID, n.Kind)
 	}

@@ -33,6 +33,8 @@ type State struct {
 	StartedAt time.Time `msgpack:"startedAt"`
 	EndedAt   time.Time `msgpack:"endedAt,omitempty"`
 	Failure   *Failure  `msgpack:"failure,omitempty"`
+	// Parent is set on a child instance: the call activity it reports to.
+	Parent *ParentRef `msgpack:"parent,omitempty"`
 
 	Tracks []*Track `msgpack:"tracks,omitempty"`
 	Scopes []*Scope `msgpack:"scopes"`
@@ -109,6 +111,8 @@ const (
 	JobWait      WaitKind = "job"      // an external service task's job
 	// IncidentRetryWait is a scheduled incident retry (INC-4).
 	IncidentRetryWait WaitKind = "incidentRetry"
+	// ChildWait is a call activity waiting for its child instance.
+	ChildWait WaitKind = "child"
 )
 
 // Wait is something the instance is parked on. Its ID is the key an event
@@ -124,6 +128,8 @@ type Wait struct {
 	Firing int       `msgpack:"firing,omitempty"`
 	// Job is the engine's record of a job wait's job.
 	Job *jobs.State `msgpack:"job,omitempty"`
+	// Child is the instance a child wait waits for.
+	Child string `msgpack:"child,omitempty"`
 }
 
 // Job returns the state of the live job with the given id, nil if the

@@ -73,7 +73,17 @@ var ErrInvariant = errors.New("instance invariant violated")
 
 // Start creates a new instance of env.Process with the given variables and
 // runs it to its first wait state.
-func Start(id string, env Env, vars map[string]any) (s *State, err error) {
+func Start(id string, env Env, vars map[string]any) (*State, error) {
+	return startInstance(id, env, vars, nil)
+}
+
+// StartChild creates the child instance a call activity asked for; it
+// reports its end to parent.
+func StartChild(id string, env Env, vars map[string]any, parent ParentRef) (*State, error) {
+	return startInstance(id, env, vars, &parent)
+}
+
+func startInstance(id string, env Env, vars map[string]any, parent *ParentRef) (s *State, err error) {
 	p := env.Process
 	if p == nil || !p.Validated() {
 		return nil, fmt.Errorf("instance %s: process is not validated", id)
@@ -84,7 +94,7 @@ func Start(id string, env Env, vars map[string]any) (s *State, err error) {
 	}
 	s = &State{
 		ID: id, ProcessID: p.ID, Version: p.Version, Status: Active, StartedAt: env.Now,
-		Scopes: []*Scope{{ID: RootScope, Vars: root}},
+		Scopes: []*Scope{{ID: RootScope, Vars: root}}, Parent: parent,
 	}
 	r := newRunner(s, env)
 	defer r.recover(&err)
@@ -188,6 +198,13 @@ func (r *runner) apply(ev Event) bool {
 		default:
 			r.abandonIncident(inc, ev.ID)
 		}
+		return true
+	case ChildDone:
+		w := r.s.wait(ev.Wait)
+		if w == nil || w.Kind != ChildWait || ev.Child == nil || w.Child != ev.Child.Child {
+			return false
+		}
+		r.childDone(w, ev.Child)
 		return true
 	case Cancel:
 		reason := ev.Reason

@@ -52,10 +52,14 @@ func (r *runner) unschedule(w *Wait) {
 	n := len(r.s.Outbox)
 	mine := r.s.Outbox[r.outboxBase:]
 	mine = slices.DeleteFunc(mine, func(e Effect) bool {
-		return (e.Kind == ScheduleTimer || e.Kind == EnqueueJob) && e.Wait == w.ID
+		return (e.Kind == ScheduleTimer || e.Kind == EnqueueJob || e.Kind == StartChildEffect) && e.Wait == w.ID
 	})
 	r.s.Outbox = r.s.Outbox[:r.outboxBase+len(mine)]
 	if len(r.s.Outbox) < n {
+		return
+	}
+	if w.Kind == ChildWait {
+		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.Child, Kind: CancelChild, Child: w.Child})
 		return
 	}
 	if w.Kind == JobWait {

@@ -228,3 +228,25 @@ func Cycle(iso string) Timer { return Timer{Type: TimerCycle, Value: iso} }
 func WithIncidentRetry(spec jobs.RetrySpec) NodeOption {
 	return func(n *Node) { n.IncidentRetry = &spec }
 }
+
+// CallActivity adds an activity that runs a child instance of processID
+// (its latest version when the child starts; see CallVersion) and waits for
+// it. Input and Output mappings shape what crosses the call.
+func (b *Builder) CallActivity(id, processID string, opts ...NodeOption) *Builder {
+	return b.node(id, CallActivity, NoneEvent, append([]NodeOption{func(n *Node) {
+		if n.Call == nil {
+			n.Call = &Call{}
+		}
+		n.Call.ProcessID = processID
+	}}, opts...))
+}
+
+// CallVersion pins the version a call activity starts.
+func CallVersion(v int) NodeOption {
+	return func(n *Node) {
+		if n.Call == nil {
+			n.Call = &Call{}
+		}
+		n.Call.Version = v
+	}
+}

@@ -23,13 +23,14 @@ const (
 	ExclusiveGateway       Kind = "exclusiveGateway"
 	ParallelGateway        Kind = "parallelGateway"
 	SubProcess             Kind = "subProcess"
+	CallActivity           Kind = "callActivity"
 )
 
 // IsActivity reports whether nodes of kind k do work and can carry boundary
 // events and data mappings.
 func (k Kind) IsActivity() bool {
 	switch k {
-	case Task, ManualTask, ScriptTask, ServiceTask, SubProcess:
+	case Task, ManualTask, ScriptTask, ServiceTask, SubProcess, CallActivity:
 		return true
 	}
 	return false
@@ -90,6 +91,7 @@ type Node struct {
 
 	Script  *Script  `msgpack:"script,omitempty"`
 	Service *Service `msgpack:"service,omitempty"`
+	Call    *Call    `msgpack:"call,omitempty"`
 
 	// Inputs build the activity's local variables (and an external job's
 	// input); Outputs write its results back to the enclosing scopes.
@@ -158,6 +160,20 @@ func (w *Worker) Overrides() jobs.Overrides {
 		o.Retry = &spec
 	}
 	return o
+}
+
+// Call is the work of a call activity: a child instance of another
+// process. Inputs map the caller's variables into the child's; without
+// them the child gets every variable the activity sees (Zeebe's default)
+// unless NoInputPropagation. Outputs map the child's final variables back;
+// without them all propagate unless NoOutputPropagation (Camunda's
+// default: nothing crosses without camunda:in/out).
+type Call struct {
+	ProcessID string `msgpack:"process"`
+	// Version pins a version; 0 takes the latest when the child starts.
+	Version             int  `msgpack:"version,omitempty"`
+	NoInputPropagation  bool `msgpack:"noInputs,omitempty"`
+	NoOutputPropagation bool `msgpack:"noOutputs,omitempty"`
 }
 
 // Mapping assigns the value of Source (an expression) to the variable Target.

@@ -129,9 +129,19 @@ func (v *validator) node(n *Node) {
 		n.Script.compiled = v.compile(n, "script", n.Script.Expression)
 	case ServiceTask:
 		v.service(n)
+	case CallActivity:
+		switch {
+		case n.Call == nil || strings.TrimSpace(n.Call.ProcessID) == "":
+			v.nodef(n, "names no called process")
+		case n.Call.Version < 0:
+			v.nodef(n, "called version %d is negative", n.Call.Version)
+		}
 	case Task, ManualTask, SubProcess:
 	default:
 		v.nodef(n, "unknown node kind")
+	}
+	if n.Call != nil && n.Kind != CallActivity {
+		v.nodef(n, "only call activities call a process")
 	}
 	if n.Service != nil && n.Kind != ServiceTask {
 		v.nodef(n, "only service tasks have an operation, a worker or a timeout")
