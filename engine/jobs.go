@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,7 +44,9 @@ type jobAction struct {
 // parseReport decodes a worker message; a malformed one gets a refusal.
 func parseReport(m jetstream.Msg) (*report, *jobAction) {
 	var r jobs.Report
-	if err := json.Unmarshal(m.Data(), &r); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(m.Data()))
+	dec.UseNumber() // an integer a worker sends stays an integer
+	if err := dec.Decode(&r); err != nil {
 		// Answer if the report says where, even when another field is off.
 		var loose struct {
 			ReplyTo string `json:"replyTo"`
@@ -52,7 +55,11 @@ func parseReport(m jetstream.Msg) (*report, *jobAction) {
 		_ = json.Unmarshal(m.Data(), &loose)
 		return nil, &jobAction{replyTo: loose.ReplyTo, verdict: jobs.Verdict{JobID: loose.JobID, Reason: "malformed report: " + err.Error()}}
 	}
-	if err := r.Validate(); err != nil {
+	err := r.Validate()
+	if err == nil {
+		err = normalizeReport(&r)
+	}
+	if err != nil {
 		return nil, &jobAction{replyTo: r.ReplyTo, verdict: jobs.Verdict{JobID: r.JobID, Kind: r.Kind, Reason: err.Error()}}
 	}
 	d, err := jobs.ParseDelivery(r.Delivery)
@@ -241,4 +248,27 @@ func validReplyTo(s string) bool {
 		}
 	}
 	return true
+}
+
+// normalizeReport turns the JSON values of a report into the values a
+// checkpoint stores (json.Number into int64 or float64).
+func normalizeReport(r *jobs.Report) error {
+	var err error
+	if r.Output, err = normalizeMap(r.Output); err != nil {
+		return fmt.Errorf("output: %w", err)
+	}
+	if r.Vars, err = normalizeMap(r.Vars); err != nil {
+		return fmt.Errorf("vars: %w", err)
+	}
+	if r.Body, err = instance.Normalize(r.Body); err != nil {
+		return fmt.Errorf("body: %w", err)
+	}
+	return nil
+}
+
+func normalizeMap(m map[string]any) (map[string]any, error) {
+	if m == nil {
+		return nil, nil
+	}
+	return instance.NormalizeVars(m)
 }

@@ -45,6 +45,10 @@ func (r *runner) scopeMaybeDone(scopeID string) {
 	if sc == nil {
 		r.bug("scope %q vanished", scopeID)
 	}
+	if sc.Iteration > 0 {
+		r.iterationDone(sc, nil) // its track was abandoned or terminated
+		return
+	}
 	owner := r.s.track(sc.Owner)
 	if owner == nil {
 		r.bug("scope %q has no owner track %q", sc.ID, sc.Owner)
@@ -80,7 +84,9 @@ func (r *runner) tracksIn(scopeID string) []*Track {
 // thrower, then on each enclosing sub-process — catches it; the scopes in
 // between are cancelled. Uncaught, the instance fails.
 func (r *runner) throw(thrower *Track, from, scopeID, code, message string) {
-	if thrower != nil {
+	if thrower != nil && !thrower.Inner {
+		// An iteration's error is caught on the multi-instance body: the
+		// walk up from its iteration scope reaches it first.
 		if b := r.catcher(thrower.Node, code); b != nil {
 			r.interrupt(thrower, b)
 			return
@@ -145,13 +151,12 @@ func (r *runner) interrupt(host *Track, b *model.Node) {
 func (r *runner) cancelTrack(t *Track) {
 	r.overtake(t, "the node was cancelled")
 	r.disarm(t)
-	for _, sc := range r.s.Scopes {
-		if sc.Owner == t.ID {
+	for _, sc := range slices.Clone(r.s.Scopes) {
+		if sc.Owner == t.ID { // a sub-process, or each iteration of a loop
 			for _, inner := range r.tracksIn(sc.ID) {
 				r.cancelTrack(inner)
 			}
 			r.s.removeScope(sc.ID)
-			break
 		}
 	}
 	r.s.removeTrack(t.ID)

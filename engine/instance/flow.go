@@ -14,6 +14,10 @@ func (r *runner) execute(t *Track) {
 	if n == nil {
 		r.bug("track %s at unknown node %q", t.ID, t.Node)
 	}
+	if n.Loop != nil && !t.Inner {
+		r.enterLoop(t, n)
+		return
+	}
 	switch n.Kind {
 	case model.StartEvent, model.BoundaryEvent:
 		r.complete(t, n, nil, nil)
@@ -255,6 +259,10 @@ func (r *runner) execOperation(ctx context.Context, t *Track, n *model.Node, inp
 // complete writes an activity's results through its output mappings (or
 // all results when it has none), disarms its boundaries and leaves it.
 func (r *runner) complete(t *Track, n *model.Node, locals, results map[string]any) {
+	if t.Inner {
+		r.completeIteration(t, n, locals, results)
+		return
+	}
 	type write struct {
 		name string
 		v    any

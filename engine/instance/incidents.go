@@ -153,7 +153,7 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 	}
 	r.dropRetryWait(inc)
 	nt := r.spawn(inc.Node, failed.Scope, failed.ID, failed.Flow)
-	nt.KeepBoundaries = true
+	nt.KeepBoundaries, nt.Inner = true, failed.Inner
 	for _, w := range r.s.Waits {
 		if w.Track == failed.ID {
 			w.Track = nt.ID

@@ -90,6 +90,10 @@ type Track struct {
 	// KeepBoundaries marks an incident retry: the node's boundaries stay
 	// armed from the first entry and are not armed again (INC-5).
 	KeepBoundaries bool `msgpack:"keepBoundaries,omitempty"`
+	// Inner marks an iteration of a multi-instance activity (it runs the
+	// activity, not the loop); Loop is set on the loop's body.
+	Inner bool       `msgpack:"inner,omitempty"`
+	Loop  *LoopState `msgpack:"loop,omitempty"`
 }
 
 // Scope is a variable scope: the process, or one activation of a sub-process.
@@ -99,6 +103,9 @@ type Scope struct {
 	// Owner is the track waiting at the sub-process node of this scope.
 	Owner string         `msgpack:"owner,omitempty"`
 	Vars  map[string]any `msgpack:"vars,omitempty"`
+	// Iteration is the 1-based loop counter of a multi-instance iteration's
+	// scope, 0 for other scopes.
+	Iteration int `msgpack:"iteration,omitempty"`
 }
 
 // WaitKind says what a wait is waiting for.

@@ -18,6 +18,9 @@ func (r *runner) arm(w *Wait) {
 // armBoundaries arms the timer boundary events of an activity that t now
 // waits in.
 func (r *runner) armBoundaries(t *Track, n *model.Node) {
+	if t.Inner {
+		return // a multi-instance body arms its activity's boundaries once
+	}
 	if t.KeepBoundaries {
 		t.KeepBoundaries = false // armed at the first entry; a retry keeps them
 		return

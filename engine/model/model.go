@@ -92,6 +92,8 @@ type Node struct {
 	Script  *Script  `msgpack:"script,omitempty"`
 	Service *Service `msgpack:"service,omitempty"`
 	Call    *Call    `msgpack:"call,omitempty"`
+	// Loop, when set, makes the activity multi-instance.
+	Loop *Loop `msgpack:"loop,omitempty"`
 
 	// Inputs build the activity's local variables (and an external job's
 	// input); Outputs write its results back to the enclosing scopes.

@@ -140,6 +140,9 @@ func (v *validator) node(n *Node) {
 	default:
 		v.nodef(n, "unknown node kind")
 	}
+	if n.Loop != nil {
+		v.loop(n)
+	}
 	if n.Call != nil && n.Kind != CallActivity {
 		v.nodef(n, "only call activities call a process")
 	}

@@ -1,0 +1,188 @@
+package instance
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/incidents"
+)
+
+// LoopState is a multi-instance body's bookkeeping, on its track.
+type LoopState struct {
+	N         int   `msgpack:"n"`
+	Items     []any `msgpack:"items,omitempty"`
+	Next      int   `msgpack:"next"` // index of the next iteration to start
+	Completed int   `msgpack:"completed"`
+	Outputs   []any `msgpack:"outputs,omitempty"`
+}
+
+// enterLoop turns t into the body of a multi-instance activity: it waits
+// at the node, owns one scope per iteration, and arms the node's
+// boundaries once for all of them (docs/callactivity-multiinstance.md §2).
+func (r *runner) enterLoop(t *Track, n *model.Node) {
+	l := n.Loop
+	env := r.visible(t)
+	st := &LoopState{}
+	if e := l.CollectionExpr(); e != nil {
+		v, err := e.Eval(env)
+		items, ok := v.([]any)
+		if err != nil || !ok && v != nil {
+			r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("multi-instance collection %q is not a list (%T %v)", l.Collection, v, err))
+			return
+		}
+		st.Items, st.N = items, len(items)
+	} else {
+		v, err := l.CardinalityExpr().Eval(env)
+		count, ok := v.(int64)
+		if f, isFloat := v.(float64); isFloat && f == float64(int64(f)) {
+			count, ok = int64(f), true
+		}
+		if err != nil || !ok || count < 0 {
+			r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("multi-instance cardinality %q is not a count (%v %v)", l.Cardinality, v, err))
+			return
+		}
+		st.N = int(count)
+	}
+	if l.OutputCollection != "" {
+		st.Outputs = make([]any, st.N)
+	}
+	t.State, t.Loop = Waiting, st
+	r.armBoundaries(t, n)
+	if st.N == 0 {
+		r.finishLoop(t, n)
+		return
+	}
+	for st.Next < st.N && (!l.Sequential || st.Next == 0) {
+		r.startIteration(t, n)
+	}
+}
+
+// startIteration opens the next iteration's scope and its inner track.
+func (r *runner) startIteration(body *Track, n *model.Node) {
+	st := body.Loop
+	i := st.Next
+	st.Next++
+	vars := map[string]any{"loopCounter": int64(i + 1)}
+	if n.Loop.ElementVariable != "" && st.Items != nil {
+		vars[n.Loop.ElementVariable] = deepCopy(st.Items[i])
+	}
+	sc := &Scope{ID: fmt.Sprintf("s%d", r.next()), Parent: body.Scope, Owner: body.ID, Vars: vars, Iteration: i + 1}
+	r.s.Scopes = append(r.s.Scopes, sc)
+	inner := r.spawn(n.ID, sc.ID, body.ID, "")
+	inner.Inner = true
+}
+
+// completeIteration ends an inner track's activity: its results stay in
+// its iteration's scope (siblings must not overwrite each other), then the
+// iteration is accounted.
+func (r *runner) completeIteration(t *Track, n *model.Node, locals, results map[string]any) {
+	sc := r.s.scope(t.Scope)
+	out := results
+	if len(n.Outputs) > 0 {
+		env := r.visibleWith(t, locals)
+		maps := map[string]any{}
+		for k, v := range results {
+			env[k] = v
+		}
+		for i := range n.Outputs {
+			m := &n.Outputs[i]
+			v, err := m.Compiled().Eval(env)
+			if err != nil {
+				r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("output mapping %q: %v", m.Target, err))
+				return
+			}
+			maps[m.Target] = v
+		}
+		out = maps
+	}
+	for _, k := range sortedKeys(out) {
+		v, ok := r.checkVar(t, n, k, out[k])
+		if !ok {
+			return
+		}
+		if sc.Vars == nil {
+			sc.Vars = map[string]any{}
+		}
+		sc.Vars[k] = v
+	}
+	r.disarm(t)
+	r.iterationDone(sc, t)
+}
+
+// iterationDone accounts one finished iteration (inner is nil when it was
+// abandoned): its output element, the completion condition, the next
+// sequential iteration, and the body's completion.
+func (r *runner) iterationDone(sc *Scope, inner *Track) {
+	body := r.s.track(sc.Owner)
+	if body == nil || body.Loop == nil {
+		r.bug("iteration scope %q has no loop body", sc.ID)
+	}
+	n := r.p.Node(body.Node)
+	st := body.Loop
+	env := map[string]any{}
+	if inner != nil {
+		env = r.visible(inner)
+		if e := n.Loop.OutputElementExpr(); e != nil {
+			v, err := e.Eval(env)
+			if err == nil {
+				v, err = Normalize(v)
+			}
+			if err != nil {
+				r.fault(inner, n, incidents.CauseExpression, fmt.Sprintf("multi-instance output element %q: %v", n.Loop.OutputElement, err))
+				return
+			}
+			st.Outputs[sc.Iteration-1] = v
+		}
+		r.s.removeTrack(inner.ID)
+	}
+	r.s.removeScope(sc.ID)
+	st.Completed++
+	active := 0
+	for _, s := range r.s.Scopes {
+		if s.Owner == body.ID && s.Iteration > 0 {
+			active++
+		}
+	}
+	if e := n.Loop.CompletionExpr(); e != nil {
+		env["nrOfInstances"], env["nrOfCompletedInstances"], env["nrOfActiveInstances"] = int64(st.N), int64(st.Completed), int64(active)
+		done, err := e.EvalBool(env)
+		if err != nil {
+			r.fault(body, n, incidents.CauseExpression, fmt.Sprintf("completion condition: %v", err))
+			return
+		}
+		if done {
+			r.cancelIterations(body)
+			r.finishLoop(body, n)
+			return
+		}
+	}
+	switch {
+	case n.Loop.Sequential && st.Next < st.N:
+		r.startIteration(body, n)
+	case active == 0 && st.Next >= st.N:
+		r.finishLoop(body, n)
+	}
+}
+
+func (r *runner) cancelIterations(body *Track) {
+	for _, sc := range slices.Clone(r.s.Scopes) {
+		if sc.Owner == body.ID && sc.Iteration > 0 {
+			for _, t := range r.tracksIn(sc.ID) {
+				r.cancelTrack(t)
+			}
+			r.s.removeScope(sc.ID)
+		}
+	}
+}
+
+// finishLoop completes the body: the output collection is written and the
+// body leaves the node.
+func (r *runner) finishLoop(body *Track, n *model.Node) {
+	if n.Loop.OutputCollection != "" {
+		r.storeVar(body.Scope, n.Loop.OutputCollection, body.Loop.Outputs)
+	}
+	body.Loop, body.State = nil, Ready
+	r.disarm(body)
+	r.leave(body, n)
+}

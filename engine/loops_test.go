@@ -1,0 +1,129 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/streams/streamstest"
+)
+
+// TestParallelMultiInstanceWithOneIncident fans out 50 external jobs; the
+// worker fails item 13 until it is "fixed". One incident opens on that
+// iteration only, the other 49 complete, and after an engine restart a
+// retry of the incident completes the instance with every output in order.
+func TestParallelMultiInstanceWithOneIncident(t *testing.T) {
+	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
+	ctx := context.Background()
+	eng, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]any, 50)
+	for i := range items {
+		items[i] = i
+	}
+	p := build(t, model.NewBuilder("fan").StartEvent("s").
+		ServiceTask("work", "", model.WithWorker("items", model.WithWorkerTrust(jobs.EngineAuthoritative),
+			model.WithRetryPolicy(jobs.NoRetrySpec())),
+			model.WithLoop(model.Loop{Collection: "items", ElementVariable: "item", OutputCollection: "results", OutputElement: "squared"})).
+		EndEvent("e").Sequence("s", "work", "e"))
+	if _, err := eng.Deploy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	id, err := eng.Start(ctx, "fan", map[string]any{"items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newRawWorker(t, env, "items")
+	jobIDs := map[string]bool{}
+	for range 50 {
+		m, job := w.fetch()
+		jobIDs[job.ID] = true
+		item := int(job.Input["item"].(float64))
+		if item == 13 {
+			w.report(m, job, jobs.Report{Kind: jobs.Fail, Code: "500", Message: "item 13 is broken"})
+			continue
+		}
+		w.report(m, job, jobs.Report{Kind: jobs.Complete, Output: map[string]any{"squared": item * item}})
+	}
+	if len(jobIDs) != 50 {
+		t.Fatalf("%d distinct job ids for 50 iterations (ARCH-6)", len(jobIDs))
+	}
+	v, inc := waitIncident(t, eng, id)
+	if len(v.Incidents) != 1 || inc.Node != "work" || !strings.Contains(inc.Cause, "item 13") {
+		t.Fatalf("incidents %+v", v.Incidents)
+	}
+	if err := eng.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eng = openEngine(t, env, nil)
+	if err := eng.RetryIncident(ctx, inc.ID); err != nil {
+		t.Fatal(err)
+	}
+	m, job := w.fetch()
+	if job.Input["item"] != 13.0 || jobIDs[job.ID] {
+		t.Fatalf("the retry should run iteration 13 again under a new job id: %+v", job)
+	}
+	w.report(m, job, jobs.Report{Kind: jobs.Complete, Output: map[string]any{"squared": 169}})
+	v = waitDone(t, eng, id)
+	results, _ := v.Variables["results"].([]any)
+	if v.Status != instance.Completed || len(results) != 50 {
+		t.Fatalf("%+v", v)
+	}
+	for i, r := range results {
+		if r != int64(i*i) {
+			t.Fatalf("results[%d] = %v, want %d", i, r, i*i)
+		}
+	}
+	w.expectNone(200 * time.Millisecond)
+}
+
+// TestSequentialMultiInstance runs iterations one after another; an
+// incident on iteration 2 blocks 3 until it is resolved; a completion
+// condition can end the loop early.
+func TestSequentialMultiInstance(t *testing.T) {
+	env := streamstest.Start(t)
+	ops := &engine.Operations{}
+	ops.Register("visit", func(_ context.Context, in map[string]any) (map[string]any, error) {
+		if in["city"] == "Atlantis" {
+			return nil, fmt.Errorf("no such city")
+		}
+		return map[string]any{"seen": in["city"]}, nil
+	})
+	eng := openEngine(t, env, ops)
+	ctx := context.Background()
+	p := build(t, model.NewBuilder("trip").StartEvent("s").
+		ServiceTask("visit", "visit", model.WithLoop(model.Loop{
+			Sequential: true, Collection: "cities", ElementVariable: "city",
+			OutputCollection: "visited", OutputElement: "seen", CompletionCondition: `seen == "Stop"`,
+		})).
+		EndEvent("e").Sequence("s", "visit", "e"))
+	if _, err := eng.Deploy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := eng.Start(ctx, "trip", map[string]any{"cities": []any{"Oslo", "Atlantis", "Rome"}})
+	v, inc := waitIncident(t, eng, id)
+	if len(v.ActiveNodes) != 1 || !strings.Contains(inc.Cause, "no such city") {
+		t.Fatalf("%+v %+v", v, inc)
+	}
+	if err := eng.ResolveIncident(ctx, inc.ID, map[string]any{"seen": "skipped"}); err != nil {
+		t.Fatal(err)
+	}
+	v = waitDone(t, eng, id)
+	if got := fmt.Sprint(v.Variables["visited"]); v.Status != instance.Completed || got != "[Oslo <nil> Rome]" && got != "[Oslo skipped Rome]" {
+		t.Fatalf("visited %s: %+v", got, v)
+	}
+
+	id, _ = eng.Start(ctx, "trip", map[string]any{"cities": []any{"Oslo", "Stop", "Rome"}})
+	v = waitDone(t, eng, id)
+	if got := fmt.Sprint(v.Variables["visited"]); got != "[Oslo Stop <nil>]" {
+		t.Fatalf("the completion condition should stop after Stop: %s", got)
+	}
+}
