@@ -90,15 +90,19 @@ var conformance = map[string]outcome{
 	}),
 	"camunda7-examples/camunda-testing-job-announcement.bpmn": refused(`line 40: <bpmn:userTask id="review">: user tasks are not supported`),
 	"camunda7-examples/invoicePayment.bpmn":                   refused(`line 8: <bpmn:userTask id="Task_16y91ka">: user tasks are not supported`),
-	"camunda7-examples/loan-granting.bpmn":                    refused(`line 19: <bpmn:subProcess id="SubProcess_16kr5xn">: bpmn:multiInstanceLoopCharacteristics: multi-instance is not supported yet`),
+	"camunda7-examples/loan-granting.bpmn":                    refused(`line 67: <bpmn:startEvent id="StartEvent_1">: bpmn:timerEventDefinition: timer start events are not supported`),
 	"camunda7-examples/mainProcess.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
 		if c := ps[0].Node("CallActivity_0ahffuc").Call; c == nil || c.ProcessID != "subProcess" || !c.NoInputPropagation {
 			t.Fatalf("call activity: %+v", c)
 		}
 	}),
 	"camunda7-examples/order-handling.bpmn": refused(`line 32: <bpmn:startEvent id="StartEvent_1">: bpmn:timerEventDefinition: timer start events are not supported`),
-	"camunda7-examples/process.bpmn":        refused(`line 11: <bpmn:subProcess id="Activity_0mppyxt">: bpmn:multiInstanceLoopCharacteristics: multi-instance is not supported yet`),
-	"camunda7-examples/subProcess.bpmn":     refused(`line 9: <bpmn:userTask id="UserTask_0zlyiaz">: user tasks are not supported`),
+	"camunda7-examples/process.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
+		if l := ps[0].Node("Activity_0mppyxt").Loop; l == nil || !l.Sequential || l.Collection != "orderItems" || l.ElementVariable != "orderItem" {
+			t.Fatalf("loop: %+v", l)
+		}
+	}),
+	"camunda7-examples/subProcess.bpmn": refused(`line 9: <bpmn:userTask id="UserTask_0zlyiaz">: user tasks are not supported`),
 
 	// Camunda 7 external task client (JS).
 	"camunda7-external-task-client-js/order.bpmn": refused(`line 36: <bpmn:startEvent id="StartEvent_1">: bpmn:timerEventDefinition: timer start events are not supported`),
@@ -182,7 +186,11 @@ var conformance = map[string]outcome{
 	"zeebe-node/modeller7File.bpmn": refused(`line 107: malformed XML: unexpected EOF`),
 
 	// zeebe-process-test.
-	"zeebe-process-test/automated-tests.bpmn": refused(`line 11: <bpmn:subProcess id="Activity_1kq2g9a">: bpmn:multiInstanceLoopCharacteristics: multi-instance is not supported yet`),
+	"zeebe-process-test/automated-tests.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
+		if l := ps[0].Node("Activity_1kq2g9a").Loop; l == nil || l.Sequential || l.ElementVariable != "operatingSystem" {
+			t.Fatalf("loop: %+v", l)
+		}
+	}),
 	"zeebe-process-test/call-activity.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
 		if c := ps[0].Node("callactivity").Call; c == nil || c.ProcessID != "start-end" || c.NoInputPropagation || !c.NoOutputPropagation {
 			t.Fatalf("call activity: %+v", c)

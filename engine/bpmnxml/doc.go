@@ -149,11 +149,19 @@
 // attributes): only what camunda:in/out name crosses (source or
 // sourceExpression → target), or everything with variables="all".
 //
+// # Multi-instance
+//
+// multiInstanceLoopCharacteristics on any activity: isSequential,
+// loopCardinality, completionCondition, camunda:collection and
+// camunda:elementVariable, or zeebe:loopCharacteristics (inputCollection,
+// inputElement, outputCollection, outputElement). Data-item forms
+// (loopDataInputRef, inputDataItem) are refused.
+//
 // # Refused
 //
 // With an error naming element, id and line, never dropped: userTask,
 // sendTask, receiveTask, businessRuleTask,
-// multi-instance and standard loops (not yet), inclusiveGateway (not yet),
+// standard loops (not yet), inclusiveGateway (not yet),
 // eventBasedGateway, complexGateway, intermediateThrowEvent, transaction,
 // adHocSubProcess, event sub-processes, start events other than none,
 // message, signal, escalation, conditional, link, compensate and cancel

@@ -147,8 +147,8 @@ func (im *importer) node(p *model.Process, e *elem, scope string) {
 			im.extensions(c, e, &extTarget{node: n, ext: x})
 		case local == "script" && kind == model.ScriptTask:
 			x.bpmnScript = c
-		case local == "multiInstanceLoopCharacteristics":
-			im.probs.in(e, c, "multi-instance is not supported yet")
+		case local == "multiInstanceLoopCharacteristics" && kind.IsActivity():
+			im.loop(e, c, n)
 		case local == "standardLoopCharacteristics":
 			im.probs.in(e, c, "standard loops are not supported yet")
 		case local == "dataInputAssociation" || local == "dataOutputAssociation":

@@ -34,7 +34,7 @@ type extTarget struct {
 var (
 	zeebeIgnored = set("properties", "userTaskForm", "formDefinition", "assignmentDefinition",
 		"taskSchedule", "priorityDefinition", "versionTag", "subscription",
-		"calledDecision", "loopCharacteristics", "linkedResources")
+		"calledDecision", "linkedResources")
 	camundaIgnored = set("properties", "formData", "formProperty", "potentialStarter")
 )
 

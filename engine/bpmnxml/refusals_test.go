@@ -25,8 +25,6 @@ func TestRefusals(t *testing.T) {
 		{"adHocSubProcess", `<bpmn:adHocSubProcess id="t"/>`, "bpmn:adHocSubProcess", "<bpmn:adHocSubProcess", "ad-hoc sub-processes are not supported"},
 		{"eventSubProcess", `<bpmn:subProcess id="t" triggeredByEvent="true"><bpmn:userTask id="u"/></bpmn:subProcess>`, "bpmn:subProcess", "<bpmn:subProcess", "event sub-processes are not supported"},
 		{"unknown BPMN element", `<bpmn:task id="t"/><bpmn:fancyThing id="x"/>`, "bpmn:fancyThing", "<bpmn:fancyThing", "fancyThing elements are not supported"},
-		{"multiInstance", `<bpmn:task id="t">
-  <bpmn:multiInstanceLoopCharacteristics isSequential="true"/></bpmn:task>`, "bpmn:task", "<bpmn:multiInstance", "multi-instance is not supported yet"},
 		{"standardLoop", `<bpmn:task id="t">
   <bpmn:standardLoopCharacteristics/></bpmn:task>`, "bpmn:task", "<bpmn:standardLoop", "standard loops are not supported yet"},
 		{"dataAssociation", `<bpmn:task id="t">
