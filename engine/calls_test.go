@@ -169,3 +169,38 @@ func TestCallActivityConformanceFile(t *testing.T) {
 		t.Fatalf("%+v", v)
 	}
 }
+
+// A child waiting on a timer across an engine restart completes and
+// reports to its caller, which then completes (issue 6: across a restart).
+func TestCallActivityAcrossRestart(t *testing.T) {
+	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
+	ctx := context.Background()
+	eng, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := build(t, model.NewBuilder("napper").StartEvent("s").
+		TimerCatchEvent("nap", model.Duration("PT1S")).ScriptTask("up", "true", "rested").EndEvent("e").
+		Sequence("s", "nap", "up", "e"))
+	parent := build(t, model.NewBuilder("caller").StartEvent("s").
+		CallActivity("call", "napper").EndEvent("e").Sequence("s", "call", "e"))
+	for _, p := range []*model.Process{child, parent} {
+		if _, err := eng.Deploy(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, _ := eng.Start(ctx, "caller", nil)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := eng.WaitUntil(wctx, id, func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	env.Restart(t)
+	eng = openEngine(t, env, nil)
+	if v := waitDone(t, eng, id); v.Status != instance.Completed || v.Variables["rested"] != true {
+		t.Fatalf("%+v", v)
+	}
+}

@@ -127,3 +127,28 @@ func TestSequentialMultiInstance(t *testing.T) {
 		t.Fatalf("the completion condition should stop after Stop: %s", got)
 	}
 }
+
+// The Zeebe multi-instance conformance file: a sub-process per operating
+// system, each with a runTests job, runs to completion.
+func TestMultiInstanceConformanceFile(t *testing.T) {
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := context.Background()
+	if _, err := eng.DeployFile(ctx, corpus+"zeebe-process-test/automated-tests.bpmn"); err != nil {
+		t.Fatal(err)
+	}
+	id, err := eng.Start(ctx, "automatedTestsProcess", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newRawWorker(t, env, "runTests")
+	seen := map[any]bool{}
+	for range 3 {
+		m, job := w.fetch()
+		seen[job.Input["operatingSystem"]] = true
+		w.report(m, job, jobs.Report{Kind: jobs.Complete})
+	}
+	if v := waitDone(t, eng, id); v.Status != instance.Completed || len(seen) != 3 || !seen["macos"] {
+		t.Fatalf("%+v, jobs for %v", v, seen)
+	}
+}
