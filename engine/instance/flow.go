@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
@@ -259,46 +260,51 @@ func (r *runner) execOperation(ctx context.Context, t *Track, n *model.Node, inp
 // complete writes an activity's results through its output mappings (or
 // all results when it has none), disarms its boundaries and leaves it.
 func (r *runner) complete(t *Track, n *model.Node, locals, results map[string]any) {
-	if t.Inner {
-		r.completeIteration(t, n, locals, results)
+	names, values, ok := r.outputs(t, n, locals, results)
+	if !ok {
 		return
 	}
-	type write struct {
-		name string
-		v    any
+	if t.Inner {
+		r.completeIteration(t, names, values)
+		return
 	}
-	var writes []write
+	for _, k := range names {
+		r.storeVar(t.Scope, k, values[k])
+	}
+	r.disarm(t)
+	r.leave(t, n)
+}
+
+// outputs evaluates what a completing activity writes: its output mappings
+// over its variables, locals and results, or every result when it has
+// none. All values are checked before any is written, so a failure writes
+// nothing; ok is false then (the node has faulted).
+func (r *runner) outputs(t *Track, n *model.Node, locals, results map[string]any) (names []string, values map[string]any, ok bool) {
+	values = map[string]any{}
 	if len(n.Outputs) > 0 {
 		env := r.visibleWith(t, locals)
-		for k, v := range results {
-			env[k] = v
-		}
+		maps.Copy(env, results)
 		for i := range n.Outputs {
 			m := &n.Outputs[i]
 			v, err := m.Compiled().Eval(env)
 			if err != nil {
 				r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("output mapping %q: %v", m.Target, err))
-				return
+				return nil, nil, false
 			}
-			writes = append(writes, write{m.Target, v})
+			names, values[m.Target] = append(names, m.Target), v
 		}
 	} else {
-		for _, k := range sortedKeys(results) {
-			writes = append(writes, write{k, results[k]})
-		}
+		names = sortedKeys(results)
+		maps.Copy(values, results)
 	}
-	for i := range writes {
-		v, ok := r.checkVar(t, n, writes[i].name, writes[i].v)
+	for _, k := range names {
+		v, ok := r.checkVar(t, n, k, values[k])
 		if !ok {
-			return
+			return nil, nil, false
 		}
-		writes[i].v = v
+		values[k] = v
 	}
-	for _, w := range writes {
-		r.storeVar(t.Scope, w.name, w.v)
-	}
-	r.disarm(t)
-	r.leave(t, n)
+	return names, values, true
 }
 
 func (r *runner) enterSubProcess(t *Track, n *model.Node) {

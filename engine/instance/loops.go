@@ -76,35 +76,13 @@ func (r *runner) startIteration(body *Track, n *model.Node) {
 // completeIteration ends an inner track's activity: its results stay in
 // its iteration's scope (siblings must not overwrite each other), then the
 // iteration is accounted.
-func (r *runner) completeIteration(t *Track, n *model.Node, locals, results map[string]any) {
+func (r *runner) completeIteration(t *Track, names []string, values map[string]any) {
 	sc := r.s.scope(t.Scope)
-	out := results
-	if len(n.Outputs) > 0 {
-		env := r.visibleWith(t, locals)
-		maps := map[string]any{}
-		for k, v := range results {
-			env[k] = v
-		}
-		for i := range n.Outputs {
-			m := &n.Outputs[i]
-			v, err := m.Compiled().Eval(env)
-			if err != nil {
-				r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("output mapping %q: %v", m.Target, err))
-				return
-			}
-			maps[m.Target] = v
-		}
-		out = maps
+	if sc.Vars == nil {
+		sc.Vars = map[string]any{}
 	}
-	for _, k := range sortedKeys(out) {
-		v, ok := r.checkVar(t, n, k, out[k])
-		if !ok {
-			return
-		}
-		if sc.Vars == nil {
-			sc.Vars = map[string]any{}
-		}
-		sc.Vars[k] = v
+	for _, k := range names {
+		sc.Vars[k] = values[k]
 	}
 	r.disarm(t)
 	r.iterationDone(sc, t)
