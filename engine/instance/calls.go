@@ -3,7 +3,6 @@ package instance
 import (
 	"fmt"
 	"maps"
-	"slices"
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
@@ -65,13 +64,7 @@ func (r *runner) call(t *Track, n *model.Node) {
 // activity, where a boundary may catch it; failed otherwise → an incident
 // on the call activity carrying the child's diagnostics.
 func (r *runner) childDone(w *Wait, res *ChildResult) {
-	t := r.s.track(w.Track)
-	n := r.p.Node(w.Node)
-	if t == nil || n == nil {
-		r.bug("child wait %q has no track or node", w.ID)
-	}
-	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
-	t.State = Ready
+	t, n := r.wake(w)
 	switch {
 	case res.Status == Completed:
 		vars, err := NormalizeVars(res.Vars)

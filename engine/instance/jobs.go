@@ -1,7 +1,6 @@
 package instance
 
 import (
-	"slices"
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
@@ -40,13 +39,7 @@ func (r *runner) enqueue(t *Track, n *model.Node) {
 
 // jobDone applies a job's terminal outcome: the track wakes once (SVC-11).
 func (r *runner) jobDone(w *Wait, out *jobs.Terminal) {
-	t := r.s.track(w.Track)
-	n := r.p.Node(w.Node)
-	if t == nil || n == nil {
-		r.bug("job wait %q has no track or node", w.ID)
-	}
-	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
-	t.State = Ready
+	t, n := r.wake(w)
 	switch out.Kind {
 	case jobs.Done:
 		clean, err := NormalizeVars(out.Output)

@@ -103,3 +103,16 @@ func (r *runner) timerFired(w *Wait) {
 		r.arm(&Wait{ID: w.ID, Kind: BoundaryWait, Track: w.Track, Node: w.Node, Due: due, Armed: w.Armed, Firing: w.Firing + 1})
 	}
 }
+
+// wake consumes wait w: it is removed and its track made ready to go on
+// at the wait's node.
+func (r *runner) wake(w *Wait) (*Track, *model.Node) {
+	t := r.s.track(w.Track)
+	n := r.p.Node(w.Node)
+	if t == nil || n == nil {
+		r.bug("%s wait %q has no track or node", w.Kind, w.ID)
+	}
+	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
+	t.State = Ready
+	return t, n
+}
