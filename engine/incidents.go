@@ -125,6 +125,17 @@ func (e *Engine) AbandonIncident(ctx context.Context, id string) error {
 // waits for its result. The instance's single writer orders concurrent
 // commands: the first wins, the others find the incident closed.
 func (e *Engine) incidentCommand(ctx context.Context, id string, kind instance.EventKind, vars map[string]any) error {
+	// Watch before reading the record: a close that lands between the read
+	// and the watch would otherwise go unseen, and a command the instance
+	// then refuses would wait for an outcome that never comes.
+	w, err := e.incidents.Watch(ctx, streams.IncidentKey(id), jetstream.UpdatesOnly())
+	if err != nil {
+		if errors.Is(err, jetstream.ErrInvalidKey) {
+			return fmt.Errorf("incident %q: %w", id, ErrNotFound)
+		}
+		return fmt.Errorf("incident %s: watch: %w", id, err)
+	}
+	defer w.Stop()
 	rec, _, err := e.incidentRecord(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		// The checkpoint is written before the record (an outbox effect):
@@ -135,13 +146,13 @@ func (e *Engine) incidentCommand(ctx context.Context, id string, kind instance.E
 		return err
 	}
 	if rec.State.Closed() {
-		return fmt.Errorf("incident %s is %s: %w", id, rec.State, ErrFinished)
+		return &closedError{id: id, state: rec.State}
 	}
-	w, err := e.incidents.Watch(ctx, streams.IncidentKey(id), jetstream.UpdatesOnly())
-	if err != nil {
-		return fmt.Errorf("incident %s: watch: %w", id, err)
+	// A finished instance applies no command; its open record can only be
+	// one the instance never closed (it was aborted from outside a step).
+	if s, _, err := e.store.get(ctx, rec.Instance); err == nil && s.Status.Finished() {
+		return &closedError{id: id, instance: rec.Instance, status: s.Status}
 	}
-	defer w.Stop()
 	cmd := "cmd:" + nuid.Next()
 	ev := &instance.Event{ID: cmd, Kind: kind, Incident: id, Vars: vars}
 	if err := e.send(ctx, rec.Instance, envelope{Instance: rec.Instance, Event: ev}, cmd); err != nil {
@@ -166,7 +177,7 @@ func (e *Engine) incidentCommand(ctx context.Context, id string, kind instance.E
 				return nil
 			}
 			if now.State.Closed() {
-				return fmt.Errorf("incident %s was %s by another action first: %w", id, now.State, ErrFinished)
+				return &closedError{id: id, state: now.State, other: true}
 			}
 		}
 	}
@@ -191,3 +202,25 @@ func (e *Engine) openIncidentOnCheckpoint(ctx context.Context, id string) (*inci
 	}
 	return nil, fmt.Errorf("incident %q: %w", id, ErrNotFound)
 }
+
+// closedError refuses an action on a closed incident (or one whose
+// instance has finished); it matches ErrFinished.
+type closedError struct {
+	id       string
+	state    incidents.State
+	other    bool // closed by a concurrent action while this one waited
+	instance string
+	status   instance.Status
+}
+
+func (e *closedError) Error() string {
+	switch {
+	case e.instance != "":
+		return fmt.Sprintf("incident %s: its instance %s is %s", e.id, e.instance, e.status)
+	case e.other:
+		return fmt.Sprintf("incident %s was %s by another action first", e.id, e.state)
+	}
+	return fmt.Sprintf("incident %s is %s", e.id, e.state)
+}
+
+func (e *closedError) Unwrap() error { return ErrFinished }

@@ -87,6 +87,25 @@ func (f *fixture) start(process string, vars map[string]any) string {
 	return id
 }
 
+// waitIncident waits until the instance has an open incident (a failure
+// the model did not handle no longer fails it, ADR-036) and returns the
+// view and that incident. It fails at once if the instance ends instead.
+func (f *fixture) waitIncident(id string) (*engine.InstanceView, engine.IncidentSummary) {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	v, err := f.eng.WaitUntil(ctx, id, func(v *engine.InstanceView) bool {
+		return v.Status == engine.StatusIncident || v.Status.Finished()
+	})
+	if err != nil || v.Status != engine.StatusIncident || len(v.Incidents) != 1 {
+		f.t.Fatalf("instance %s: want one open incident, got %+v (%v)", id, v, err)
+	}
+	if v.Failure != nil || !slices.Equal(v.ActiveNodes, []string{"work"}) || v.Incidents[0].Node != "work" {
+		f.t.Fatalf("instance %s = %+v: want it alive, its token on work holding the incident", id, v)
+	}
+	return v, v.Incidents[0]
+}
+
 func (f *fixture) wait(id string) *engine.InstanceView {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -234,10 +253,10 @@ func TestEngineAuthoritativeRetriesAcrossDeliveries(t *testing.T) {
 			return nil, errors.New("bank unreachable")
 		})
 	}, workerkit.Options{})
-	v := f.wait(f.start("pay", nil))
-	if v.Status != instance.Failed || v.Failure == nil || !strings.Contains(v.Failure.Message, "retries exhausted after 3 attempts") ||
-		!strings.Contains(v.Failure.Message, "bank unreachable") {
-		t.Fatalf("instance = %+v (failure %+v), want failed with retries exhausted after 3 attempts", v, v.Failure)
+	_, inc := f.waitIncident(f.start("pay", nil))
+	if inc.CauseClass != "retriesExhausted" || inc.Attempts != 1 || !strings.Contains(inc.Cause, "retries exhausted after 3 attempts") ||
+		!strings.Contains(inc.Cause, "bank unreachable") {
+		t.Fatalf("incident = %+v, want retriesExhausted after 3 attempts", inc)
 	}
 	got := c.all()
 	if len(got) != 3 {
@@ -261,10 +280,10 @@ func TestWorkerTrustedRetriesWithinOneDelivery(t *testing.T) {
 			return nil, workerkit.Fault("503", map[string]any{"error": "unavailable"})
 		})
 	}, workerkit.Options{})
-	v := f.wait(f.start("pay", nil))
-	if v.Status != instance.Failed || v.Failure == nil || !strings.Contains(v.Failure.Message, "retries exhausted") ||
-		!strings.Contains(v.Failure.Message, "code 503") {
-		t.Fatalf("instance = %+v (failure %+v), want failed with retries exhausted", v, v.Failure)
+	_, inc := f.waitIncident(f.start("pay", nil))
+	if inc.CauseClass != "retriesExhausted" || !strings.Contains(inc.Cause, "retries exhausted") ||
+		!strings.Contains(inc.Cause, "code 503") {
+		t.Fatalf("incident = %+v, want retriesExhausted naming code 503", inc)
 	}
 	got := c.all()
 	if len(got) != 3 {
@@ -477,9 +496,9 @@ func TestPanicIsTechnicalFault(t *testing.T) {
 			return m, nil
 		})
 	}, workerkit.Options{})
-	v := f.wait(f.start("pay", nil))
-	if v.Status != instance.Failed || v.Failure == nil || !strings.Contains(v.Failure.Message, "handler panicked") {
-		t.Fatalf("instance = %+v (failure %+v), want failed by the panic", v, v.Failure)
+	_, inc := f.waitIncident(f.start("pay", nil))
+	if inc.CauseClass != "retriesExhausted" || !strings.Contains(inc.Cause, "handler panicked") {
+		t.Fatalf("incident = %+v, want retriesExhausted by the panic", inc)
 	}
 }
 
@@ -493,9 +512,9 @@ func TestOutputMappingFailureFailsWithoutRetry(t *testing.T) {
 			return map[string]any{"other": 1}, nil
 		})
 	}, workerkit.Options{})
-	v := f.wait(f.start("pay", nil))
-	if v.Status != instance.Failed || v.Failure == nil || !strings.Contains(v.Failure.Message, "receipt") {
-		t.Fatalf("instance = %+v (failure %+v), want failed by the output mapping", v, v.Failure)
+	_, inc := f.waitIncident(f.start("pay", nil))
+	if inc.CauseClass != "dataFlow" || !strings.Contains(inc.Cause, "receipt") {
+		t.Fatalf("incident = %+v, want dataFlow naming the output mapping's receipt", inc)
 	}
 	if n := len(c.all()); n != 1 {
 		t.Errorf("handler called %d times, want 1 (a data-flow failure is not retried)", n)

@@ -31,6 +31,15 @@ func TestHelpExitsZero(t *testing.T) {
 		{[]string{"instance", "cancel", "-h"}, "--reason"},
 		{[]string{"help", "instances"}, "  list "},
 		{[]string{"instances", "list", "--help"}, "--status STATUS"},
+		{[]string{"help"}, "\n  incidents "},
+		{[]string{"help"}, "\n  incident "},
+		{[]string{"help", "incidents"}, "  list "},
+		{[]string{"incidents", "list", "--help"}, "--older-than AGE"},
+		{[]string{"help", "incident"}, "  resolve "},
+		{[]string{"help", "incident", "show"}, "--json"},
+		{[]string{"help", "incident", "resolve"}, "--vars OBJECT"},
+		{[]string{"incident", "abandon", "-h"}, "dead-lettered"},
+		{[]string{"incident", "retry", "--help"}, "--timeout"},
 	}
 	for _, c := range cases {
 		stdout, stderr, code := runJetbpm(t, nil, c.args...)
@@ -65,7 +74,18 @@ func TestUsageErrorsExitTwoWithOneLine(t *testing.T) {
 		{[]string{"instance", "show"}, `^jetbpm: missing ID; run 'jetbpm help instance show'$`},
 		{[]string{"instance", "cancel", "a", "b"}, `^jetbpm: unexpected argument "b"; run 'jetbpm help instance cancel'$`},
 		{[]string{"instances"}, `^jetbpm: missing subcommand: want list; run 'jetbpm help instances'$`},
-		{[]string{"instances", "list", "--status", "bogus"}, `^jetbpm: invalid value "bogus" for flag -status: want one of active, completed, failed, terminated; run 'jetbpm help instances list'$`},
+		{[]string{"instances", "list", "--status", "bogus"}, `^jetbpm: invalid value "bogus" for flag -status: want one of active, incident, completed, failed, terminated; run 'jetbpm help instances list'$`},
+		{[]string{"incidents"}, `^jetbpm: missing subcommand: want list; run 'jetbpm help incidents'$`},
+		{[]string{"incidents", "list", "x"}, `^jetbpm: unexpected argument "x"; run 'jetbpm help incidents list'$`},
+		{[]string{"incidents", "list", "--state", "bogus"}, `^jetbpm: invalid value "bogus" for flag -state: want one of open, closed, all; run 'jetbpm help incidents list'$`},
+		{[]string{"incidents", "list", "--cause", "bogus"}, `^jetbpm: invalid value "bogus" for flag -cause: want one of operation, expression, dataFlow, retriesExhausted, bpmnError, childFailed; run 'jetbpm help incidents list'$`},
+		{[]string{"incidents", "list", "--older-than", "soon"}, `^jetbpm: --older-than: age "soon": want a duration such as 90m, 36h or 7d; run 'jetbpm help incidents list'$`},
+		{[]string{"incidents", "list", "--older-than", "-1h"}, `^jetbpm: --older-than: age "-1h" must not be negative; run 'jetbpm help incidents list'$`},
+		{[]string{"incident"}, `^jetbpm: missing subcommand: want show\|retry\|resolve\|abandon; run 'jetbpm help incident'$`},
+		{[]string{"incident", "show"}, `^jetbpm: missing ID; run 'jetbpm help incident show'$`},
+		{[]string{"incident", "retry", "a", "b"}, `^jetbpm: unexpected argument "b"; run 'jetbpm help incident retry'$`},
+		{[]string{"incident", "abandon", "--vars", "{}", "x"}, `^jetbpm: flag provided but not defined: -vars; run 'jetbpm help incident abandon'$`},
+		{[]string{"incident", "resolve", "x", "--vars", "[1]"}, `^jetbpm: --vars: want a JSON object, not array; run 'jetbpm help incident resolve'$`},
 		{[]string{"instances", "list", "--limit", "-1"}, `^jetbpm: --limit must be 0 or more; run 'jetbpm help instances list'$`},
 	}
 	for _, c := range cases {

@@ -203,7 +203,7 @@ func TestClientCommands(t *testing.T) {
 		c.fails(2, `^jetbpm: --vars: want a JSON object, not array`, "start", "order", "--vars", "[1]")
 		c.fails(1, `^jetbpm: instance "nope": not found$`, "instance", "show", "nope")
 		c.fails(1, `not found`, "instance", "cancel", "nope")
-		c.fails(2, `want one of active, completed, failed, terminated`, "instances", "list", "--status", "bogus")
+		c.fails(2, `want one of active, incident, completed, failed, terminated`, "instances", "list", "--status", "bogus")
 	})
 
 	t.Run("list", func(t *testing.T) {
@@ -258,6 +258,11 @@ var clientCalls = [][]string{
 	{"instance", "show", "x"},
 	{"instance", "cancel", "x"},
 	{"instances", "list"},
+	{"incidents", "list"},
+	{"incident", "show", "x"},
+	{"incident", "retry", "x"},
+	{"incident", "resolve", "x"},
+	{"incident", "abandon", "x"},
 }
 
 func TestClientWithoutNATS(t *testing.T) {

@@ -21,10 +21,10 @@ Shows or cancels one process instance.`
 
 const instanceShowUsage = `usage: jetbpm instance show [flags] ID
 
-Shows an instance: its process and version, status (active, completed,
-failed or terminated), when it started and ended, the nodes it is at, why
-it failed, and its variables. --json prints the instance as the engine
-API returns it.`
+Shows an instance: its process and version, status (active, incident,
+completed, failed or terminated), when it started and ended, the nodes it
+is at, its open incidents, why it failed, and its variables. --json prints
+the instance as the engine API returns it.`
 
 const instanceCancelUsage = `usage: jetbpm instance cancel [flags] ID
 
@@ -38,8 +38,10 @@ Lists process instances.`
 const instancesListUsage = `usage: jetbpm instances list [flags]
 
 Lists instances, newest first, as a table: ID, PROCESS, VERSION, STATUS,
-STARTED and ACTIVE NODES. The engine reads every instance to answer, so
-keep this for operations, not for polling.`
+STARTED and ACTIVE NODES. --status active includes the instances with open
+incidents (they are alive); --status incident lists only those. The engine
+reads every instance to answer, so keep this for operations, not for
+polling.`
 
 func runInstance(ctx context.Context, args []string) error {
 	return runGroup(ctx, "instance", args)
@@ -91,6 +93,10 @@ func printInstance(w io.Writer, v *engine.InstanceView) error {
 	if len(v.ActiveNodes) > 0 {
 		fmt.Fprintf(tw, "active nodes:\t%s\n", strings.Join(v.ActiveNodes, ", "))
 	}
+	for _, inc := range v.Incidents {
+		fmt.Fprintf(tw, "incident:\t%s at %s (%s, %s): %s\n", inc.ID, inc.Node, inc.CauseClass,
+			plural(inc.Attempts, "attempt"), oneLine(inc.Cause))
+	}
 	if v.Failure != nil {
 		fmt.Fprintf(tw, "failure:\t%s\n", formatFailure(v.Failure))
 	}
@@ -103,6 +109,13 @@ func printInstance(w io.Writer, v *engine.InstanceView) error {
 	}
 	_, err = fmt.Fprintf(w, "variables:\n  %s\n", vars)
 	return err
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func formatTime(t time.Time) string { return t.Local().Format(time.RFC3339) }
@@ -152,9 +165,10 @@ func runInstanceCancel(ctx context.Context, args []string) error {
 	return nil
 }
 
-// statuses are the values of instances list --status.
+// statuses are the values of instances list --status; active includes the
+// instances with open incidents, incident lists only those.
 var statuses = []string{
-	string(instance.Active), string(instance.Completed), string(instance.Failed), string(instance.Terminated),
+	string(instance.Active), string(engine.StatusIncident), string(instance.Completed), string(instance.Failed), string(instance.Terminated),
 }
 
 func runInstancesList(ctx context.Context, args []string) error {

@@ -42,6 +42,15 @@ func commands() []command {
 		{name: "instances", summary: "list instances (list)", usage: instancesUsage, run: runInstances, subs: []command{
 			{name: "instances list", summary: "list instances, newest first", usage: instancesListUsage, run: runInstancesList},
 		}},
+		{name: "incidents", summary: "list incidents (list)", usage: incidentsUsage, run: runIncidents, subs: []command{
+			{name: "incidents list", summary: "list incidents, oldest first failure first", usage: incidentsListUsage, run: runIncidentsList},
+		}},
+		{name: "incident", summary: "show or operate one incident (show, retry, resolve, abandon)", usage: incidentUsage, run: runIncident, subs: []command{
+			{name: "incident show", summary: "show an incident: cause chain, history, variables at each failure", usage: incidentShowUsage, run: runIncidentShow},
+			{name: "incident retry", summary: "re-enter the incident's node now", usage: incidentRetryUsage, run: runIncidentRetry},
+			{name: "incident resolve", summary: "continue as if the node had completed, after setting --vars", usage: incidentResolveUsage, run: runIncidentResolve},
+			{name: "incident abandon", summary: "close as dead-lettered and cancel its token", usage: incidentAbandonUsage, run: runIncidentAbandon},
+		}},
 		{name: "work", summary: "run a worker: a command per job of an external task topic", usage: workUsage, run: runWork},
 		{name: "bench", summary: "measure throughput and latency against the raw JetStream ceiling", usage: benchUsage, run: runBench},
 		{name: "help", summary: "show the commands, or the usage and flags of one command", usage: helpUsage, run: runHelp},

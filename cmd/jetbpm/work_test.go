@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,6 +68,25 @@ type workView struct {
 	Failure   *struct {
 		Message string `json:"message"`
 	} `json:"failure"`
+	ActiveNodes []string `json:"activeNodes"`
+	Incidents   []struct {
+		ID         string `json:"id"`
+		Node       string `json:"nodeId"`
+		CauseClass string `json:"causeClass"`
+		Cause      string `json:"cause"`
+	} `json:"incidents"`
+}
+
+// incident checks that a failed job left the instance alive with one open
+// incident on its task "work" (ADR-036) and returns that incident's cause.
+func (v workView) incident(t *testing.T, class string) string {
+	t.Helper()
+	if v.Status != "incident" || v.Failure != nil || len(v.Incidents) != 1 || v.Incidents[0].Node != "work" ||
+		v.Incidents[0].CauseClass != class || !slices.Equal(v.ActiveNodes, []string{"work"}) {
+		t.Errorf("instance = %+v, want status incident with one %s incident on work", v, class)
+		return ""
+	}
+	return v.Incidents[0].Cause
 }
 
 // finished waits for the instance to leave "active" and returns its view.
@@ -221,10 +241,9 @@ exit 1
 	t.Run("always failing is retried then exhausted", func(t *testing.T) {
 		c := client{t: t, env: env}
 		id := strings.TrimSpace(c.ok("start", "flaky"))
-		v := c.finished(id)
-		if v.Status != "failed" || v.Failure == nil || !strings.Contains(v.Failure.Message, "retries exhausted") ||
-			!strings.Contains(v.Failure.Message, "code 1") || !strings.Contains(v.Failure.Message, "boom") {
-			t.Errorf("instance = %+v (failure %+v), want failed with retries exhausted", v, v.Failure)
+		cause := c.finished(id).incident(t, "retriesExhausted")
+		if !strings.Contains(cause, "retries exhausted") || !strings.Contains(cause, "code 1") || !strings.Contains(cause, "boom") {
+			t.Errorf("incident cause %q, want retries exhausted with code 1 and the script's stderr", cause)
 		}
 		if b, _ := os.ReadFile(runs); strings.Count(string(b), "run\n") != 3 {
 			t.Errorf("the script ran %d times, want 3 (the default retry policy)", strings.Count(string(b), "run\n"))
@@ -234,8 +253,8 @@ exit 1
 	t.Run("stdout not a JSON object", func(t *testing.T) {
 		c := client{t: t, env: env}
 		id := strings.TrimSpace(c.ok("start", "array"))
-		if v := c.finished(id); v.Status != "failed" || v.Failure == nil || !strings.Contains(v.Failure.Message, "printed a JSON array on stdout, not an object") {
-			t.Errorf("instance = %+v (failure %+v), want failed naming the array", v, v.Failure)
+		if cause := c.finished(id).incident(t, "retriesExhausted"); !strings.Contains(cause, "printed a JSON array on stdout, not an object") {
+			t.Errorf("incident cause %q, want it naming the array", cause)
 		}
 	})
 

@@ -1,5 +1,6 @@
 // Package api exposes an engine over NATS request/reply, so any NATS client
-// (and the jetbpm CLI) can deploy, start, read and cancel.
+// (and the jetbpm CLI) can deploy, start, read and cancel instances, and
+// list and operate incidents.
 //
 // Every operation has a subject under jetbpm.api (see streams.APISubject)
 // and takes and returns JSON. Engine nodes serve in the queue group
@@ -12,9 +13,14 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/incidents"
 )
 
 // Operation names; the subject is streams.APISubject(name).
@@ -24,6 +30,12 @@ const (
 	OpInstanceGet    = "instance.get"
 	OpInstanceList   = "instance.list"
 	OpInstanceCancel = "instance.cancel"
+
+	OpIncidentList    = "incident.list"
+	OpIncidentGet     = "incident.get"
+	OpIncidentRetry   = "incident.retry"
+	OpIncidentResolve = "incident.resolve"
+	OpIncidentAbandon = "incident.abandon"
 )
 
 // DeployRequest carries BPMN XML documents.
@@ -72,6 +84,71 @@ type ListRequest struct {
 // ListResponse holds the matching instances.
 type ListResponse struct {
 	Instances []*engine.InstanceView `json:"instances"`
+}
+
+// IncidentListRequest filters incidents; every field is optional. State is
+// open, closed or all (the default); OlderThan keeps incidents whose first
+// failure is at least that old: a Go duration ("90m", "36h") or whole days
+// ("7d").
+type IncidentListRequest struct {
+	Instance  string `json:"instance,omitempty"`
+	Process   string `json:"process,omitempty"`
+	Node      string `json:"node,omitempty"`
+	Cause     string `json:"cause,omitempty"`
+	State     string `json:"state,omitempty"`
+	OlderThan string `json:"olderThan,omitempty"`
+}
+
+// IncidentListResponse holds the matching records, oldest first failure
+// first.
+type IncidentListResponse struct {
+	Incidents []*incidents.Record `json:"incidents"`
+}
+
+// IncidentRequest names an incident; Vars (a JSON object) are set by
+// incident.resolve before the instance continues.
+type IncidentRequest struct {
+	ID   string          `json:"id"`
+	Vars json.RawMessage `json:"vars,omitempty"`
+}
+
+// IncidentStates are the values of IncidentListRequest.State.
+var IncidentStates = []string{"open", "closed", "all"}
+
+// ParseAge parses an incident age: a Go duration ("90m", "36h") or whole
+// days ("7d"). It must not be negative.
+func ParseAge(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > 100_000 {
+			return 0, fmt.Errorf("age %q: want a duration such as 90m, 36h or 7d", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("age %q: want a duration such as 90m, 36h or 7d", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("age %q must not be negative", s)
+	}
+	return d, nil
+}
+
+// Filter turns the request into the engine's filter.
+func (r IncidentListRequest) Filter() (incidents.Filter, error) {
+	f := incidents.Filter{Instance: r.Instance, ProcessID: r.Process, Node: r.Node, Cause: r.Cause, State: r.State}
+	if r.State != "" && !slices.Contains(IncidentStates, r.State) {
+		return f, fmt.Errorf("%w: state %q: want one of %s", engine.ErrInvalid, r.State, strings.Join(IncidentStates, ", "))
+	}
+	if r.OlderThan != "" {
+		d, err := ParseAge(r.OlderThan)
+		if err != nil {
+			return f, fmt.Errorf("%w: olderThan: %v", engine.ErrInvalid, err)
+		}
+		f.OlderThan = d
+	}
+	return f, nil
 }
 
 // reply is the envelope of every response.

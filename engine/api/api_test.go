@@ -143,6 +143,19 @@ func (f *fixture) waitParked(t *testing.T, id string) {
 	}
 }
 
+// waitIncident waits until instance id has an open incident; it fails at
+// once if the instance finishes instead.
+func (f *fixture) waitIncident(t *testing.T, id string) *engine.InstanceView {
+	t.Helper()
+	v, err := f.eng.WaitUntil(ctxT(t), id, func(v *engine.InstanceView) bool {
+		return v.Status == engine.StatusIncident || v.Status.Finished()
+	})
+	if err != nil || v.Status != engine.StatusIncident || len(v.Incidents) == 0 {
+		t.Fatalf("instance %s: want an open incident, got %+v (%v)", id, v, err)
+	}
+	return v
+}
+
 func (f *fixture) waitDone(t *testing.T, id string) *engine.InstanceView {
 	t.Helper()
 	v, err := f.eng.Wait(ctxT(t), id)
@@ -340,10 +353,13 @@ func TestErrors(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Code != "too_large" || !strings.Contains(ae.Message, `"big"`) {
 		t.Errorf("too large error = %#v", err)
 	}
-	// null vars are no vars.
+	// null vars are no vars: the script's nil arithmetic raises an
+	// expression incident on t, and the instance stays alive (ADR-036).
 	id := f.start(t, api.StartRequest{ProcessID: "calc", Vars: json.RawMessage(`null`)})
-	if v := f.waitDone(t, id); v.Status != instance.Failed {
-		t.Errorf("calc without a: status %s, want failed (nil arithmetic)", v.Status)
+	v := f.waitIncident(t, id)
+	if len(v.Incidents) != 1 || v.Incidents[0].Node != "t" || v.Incidents[0].CauseClass != "expression" ||
+		v.Failure != nil || !slices.Equal(v.ActiveNodes, []string{"t"}) {
+		t.Errorf("calc without a: %+v, want an expression incident on t (nil arithmetic)", v)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -58,6 +59,43 @@ func (c *Client) Instances(ctx context.Context, req ListRequest) ([]*engine.Inst
 func (c *Client) Cancel(ctx context.Context, id, reason string) (*engine.InstanceView, error) {
 	var out engine.InstanceView
 	if err := c.call(ctx, OpInstanceCancel, InstanceRequest{ID: id, Reason: reason}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Incidents lists incident records.
+func (c *Client) Incidents(ctx context.Context, req IncidentListRequest) ([]*incidents.Record, error) {
+	var out IncidentListResponse
+	err := c.call(ctx, OpIncidentList, req, &out)
+	return out.Incidents, err
+}
+
+// Incident reads one incident with its variable snapshots.
+func (c *Client) Incident(ctx context.Context, id string) (*engine.IncidentView, error) {
+	return c.incident(ctx, OpIncidentGet, IncidentRequest{ID: id})
+}
+
+// RetryIncident re-enters the incident's node now and returns the record.
+func (c *Client) RetryIncident(ctx context.Context, id string) (*engine.IncidentView, error) {
+	return c.incident(ctx, OpIncidentRetry, IncidentRequest{ID: id})
+}
+
+// ResolveIncident sets vars (a JSON object; nil for none), continues from
+// the incident's node as if it had completed and returns the record.
+func (c *Client) ResolveIncident(ctx context.Context, id string, vars json.RawMessage) (*engine.IncidentView, error) {
+	return c.incident(ctx, OpIncidentResolve, IncidentRequest{ID: id, Vars: vars})
+}
+
+// AbandonIncident closes the incident as dead-lettered, cancelling its
+// token, and returns the record.
+func (c *Client) AbandonIncident(ctx context.Context, id string) (*engine.IncidentView, error) {
+	return c.incident(ctx, OpIncidentAbandon, IncidentRequest{ID: id})
+}
+
+func (c *Client) incident(ctx context.Context, op string, req IncidentRequest) (*engine.IncidentView, error) {
+	var out engine.IncidentView
+	if err := c.call(ctx, op, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -161,8 +162,49 @@ func (s *Server) dispatch(ctx context.Context, op string, data []byte) (any, err
 			return nil, err
 		}
 		return s.eng.Instance(ctx, req.ID)
+	case OpIncidentList:
+		var req IncidentListRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		f, err := req.Filter()
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.eng.Incidents(ctx, f)
+		if list == nil {
+			list = []*incidents.Record{}
+		}
+		return IncidentListResponse{Incidents: list}, err
+	case OpIncidentGet, OpIncidentRetry, OpIncidentResolve, OpIncidentAbandon:
+		var req IncidentRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		return s.incident(ctx, op, req)
 	}
 	return nil, fmt.Errorf("%w: unknown operation %q", engine.ErrInvalid, op)
+}
+
+// incident reads or operates one incident and answers with its record as
+// it is afterwards.
+func (s *Server) incident(ctx context.Context, op string, req IncidentRequest) (*engine.IncidentView, error) {
+	var err error
+	switch op {
+	case OpIncidentRetry:
+		err = s.eng.RetryIncident(ctx, req.ID)
+	case OpIncidentResolve:
+		var vars map[string]any
+		if vars, err = decodeVars(req.Vars); err == nil {
+			err = s.eng.ResolveIncident(ctx, req.ID, vars)
+		}
+	case OpIncidentAbandon:
+		err = s.eng.AbandonIncident(ctx, req.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.eng.Incident(ctx, req.ID)
 }
 
 // deploy imports every file before deploying any, so one bad file deploys

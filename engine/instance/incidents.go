@@ -49,14 +49,25 @@ func (s *State) OpenIncidents() []*Incident { return s.Incidents }
 // boundaries armed; a retry of the same incident raises it again.
 func (r *runner) raise(t *Track, n *model.Node, class, cause string) {
 	inc := r.s.incidentOf(t.ID)
+	if inc != nil && inc.Node != n.ID {
+		// The track was retried at inc.Node, got past it and now fails
+		// elsewhere: that retry succeeded, and this is another incident.
+		r.closeIncident(inc, incidents.Resolved, incidents.ResolvedKind, "", "the retry succeeded")
+		inc = nil
+	}
 	if inc == nil {
 		inc = &Incident{Track: t.ID, Record: incidents.Record{
 			ID: r.waitID(n.ID, t.Activation), Instance: r.s.ID, ProcessID: r.s.ProcessID, Version: r.s.Version,
 			Node: n.ID, FirstFailure: r.env.Now, State: incidents.Open,
 		}}
 		r.s.Incidents = append(r.s.Incidents, inc)
+		r.armStuckBoundaries(t, n)
 	}
-	inc.Lineage = append(inc.Lineage, t.ID)
+	// A retry's mark is spent: the track is retried anew or leaves.
+	t.KeepBoundaries = false
+	if len(inc.Lineage) == 0 || inc.Lineage[len(inc.Lineage)-1] != t.ID {
+		inc.Lineage = append(inc.Lineage, t.ID) // a retry's track is in already
+	}
 	inc.CauseClass, inc.LastFailure = class, r.env.Now
 	inc.Causes = append(inc.Causes, cause)
 	if len(inc.Causes) > 10 {
@@ -70,6 +81,32 @@ func (r *runner) raise(t *Track, n *model.Node, class, cause string) {
 	}})
 	r.transition(inc, incidents.Raised, "", cause)
 	r.scheduleIncidentRetry(inc, t, n)
+}
+
+// armsOnEntry reports whether entering n arms its timer boundaries (an
+// external task's job, a sub-process, a call, a multi-instance body); the
+// boundaries of the other activities run as the in-process work's deadline.
+func armsOnEntry(n *model.Node) bool {
+	return n.IsExternal() || n.Kind == model.SubProcess || n.Kind == model.CallActivity || n.Loop != nil
+}
+
+// armStuckBoundaries arms the timer boundaries of an activity that failed
+// within its step: its token now stays on the node, and an SLA timer must
+// keep ticking over it (INC-5), counted from when the node was entered.
+func (r *runner) armStuckBoundaries(t *Track, n *model.Node) {
+	if t.Inner || armsOnEntry(n) {
+		return // armed on entry (a failure before that is not covered)
+	}
+	for _, b := range r.p.Boundaries(n.ID) {
+		if b.Event != model.TimerEvent {
+			continue
+		}
+		due, ok := b.Timer.Due(t.EnteredAt, 0)
+		if !ok {
+			continue
+		}
+		r.arm(&Wait{ID: r.waitID(b.ID, t.Activation), Kind: BoundaryWait, Track: t.ID, Node: b.ID, Due: due, Armed: t.EnteredAt})
+	}
 }
 
 // scheduleIncidentRetry arms a durable retry when the node's incident retry
@@ -153,7 +190,9 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 	}
 	r.dropRetryWait(inc)
 	nt := r.spawn(inc.Node, failed.Scope, failed.ID, failed.Flow)
-	nt.KeepBoundaries, nt.Inner = true, failed.Inner
+	// Only a node that arms its boundaries on entry must be told not to:
+	// elsewhere the mark would outlive the node and skip the next one's.
+	nt.KeepBoundaries, nt.Inner = armsOnEntry(r.p.Node(inc.Node)), failed.Inner
 	for _, w := range r.s.Waits {
 		if w.Track == failed.ID {
 			w.Track = nt.ID
@@ -161,6 +200,7 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 	}
 	r.s.removeTrack(failed.ID)
 	inc.Track = nt.ID
+	inc.Lineage = append(inc.Lineage, nt.ID) // the attempts are track lineage (ADR-036 §2.2)
 	inc.Retries++
 	r.transition(inc, incidents.Retried, cmd, fmt.Sprintf("attempt %d", inc.Attempts+1))
 }
