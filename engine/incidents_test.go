@@ -299,7 +299,6 @@ func TestErrorEndEventFailsInstance(t *testing.T) {
 // worse. The honest way to reach one from outside is a corrupt checkpoint:
 // here a wait names a node its process does not have.
 func TestInvariantViolationFailsInstance(t *testing.T) {
-	t.Skip("engine bug (reported): partition.step reloads the checkpoint into err's variable, so Abort dereferences a nil error and the engine panics (engine/partition.go, case err != nil)")
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := bounded(t)
 	eng := openWith(t, env, engine.Options{})

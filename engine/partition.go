@@ -267,13 +267,14 @@ func (p *partition) step(ctx context.Context, g *group) {
 		applied, err := p.e.apply(ctx, s, g.events)
 		switch {
 		case err != nil:
-			log.Error("step failed; failing the instance", "err", err)
+			stepErr := err
+			log.Error("step failed; failing the instance", "err", stepErr)
 			p.cache.drop(g.id)
 			if s, rev, err = p.load(ctx, g.id); err != nil || s == nil {
 				g.err = err
 				return
 			}
-			instance.Abort(s, p.e.opts.Now(), "engine: "+err.Error())
+			instance.Abort(s, p.e.opts.Now(), "engine: "+stepErr.Error())
 			changed = true
 		case applied > 0:
 			changed = true

@@ -26,6 +26,7 @@ func (r *runner) end(t *Track, n *model.Node) {
 // endTrack removes a track that has finished and completes its scope when
 // it was the scope's last.
 func (r *runner) endTrack(t *Track) {
+	r.retrySucceeded(t)
 	r.disarm(t)
 	r.s.removeTrack(t.ID)
 	r.scopeMaybeDone(t.Scope)
@@ -204,6 +205,9 @@ func Abort(s *State, now time.Time, reason string) {
 		return
 	}
 	r := &runner{s: s, env: Env{Now: now}, outboxBase: len(s.Outbox)}
+	for _, inc := range slices.Clone(s.Incidents) {
+		r.closeIncident(inc, incidents.Overtaken, incidents.OvertakenKind, "", "the instance failed: "+reason)
+	}
 	for _, w := range s.Waits {
 		r.unschedule(w)
 	}

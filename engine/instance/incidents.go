@@ -249,3 +249,11 @@ func (r *runner) overtake(t *Track, why string) {
 		r.closeIncident(inc, incidents.Overtaken, incidents.OvertakenKind, "", why)
 	}
 }
+
+// retrySucceeded closes the incident a retried track carried once the track
+// has got past the incident's node: the retry worked.
+func (r *runner) retrySucceeded(t *Track) {
+	if inc := r.s.incidentOf(t.ID); inc != nil && inc.Node == t.Node && t.State != TrackIncident {
+		r.closeIncident(inc, incidents.Resolved, incidents.ResolvedKind, "", "the retry succeeded")
+	}
+}

@@ -112,6 +112,7 @@ func (r *runner) iterationDone(sc *Scope, inner *Track) {
 			}
 			st.Outputs[sc.Iteration-1] = v
 		}
+		r.retrySucceeded(inner)
 		r.s.removeTrack(inner.ID)
 	}
 	r.s.removeScope(sc.ID)
