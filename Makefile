@@ -4,8 +4,9 @@
 build:
 	go build -o bin/jetbpm ./cmd/jetbpm
 
+# The whole story in a minute (examples/demo.sh), then jetbpm keeps running.
 run: build
-	./bin/jetbpm serve
+	./examples/demo.sh
 
 test:
 	go test -race -count=1 -timeout 20m ./...
