@@ -132,7 +132,15 @@ func TestTwoNodesThousandInstances(t *testing.T) {
 	if got := executions.Load(); got < n {
 		t.Fatalf("service task ran %d times for %d instances", got, n)
 	}
-	counts := storedFacts(t, env, "fan", instance.FactCompleted)
+	// Facts are published after the checkpoint the instance completed
+	// with: the last ones may still be on their way to the stream.
+	var counts map[string]int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		counts = storedFacts(t, env, "fan", instance.FactCompleted)
+		if len(counts) >= len(ids) || time.Now().After(deadline) {
+			break
+		}
+	}
 	for _, id := range ids {
 		if counts[id] != 1 {
 			t.Errorf("instance %s: %d completed facts stored, want 1", id, counts[id])

@@ -84,7 +84,14 @@ func TestServeKilledBetweenCheckpointAndEffects(t *testing.T) {
 	for _, id := range started {
 		waitCompleted(t, ctx, client, id)
 	}
-	counts := completedFacts(t, ctx, nc2)
+	// Facts are published after the checkpoint waitCompleted saw.
+	var counts map[string]int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		counts = completedFacts(t, ctx, nc2)
+		if len(counts) >= len(started) || time.Now().After(deadline) {
+			break
+		}
+	}
 	for _, id := range started {
 		if counts[id] != 1 {
 			t.Errorf("instance %s: %d completed facts in the stream, want 1", id, counts[id])
