@@ -2,8 +2,8 @@ package engine_test
 
 import (
 	"context"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
