@@ -1,5 +1,5 @@
 # Plain targets; the Go tool does the work.
-.PHONY: build run test lint bench
+.PHONY: build run test lint bench soak
 
 build:
 	go build -o bin/jetbpm ./cmd/jetbpm
@@ -22,3 +22,13 @@ bench:
 	go build -o bin/jetbpm ./cmd/jetbpm
 	./bin/jetbpm bench --scenario one-task --duration 3s
 	./bin/jetbpm bench --scenario ten-inproc --duration 3s --no-baseline
+
+# soak fuzzes every fuzz target for FUZZTIME each (make test runs their seeds).
+FUZZTIME ?= 60s
+FUZZ = ./jobs:FuzzDecide ./engine:FuzzDecodeReport ./engine/expression:FuzzTranslate \
+	./engine/expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal
+soak:
+	@for t in $(FUZZ); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; \
+	done

@@ -43,8 +43,18 @@ type jobAction struct {
 
 // parseReport decodes a worker message; a malformed one gets a refusal.
 func parseReport(m jetstream.Msg) (*report, *jobAction) {
+	rep, refusal := decodeReport(m.Data())
+	if rep != nil {
+		rep.msg = m
+	}
+	return rep, refusal
+}
+
+// decodeReport decodes and checks a report's body. Worker input is
+// untrusted: anything malformed is a refusal, never a panic.
+func decodeReport(data []byte) (*report, *jobAction) {
 	var r jobs.Report
-	dec := json.NewDecoder(bytes.NewReader(m.Data()))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // an integer a worker sends stays an integer
 	if err := dec.Decode(&r); err != nil {
 		// Answer if the report says where, even when another field is off.
@@ -52,7 +62,7 @@ func parseReport(m jetstream.Msg) (*report, *jobAction) {
 			ReplyTo string `json:"replyTo"`
 			JobID   string `json:"jobId"`
 		}
-		_ = json.Unmarshal(m.Data(), &loose)
+		_ = json.Unmarshal(data, &loose)
 		return nil, &jobAction{replyTo: loose.ReplyTo, verdict: jobs.Verdict{JobID: loose.JobID, Reason: "malformed report: " + err.Error()}}
 	}
 	err := r.Validate()
@@ -69,7 +79,7 @@ func parseReport(m jetstream.Msg) (*report, *jobAction) {
 		}
 		return nil, &jobAction{replyTo: r.ReplyTo, verdict: jobs.Verdict{JobID: r.JobID, Kind: r.Kind, Reason: err.Error()}}
 	}
-	return &report{msg: m, r: r, delivery: d}, nil
+	return &report{r: r, delivery: d}, nil
 }
 
 // decideReports runs every report of a group through jobs.Decide before
