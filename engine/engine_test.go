@@ -3,37 +3,23 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
 // quietLog keeps test output to warnings and errors.
-var quietLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+var quietLog = enginetest.QuietLog
 
 // openEngine starts an engine on env and closes it at cleanup.
 func openEngine(t testing.TB, env *streamstest.Env, ops *engine.Operations) *engine.Engine {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	eng, err := engine.Open(ctx, env.Conn, engine.Options{Operations: ops, Logger: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := eng.Close(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	return eng
+	return enginetest.Open(t, env.Conn, engine.Options{Operations: ops})
 }
 
 func build(t testing.TB, b *model.Builder) *model.Process {

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
@@ -29,21 +30,7 @@ import (
 // logger) and closes it at cleanup.
 func openWith(t testing.TB, env *streamstest.Env, opts engine.Options) *engine.Engine {
 	t.Helper()
-	if opts.Logger == nil {
-		opts.Logger = quietLog
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	eng, err := engine.Open(ctx, env.Conn, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx) // may be closed already
-	})
-	return eng
+	return enginetest.Open(t, env.Conn, opts)
 }
 
 func deployed(t testing.TB, eng *engine.Engine, b *model.Builder) {

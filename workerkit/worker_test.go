@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -21,7 +21,7 @@ import (
 )
 
 // quietLog keeps the engine's test output to warnings and errors.
-var quietLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+var quietLog = enginetest.QuietLog
 
 // waitLimit bounds every wait of these tests.
 const waitLimit = 30 * time.Second
@@ -35,19 +35,7 @@ type fixture struct {
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	env := streamstest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	eng, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := eng.Close(ctx); err != nil {
-			t.Error(err)
-		}
-	})
+	eng := enginetest.Open(t, env.Conn, engine.Options{})
 	return &fixture{t: t, env: env, eng: eng}
 }
 

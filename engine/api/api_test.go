@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -16,12 +14,13 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
+	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
-var quietLog = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+var quietLog = enginetest.QuietLog
 
 const header = `<?xml version="1.0" encoding="UTF-8"?>
 <bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="defs">
@@ -82,19 +81,7 @@ type fixture struct {
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	env := streamstest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	eng, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := eng.Close(ctx); err != nil {
-			t.Error(err)
-		}
-	})
+	eng := enginetest.Open(t, env.Conn, engine.Options{})
 	srv, err := api.Serve(env.Conn, eng, quietLog)
 	if err != nil {
 		t.Fatal(err)
