@@ -142,33 +142,7 @@ func truncate(s string, n int) string {
 }
 
 func runIncidentShow(ctx context.Context, args []string) error {
-	const name = "incident show"
-	fs := newFlagSet(name)
-	cf := addClientFlags(fs)
-	asJSON := fs.Bool("json", false, "print the incident as JSON")
-	rest, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(name, rest, "ID"); err != nil {
-		return err
-	}
-
-	c, err := cf.dial(name)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	v, err := c.Incident(ctx, rest[0])
-	if err != nil {
-		return c.explain(err)
-	}
-	if *asJSON {
-		return printJSON(v)
-	}
-	return printIncident(os.Stdout, v)
+	return showOne(ctx, "incident show", "incident", args, (*apiClient).Incident, printIncident)
 }
 
 // printIncident writes the human view of an incident.

@@ -52,32 +52,38 @@ func runInstances(ctx context.Context, args []string) error {
 }
 
 func runInstanceShow(ctx context.Context, args []string) error {
-	fs := newFlagSet("instance show")
+	return showOne(ctx, "instance show", "instance", args, (*apiClient).Instance, printInstance)
+}
+
+// showOne runs a "show ID" command: it reads one thing by id through the
+// API and prints it as JSON (--json) or for a person.
+func showOne[T any](ctx context.Context, name, what string, args []string,
+	get func(*apiClient, context.Context, string) (T, error), print func(io.Writer, T) error) error {
+	fs := newFlagSet(name)
 	cf := addClientFlags(fs)
-	asJSON := fs.Bool("json", false, "print the instance as JSON")
+	asJSON := fs.Bool("json", false, "print the "+what+" as JSON")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := wantArgs("instance show", rest, "ID"); err != nil {
+	if err := wantArgs(name, rest, "ID"); err != nil {
 		return err
 	}
-
-	c, err := cf.dial("instance show")
+	c, err := cf.dial(name)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	v, err := c.Instance(ctx, rest[0])
+	v, err := get(c, ctx, rest[0])
 	if err != nil {
 		return c.explain(err)
 	}
 	if *asJSON {
 		return printJSON(v)
 	}
-	return printInstance(os.Stdout, v)
+	return print(os.Stdout, v)
 }
 
 // printInstance writes the human view of an instance.
