@@ -1,0 +1,218 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/enginetest"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// cluster is three embedded nats-servers routed into one JetStream cluster.
+type cluster struct {
+	t       *testing.T
+	opts    []*server.Options
+	servers []*server.Server
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := &cluster{t: t}
+	routes := make([]int, 3)
+	for i := range routes {
+		routes[i] = freePort(t)
+	}
+	var urls []string
+	for _, p := range routes {
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	for i := range 3 {
+		c.opts = append(c.opts, &server.Options{
+			ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: freePort(t),
+			JetStream: true, StoreDir: t.TempDir(), NoSigs: true,
+			Cluster: server.ClusterOpts{Name: "jetbpm", Host: "127.0.0.1", Port: routes[i]},
+			Routes:  server.RoutesFromStr(strings.Join(urls, ",")),
+		})
+		c.servers = append(c.servers, nil)
+		c.start(i)
+	}
+	t.Cleanup(func() {
+		for _, s := range c.servers {
+			if s != nil {
+				s.Shutdown()
+			}
+		}
+	})
+	return c
+}
+
+func (c *cluster) start(i int) {
+	c.t.Helper()
+	s, err := server.NewServer(c.opts[i])
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		c.t.Fatalf("server %d not ready", i)
+	}
+	c.servers[i] = s
+}
+
+// waitMetaLeader waits (bounded) until the servers have elected
+// JetStream's meta leader; the servers expose no event for it.
+func (c *cluster) waitMetaLeader() {
+	c.t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, s := range c.servers {
+			if s != nil && s.JetStreamIsLeader() {
+				return
+			}
+		}
+	}
+	c.t.Fatal("no JetStream meta leader within 20s")
+}
+
+func (c *cluster) stop(i int) {
+	c.servers[i].Shutdown()
+	c.servers[i].WaitForShutdown()
+	c.servers[i] = nil
+}
+
+func (c *cluster) url() string {
+	var urls []string
+	for _, o := range c.opts {
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", o.Port))
+	}
+	return strings.Join(urls, ",")
+}
+
+func (c *cluster) connect() *nats.Conn {
+	c.t.Helper()
+	nc, err := nats.Connect(c.url(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(nc.Close)
+	return nc
+}
+
+// TestClusterSurvivesNodeLosses runs instances on a 3-node NATS cluster with
+// replicated streams and buckets and two engine nodes. Half way, one NATS
+// node and one engine node stop; the NATS node comes back. Every instance
+// completes, once.
+func TestClusterSurvivesNodeLosses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3-node cluster takes a while")
+	}
+	c := startCluster(t)
+	nc := c.connect()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c.waitMetaLeader()
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		actx, acancel := context.WithTimeout(ctx, 15*time.Second)
+		_, err = streams.Provision(actx, js, streams.Config{Replicas: 3, Partitions: 4, Logger: quietLog,
+			EventAckWait: 2 * time.Second, Failover: 2 * time.Second})
+		acancel()
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("provision R3: %v", err)
+	}
+	engA, err := engine.Open(ctx, c.connect(), engine.Options{Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engB := enginetest.Open(t, c.connect(), engine.Options{})
+	p := build(t, model.NewBuilder("clustered").StartEvent("s").
+		ScriptTask("a", "n * 2", "doubled").TimerCatchEvent("pause", model.Duration("PT0.3S")).EndEvent("e").
+		Sequence("s", "a", "pause", "e"))
+	if _, err := engB.Deploy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	ids := make([]string, 0, n)
+	// A request that meets a leader election may go unanswered: each start
+	// gets its own deadline and is retried; the same id makes that safe.
+	start := func(eng *engine.Engine, i int) {
+		var id string
+		var err error
+		for attempt := 0; attempt < 20; attempt++ {
+			sctx, scancel := context.WithTimeout(ctx, 3*time.Second)
+			id, err = eng.Start(sctx, "clustered", map[string]any{"n": i}, engine.InstanceID(fmt.Sprintf("c-%03d", i)))
+			scancel()
+			if err == nil {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for i := range n / 2 {
+		start(engA, i)
+	}
+	c.stop(1)
+	if err := engA.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := n / 2; i < n; i++ {
+		start(engB, i)
+	}
+	c.start(1)
+	lost := time.Now()
+	for i, id := range ids {
+		v, err := engB.WaitUntil(ctx, id, func(v *engine.InstanceView) bool { return v.Status.Finished() })
+		if err != nil || v.Status != instance.Completed || v.Variables["doubled"] != int64(2*i) {
+			t.Fatalf("instance %s: %+v %v", id, v, err)
+		}
+	}
+	t.Logf("all %d instances completed %s after the losses", n, time.Since(lost).Round(time.Millisecond))
+	// Count through node 1, which never went down: the restarted node's
+	// JetStream API answers only once it has caught up.
+	steady, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", c.opts[0].Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer steady.Close()
+	sjs, _ := jetstream.New(steady)
+	var counts map[string]int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		counts = storedFacts(t, sjs, "clustered", instance.FactCompleted)
+		if len(counts) >= n || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, id := range ids {
+		if counts[id] != 1 {
+			t.Errorf("instance %s: %d completed facts stored, want 1", id, counts[id])
+		}
+	}
+}
