@@ -79,7 +79,7 @@ func TestCallActivity(t *testing.T) {
 	t.Run("a technical failure in the child is one incident on the caller; retry restarts the child", func(t *testing.T) {
 		broken.Store(true)
 		id, _ := eng.Start(ctx, "parent", map[string]any{"amount": 5, "reject": false})
-		v, inc := waitIncident(t, eng, id)
+		_, inc := waitIncident(t, eng, id)
 		if inc.Node != "call" || inc.CauseClass != "childFailed" || !strings.Contains(inc.Cause, "checker is down") {
 			t.Fatalf("%+v", inc)
 		}
@@ -91,7 +91,7 @@ func TestCallActivity(t *testing.T) {
 		if err := eng.RetryIncident(ctx, inc.ID); err != nil {
 			t.Fatal(err)
 		}
-		if v = waitDone(t, eng, id); v.Status != instance.Completed || v.Variables["result"] != int64(10) {
+		if v := waitDone(t, eng, id); v.Status != instance.Completed || v.Variables["result"] != int64(10) {
 			t.Fatalf("%+v", v)
 		}
 	})

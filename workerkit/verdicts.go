@@ -94,7 +94,7 @@ func (x *execution) converse(ctx context.Context, r jobs.Report, msgID string, d
 		return jobs.Verdict{}, fmt.Errorf("encode %s report: %w", r.Kind, err)
 	}
 	msgID = fmt.Sprintf("%s:%d:%s", x.raw.ID, x.delivery, msgID)
-	var lastErr error = errNoVerdict
+	lastErr := errNoVerdict
 	for range publishes {
 		wait := w.opts.VerdictTimeout
 		if !deadline.IsZero() {

@@ -35,8 +35,9 @@ func lockDataDir(dir string) (release func(), err error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
+	// Best effort: the pid only makes a second serve's error more helpful.
 	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return func() {
 		syscall.Flock(fd, syscall.LOCK_UN)

@@ -31,7 +31,7 @@ func (l *logFlags) logger(f *os.File) *slog.Logger {
 
 func newLogger(w io.Writer, text, color bool, level slog.Level) *slog.Logger {
 	if text {
-		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, NoColor: !color}))
+		return slog.New(tint.NewTextHandler(w, &tint.Options{Level: level, NoColor: !color}))
 	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }

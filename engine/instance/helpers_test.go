@@ -47,17 +47,6 @@ func (f *fakeExec) Execute(ctx context.Context, c Call) (map[string]any, error) 
 	return op(ctx, c)
 }
 
-// callsTo returns the recorded calls of one operation.
-func (f *fakeExec) callsTo(op string) []Call {
-	var out []Call
-	for _, c := range f.calls {
-		if c.Operation == op {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // noop is an operation that returns nothing.
 func noop(context.Context, Call) (map[string]any, error) { return nil, nil }
 

@@ -110,7 +110,6 @@ type env struct {
 	url     string // for TCP clients
 	engNC   *nats.Conn
 	eng     *engine.Engine
-	conns   []*nats.Conn
 	cleanup []func()
 }
 
