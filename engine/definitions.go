@@ -50,8 +50,6 @@ func openDefinitions(ctx context.Context, js jetstream.JetStream) (*definitions,
 	return &definitions{kv: kv, byVer: map[string]map[int]*model.Process{}}, nil
 }
 
-func (d *definitions) close() {}
-
 // Deploy stores p as the next version of its process. Deploying a
 // definition identical to the latest version returns that version (as
 // Zeebe does), so redeploying on every service start creates no versions.

@@ -228,7 +228,6 @@ func (e *Engine) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("engine: close: %w", ctx.Err())
 	}
-	e.defs.close()
 	return nil
 }
 
