@@ -31,11 +31,13 @@ func TestExampleOrderImports(t *testing.T) {
 type client struct {
 	t   *testing.T
 	env []string
+	// flags are added to every command (connection flags such as --tls-ca).
+	flags []string
 }
 
 func (c client) run(args ...string) (stdout, stderr string, code int) {
 	c.t.Helper()
-	return runJetbpm(c.t, c.env, args...)
+	return runJetbpm(c.t, c.env, append(args, c.flags...)...)
 }
 
 // ok runs a command that must succeed and returns its stdout.
