@@ -23,11 +23,14 @@ bench:
 	./bin/jetbpm bench --scenario one-task --duration 3s
 	./bin/jetbpm bench --scenario ten-inproc --duration 3s --no-baseline
 
-# soak fuzzes every fuzz target for FUZZTIME each (make test runs their seeds).
+# soak runs the long kill -9 workload (2,000 instances, 10 engine kills)
+# and the cluster test, then fuzzes every fuzz target for FUZZTIME each
+# (make test runs the short workload and the fuzz seeds).
 FUZZTIME ?= 60s
 FUZZ = ./jobs:FuzzDecide ./engine:FuzzDecodeReport ./engine/expression:FuzzTranslate \
 	./engine/expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal
 soak:
+	JETBPM_SOAK=1 go test -race -count=1 -run 'TestKillNine|TestClusterSurvivesNodeLosses' -v ./cmd/jetbpm ./engine
 	@for t in $(FUZZ); do \
 		echo "fuzz $$t for $(FUZZTIME)"; \
 		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; \

@@ -87,7 +87,7 @@ func TestServeKilledBetweenCheckpointAndEffects(t *testing.T) {
 	// Facts are published after the checkpoint waitCompleted saw.
 	var counts map[string]int
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		counts = completedFacts(t, ctx, nc2)
+		counts = completedFacts(t, ctx, nc2, "order")
 		if len(counts) >= len(started) || time.Now().After(deadline) {
 			break
 		}
@@ -137,13 +137,13 @@ func waitCompleted(t *testing.T, ctx context.Context, c *api.Client, id string) 
 
 // completedFacts replays the facts stream and counts completed facts per
 // instance.
-func completedFacts(t *testing.T, ctx context.Context, nc *nats.Conn) map[string]int {
+func completedFacts(t *testing.T, ctx context.Context, nc *nats.Conn, processID string) map[string]int {
 	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject := streams.FactSubject(streams.FactInstance, "order", string(instance.FactCompleted))
+	subject := streams.FactSubject(streams.FactInstance, processID, string(instance.FactCompleted))
 	cons, err := js.OrderedConsumer(ctx, streams.FactsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
 	if err != nil {
 		t.Fatal(err)

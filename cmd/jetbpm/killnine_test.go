@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/api"
+)
+
+const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">
+  <bpmn:process id="killme" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:parallelGateway id="fork"/>
+    <bpmn:serviceTask id="charge" camunda:type="external" camunda:topic="kill"/>
+    <bpmn:intermediateCatchEvent id="pause"><bpmn:timerEventDefinition><bpmn:timeDuration>PT0.2S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+    <bpmn:scriptTask id="double" scriptFormat="feel" camunda:resultVariable="doubled"><bpmn:script>amount * 2</bpmn:script></bpmn:scriptTask>
+    <bpmn:parallelGateway id="join"/>
+    <bpmn:endEvent id="e"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="fork"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="fork" targetRef="charge"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="fork" targetRef="pause"/>
+    <bpmn:sequenceFlow id="f4" sourceRef="pause" targetRef="double"/>
+    <bpmn:sequenceFlow id="f5" sourceRef="charge" targetRef="join"/>
+    <bpmn:sequenceFlow id="f6" sourceRef="double" targetRef="join"/>
+    <bpmn:sequenceFlow id="f7" sourceRef="join" targetRef="e"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// TestKillNine runs jetbpm serve and jetbpm work as processes and SIGKILLs
+// both again and again while instances run (parallel branches, a timer, an
+// external job each). Afterwards every instance has the end state its input
+// implies, exactly one completed fact, and every job ran at most 1 + the
+// kills times. JETBPM_SOAK=1 runs the long version (2,000 instances, 10
+// engine kills).
+func TestKillNine(t *testing.T) {
+	n, kills := 150, 3
+	if os.Getenv("JETBPM_SOAK") != "" {
+		n, kills = 2000, 10
+	}
+	dir := t.TempDir()
+	args := []string{"--data", filepath.Join(dir, "data"), "--listen", freeAddr(t), "--failover", "1s"}
+	serve := startServe(t, nil, args...)
+	url := serve.waitReady()["nats_url"].(string)
+	env := []string{"JETBPM_NATS_URL=" + url}
+	bpmn := writeFile(t, dir, "kill.bpmn", killBPMN)
+	execLog := filepath.Join(dir, "executions.log")
+	script := writeScript(t, dir, "charge.sh", fmt.Sprintf("echo \"$JETBPM_JOB_ID\" >> %q\necho \"{\\\"receipt\\\": \\\"r-$JETBPM_VAR_amount\\\"}\"\n", execLog))
+	c := client{t: t, env: env}
+	c.ok("deploy", bpmn)
+	work := startWork(t, env, "--topic", "kill", "--concurrency", "16", "--", script)
+
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	apiClient := api.NewClient(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := func(i int) {
+		for attempt := 0; ; attempt++ {
+			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+			_, err := apiClient.Start(rctx, api.StartRequest{ProcessID: "killme", ID: fmt.Sprintf("k-%04d", i), Vars: json.RawMessage(fmt.Sprintf(`{"amount": %d}`, i))})
+			rcancel()
+			if err == nil {
+				return
+			}
+			if attempt > 100 {
+				t.Fatalf("start %d: %v", i, err)
+			}
+			time.Sleep(100 * time.Millisecond) // the engine is restarting: nothing to wait on but time
+		}
+	}
+	per := n / (kills + 1)
+	for k := 0; k <= kills; k++ {
+		for i := k * per; i < (k+1)*per || k == kills && i < n; i++ {
+			start(i)
+		}
+		if k == kills {
+			break
+		}
+		// SIGKILL the engine (with its embedded NATS server) and, every other
+		// round, the worker; start them again on the same data.
+		_ = serve.cmd.Process.Kill()
+		<-serve.exited
+		killWorker := k%2 == 0
+		if killWorker {
+			_ = work.cmd.Process.Kill()
+			<-work.exited
+		}
+		serve = startServe(t, nil, args...)
+		serve.waitReady()
+		if killWorker { // after the server is back: a worker needs one to connect to
+			work = startWork(t, env, "--topic", "kill", "--concurrency", "16", "--", script)
+		}
+	}
+
+	for i := range n {
+		id := fmt.Sprintf("k-%04d", i)
+		var v *engine.InstanceView
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+			v, err = apiClient.Instance(rctx, id)
+			rcancel()
+			if err == nil && v.Status.Finished() || time.Now().After(deadline) {
+				break
+			}
+			if err != nil && !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, api.ErrNoEngine) {
+				t.Logf("instance %s: %v (retrying)", id, err)
+			}
+		}
+		if v == nil || v.Status != "completed" || v.Variables["doubled"] != float64(2*i) || v.Variables["receipt"] != fmt.Sprintf("r-%d", i) {
+			t.Fatalf("instance %s: %+v (%v)", id, v, err)
+		}
+	}
+	counts := map[string]int{}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		counts = completedFacts(t, ctx, nc, "killme")
+		if len(counts) >= n || time.Now().After(deadline) {
+			break
+		}
+	}
+	for i := range n {
+		if id := fmt.Sprintf("k-%04d", i); counts[id] != 1 {
+			t.Errorf("instance %s: %d completed facts stored, want 1", id, counts[id])
+		}
+	}
+	data, err := os.ReadFile(execLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]int{}
+	for _, line := range strings.Fields(string(data)) {
+		runs[line]++
+	}
+	most := 0
+	for _, r := range runs {
+		most = max(most, r)
+	}
+	if len(runs) < n || most > 1+kills+kills/2+1 {
+		t.Fatalf("%d jobs ran, at most %d times each; want %d jobs, each at most 1 + the kills", len(runs), most, n)
+	}
+	t.Logf("%d instances, %d engine kills: every instance completed once; %d jobs, at most %d executions each", n, kills, len(runs), most)
+}
