@@ -28,7 +28,8 @@ bench:
 # (make test runs the short workload and the fuzz seeds).
 FUZZTIME ?= 60s
 FUZZ = ./jobs:FuzzDecide ./engine:FuzzDecodeReport ./engine/expression:FuzzTranslate \
-	./engine/expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal
+	./engine/expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal \
+	./engine/api:FuzzDispatch
 soak:
 	JETBPM_SOAK=1 go test -race -count=1 -run 'TestKillNine|TestClusterSurvivesNodeLosses' -v ./cmd/jetbpm ./engine
 	@for t in $(FUZZ); do \
