@@ -24,7 +24,7 @@ func FuzzDispatch(f *testing.F) {
 	f.Add(uint8(1), `{"processId":"p","id":"a.b","vars":[1]}`)
 	f.Add(uint8(2), `{"id":"../../etc"}`)
 	f.Add(uint8(3), `{"status":"incident","limit":-1}`)
-	f.Add(uint8(4), `{"id":"x","reason":"` + strings.Repeat("r", 300) + `"}`)
+	f.Add(uint8(4), `{"id":"x","reason":"`+strings.Repeat("r", 300)+`"}`)
 	f.Add(uint8(5), `{"state":"closed","olderThan":"-5d"}`)
 	f.Add(uint8(8), `{"id":"i/n/1","vars":"nope"}`)
 	f.Add(uint8(10), `{}`)
