@@ -18,11 +18,13 @@ import (
 )
 
 const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:jetbpm="https://jetbpm.dev/schema/bpmn/1.0" id="d">
   <bpmn:process id="killme" isExecutable="true">
     <bpmn:startEvent id="s"/>
     <bpmn:parallelGateway id="fork"/>
-    <bpmn:serviceTask id="charge" camunda:type="external" camunda:topic="kill"/>
+    <bpmn:serviceTask id="charge" camunda:type="external" camunda:topic="kill">
+      <bpmn:extensionElements><jetbpm:worker lockDuration="PT2S"/><jetbpm:retryPolicy kind="fixed" maxAttempts="3" delay="PT0.05S"/></bpmn:extensionElements>
+    </bpmn:serviceTask>
     <bpmn:intermediateCatchEvent id="pause"><bpmn:timerEventDefinition><bpmn:timeDuration>PT0.2S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
     <bpmn:scriptTask id="double" scriptFormat="feel" camunda:resultVariable="doubled"><bpmn:script>amount * 2</bpmn:script></bpmn:scriptTask>
     <bpmn:parallelGateway id="join"/>
@@ -39,9 +41,11 @@ const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
 
 // TestKillNine runs jetbpm serve and jetbpm work as processes and SIGKILLs
 // both again and again while instances run (parallel branches, a timer, an
-// external job each). Afterwards every instance has the end state its input
-// implies, exactly one completed fact, and every job ran at most 1 + the
-// kills times. JETBPM_SOAK=1 runs the long version (2,000 instances, 10
+// external job each; amounts divisible by 3 fail once and are retried,
+// amounts divisible by 7 always fail and end in an incident). Afterwards
+// every instance has the end state its input implies, every completed one
+// exactly one completed fact, every failing one exactly one incident, and no
+// job completed more than 1 + the kills times. JETBPM_SOAK=1 runs the long version (2,000 instances, 10
 // engine kills).
 func TestKillNine(t *testing.T) {
 	n, kills := 150, 3
@@ -55,7 +59,13 @@ func TestKillNine(t *testing.T) {
 	env := []string{"JETBPM_NATS_URL=" + url}
 	bpmn := writeFile(t, dir, "kill.bpmn", killBPMN)
 	execLog := filepath.Join(dir, "executions.log")
-	script := writeScript(t, dir, "charge.sh", fmt.Sprintf("echo \"$JETBPM_JOB_ID\" >> %q\necho \"{\\\"receipt\\\": \\\"r-$JETBPM_VAR_amount\\\"}\"\n", execLog))
+	script := writeScript(t, dir, "charge.sh", fmt.Sprintf(`a=$JETBPM_VAR_amount
+if [ $((a %% 7)) -eq 0 ] && [ "$a" -gt 0 ]; then echo "declined" >&2; exit 1; fi
+marker=%q/once-$(echo "$JETBPM_JOB_ID" | tr / _)
+if [ $((a %% 3)) -eq 0 ] && [ ! -e "$marker" ]; then touch "$marker"; echo "flaky" >&2; exit 1; fi
+echo "$JETBPM_JOB_ID" >> %q
+echo "{\"receipt\": \"r-$a\"}"
+`, dir, execLog))
 	c := client{t: t, env: env}
 	c.ok("deploy", bpmn)
 	work := startWork(t, env, "--topic", "kill", "--concurrency", "16", "--", script)
@@ -113,16 +123,35 @@ func TestKillNine(t *testing.T) {
 			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
 			v, err = apiClient.Instance(rctx, id)
 			rcancel()
-			if err == nil && v.Status.Finished() || time.Now().After(deadline) {
+			if err == nil && (v.Status.Finished() || v.Status == engine.StatusIncident) || time.Now().After(deadline) {
 				break
 			}
 			if err != nil && !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, api.ErrNoEngine) {
 				t.Logf("instance %s: %v (retrying)", id, err)
 			}
 		}
+		if failing(i) {
+			if v == nil || v.Status != engine.StatusIncident || len(v.Incidents) != 1 || v.Incidents[0].CauseClass != "retriesExhausted" {
+				t.Fatalf("instance %s should hold one retries-exhausted incident: %+v (%v)", id, v, err)
+			}
+			continue
+		}
 		if v == nil || v.Status != "completed" || v.Variables["doubled"] != float64(2*i) || v.Variables["receipt"] != fmt.Sprintf("r-%d", i) {
 			t.Fatalf("instance %s: %+v (%v)", id, v, err)
 		}
+	}
+	recs, err := apiClient.Incidents(ctx, api.IncidentListRequest{Process: "killme", State: "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failures := 0
+	for i := range n {
+		if failing(i) {
+			failures++
+		}
+	}
+	if len(recs) != failures {
+		t.Fatalf("%d incidents recorded, want one for each of the %d always-failing instances", len(recs), failures)
 	}
 	counts := map[string]int{}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
@@ -132,7 +161,7 @@ func TestKillNine(t *testing.T) {
 		}
 	}
 	for i := range n {
-		if id := fmt.Sprintf("k-%04d", i); counts[id] != 1 {
+		if id := fmt.Sprintf("k-%04d", i); !failing(i) && counts[id] != 1 {
 			t.Errorf("instance %s: %d completed facts stored, want 1", id, counts[id])
 		}
 	}
@@ -148,8 +177,12 @@ func TestKillNine(t *testing.T) {
 	for _, r := range runs {
 		most = max(most, r)
 	}
-	if len(runs) < n || most > 1+kills+kills/2+1 {
-		t.Fatalf("%d jobs ran, at most %d times each; want %d jobs, each at most 1 + the kills", len(runs), most, n)
+	if len(runs) < n-failures || most > 1+kills+kills/2+1 {
+		t.Fatalf("%d jobs completed, at most %d times each; want %d jobs, each at most 1 + the kills", len(runs), most, n-failures)
 	}
-	t.Logf("%d instances, %d engine kills: every instance completed once; %d jobs, at most %d executions each", n, kills, len(runs), most)
+	t.Logf("%d instances, %d engine kills: %d completed once each, %d held one incident each; %d jobs completed, at most %d times each",
+		n, kills, n-failures, failures, len(runs), most)
 }
+
+// failing reports whether the workload's worker always declines amount i.
+func failing(i int) bool { return i > 0 && i%7 == 0 }
