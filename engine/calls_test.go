@@ -112,18 +112,11 @@ func TestCallActivity(t *testing.T) {
 		id, _ := eng2.Start(ctx, "caller", nil)
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		if _, err := eng2.WaitUntil(wctx, id, func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 }); err != nil {
+		v, err := eng2.WaitUntil(wctx, id, func(v *engine.InstanceView) bool { return len(v.CalledInstances) == 1 })
+		if err != nil {
 			t.Fatal(err)
 		}
-		child := ""
-		for _, try := range []string{id + "_c2", id + "_c3", id + "_c1"} {
-			if cv, err := eng2.Instance(ctx, try); err == nil && cv.ProcessID == "waiter" {
-				child = try
-			}
-		}
-		if child == "" {
-			t.Fatal("no child instance found")
-		}
+		child := v.CalledInstances[0]
 		if _, err := eng2.WaitUntil(wctx, child, func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 }); err != nil {
 			t.Fatal(err)
 		}

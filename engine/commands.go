@@ -243,9 +243,11 @@ type InstanceView struct {
 	Variables   map[string]any    `json:"variables"`
 	ActiveNodes []string          `json:"activeNodes"`
 	Incidents   []IncidentSummary `json:"incidents"`
-	StartedAt   time.Time         `json:"startedAt"`
-	EndedAt     *time.Time        `json:"endedAt,omitempty"`
-	Failure     *instance.Failure `json:"failure,omitempty"`
+	// CalledInstances are the child instances its call activities wait for.
+	CalledInstances []string          `json:"calledInstances,omitempty"`
+	StartedAt       time.Time         `json:"startedAt"`
+	EndedAt         *time.Time        `json:"endedAt,omitempty"`
+	Failure         *instance.Failure `json:"failure,omitempty"`
 }
 
 // IncidentSummary names an open incident of an instance.
@@ -260,7 +262,8 @@ type IncidentSummary struct {
 func viewOf(s *instance.State) *InstanceView {
 	v := &InstanceView{
 		ID: s.ID, ProcessID: s.ProcessID, Version: s.Version, Status: s.Status,
-		Variables: s.Variables(), ActiveNodes: s.ActiveNodes(), StartedAt: s.StartedAt, Failure: s.Failure,
+		Variables: s.Variables(), ActiveNodes: s.ActiveNodes(), CalledInstances: s.CalledInstances(),
+		StartedAt: s.StartedAt, Failure: s.Failure,
 		Incidents: []IncidentSummary{},
 	}
 	for _, inc := range s.OpenIncidents() {

@@ -194,6 +194,18 @@ func (s *State) ActiveNodes() []string {
 	return out
 }
 
+// CalledInstances returns the child instances the call activities of the
+// instance are waiting for, in the order they were started.
+func (s *State) CalledInstances() []string {
+	var out []string
+	for _, w := range s.Waits {
+		if w.Kind == ChildWait {
+			out = append(out, w.Child)
+		}
+	}
+	return out
+}
+
 // Variables returns the process-level variables.
 func (s *State) Variables() map[string]any {
 	if sc := s.scope(RootScope); sc != nil {
