@@ -333,14 +333,21 @@ func (p *partition) awaitWrite(ctx context.Context, g *group) {
 	case ack := <-g.write.Ok():
 		g.rev = ack.Sequence
 	case err := <-g.write.Err():
+		g.err = err
 		if isConflict(err) {
 			p.log.Info("checkpoint write lost a race; events will be re-applied", "instance", g.id)
+			return
 		}
-		g.err = err
 	case <-ctx.Done():
 		g.err = ctx.Err()
 	case <-time.After(10 * time.Second):
 		g.err = errors.New("checkpoint write timed out")
+	}
+	if g.err != nil {
+		// The write may have landed even so (a timeout, a dropped
+		// connection): a new session makes the next load of this
+		// checkpoint publish its outbox, which this node never sent.
+		p.e.newSession()
 	}
 }
 
