@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -130,21 +129,6 @@ func TestClusterSurvivesNodeLosses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 3-node cluster takes a while")
 	}
-	runCluster(t, false)
-}
-
-// TestClusterJobBeforeTimer is the same run with an external task before the
-// timer. It reproduces an open bug (docs/reliability.md, "Known bugs"): in
-// about one run in three one instance stays parked at its timer after the
-// losses. JETBPM_REPRO=cluster-timer runs it.
-func TestClusterJobBeforeTimer(t *testing.T) {
-	if os.Getenv("JETBPM_REPRO") != "cluster-timer" {
-		t.Skip("reproduces an open bug; JETBPM_REPRO=cluster-timer runs it")
-	}
-	runCluster(t, true)
-}
-
-func runCluster(t *testing.T, withWorker bool) {
 	c := startCluster(t)
 	nc := c.connect()
 	js, _ := jetstream.New(nc)
@@ -171,14 +155,10 @@ func runCluster(t *testing.T, withWorker bool) {
 	}
 	defer engA.Close(context.Background())
 	engB := enginetest.Open(t, c.connect(), engine.Options{})
-	b := model.NewBuilder("clustered").StartEvent("s").ScriptTask("a", "n * 2", "doubled").
-		TimerCatchEvent("pause", model.Duration("PT0.3S")).EndEvent("e")
-	if withWorker {
-		b.ServiceTask("charge", "", model.WithWorker("cluster-charge")).Sequence("s", "a", "charge", "pause", "e")
-	} else {
-		b.Sequence("s", "a", "pause", "e")
-	}
-	p := build(t, b)
+	p := build(t, model.NewBuilder("clustered").StartEvent("s").
+		ScriptTask("a", "n * 2", "doubled").ServiceTask("charge", "", model.WithWorker("cluster-charge")).
+		TimerCatchEvent("pause", model.Duration("PT0.3S")).EndEvent("e").
+		Sequence("s", "a", "charge", "pause", "e"))
 	if _, err := engB.Deploy(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +218,7 @@ func runCluster(t *testing.T, withWorker bool) {
 	for i, id := range ids {
 		v, err := engB.WaitUntil(ctx, id, func(v *engine.InstanceView) bool { return v.Status.Finished() })
 		if err != nil || v.Status != instance.Completed || v.Variables["doubled"] != int64(2*i) ||
-			withWorker && v.Variables["receipt"] != fmt.Sprintf("r-%d", i) {
+			v.Variables["receipt"] != fmt.Sprintf("r-%d", i) {
 			t.Fatalf("instance %s: %+v %v", id, v, err)
 		}
 	}
@@ -265,9 +245,6 @@ func runCluster(t *testing.T, withWorker bool) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !withWorker {
-		return
-	}
 	if len(runs) != n {
 		t.Errorf("%d jobs ran, want %d", len(runs), n)
 	}

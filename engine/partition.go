@@ -235,7 +235,25 @@ func (p *partition) groups(batch []jetstream.Msg) []*group {
 
 // step loads the instance, applies its events and sends the checkpoint
 // write. g.state is nil when nothing needs writing.
+//
+// A cached checkpoint is stale if another node wrote the instance while
+// this one did not hold the partition. A step that writes finds out (the
+// write's expected revision fails); a step that changes nothing would not,
+// and would acknowledge events and refuse reports that the stored
+// checkpoint still waits for. So such a step runs again on the stored
+// checkpoint.
 func (p *partition) step(ctx context.Context, g *group) {
+	_, cached := p.cache.get(g.id)
+	events, actions := g.events, g.actions
+	p.stepOnce(ctx, g)
+	if cached && g.err == nil && g.state == nil && (len(events) > 0 || len(g.reports) > 0) {
+		p.cache.drop(g.id)
+		g.events, g.actions = events, actions
+		p.stepOnce(ctx, g)
+	}
+}
+
+func (p *partition) stepOnce(ctx context.Context, g *group) {
 	s, rev, err := p.load(ctx, g.id)
 	if err != nil {
 		g.err = err
