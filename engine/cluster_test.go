@@ -212,8 +212,21 @@ func TestClusterSurvivesNodeLosses(t *testing.T) {
 		start(engB, i)
 	}
 	c.start(1)
-	// A restarted engine node A takes its share again.
-	enginetest.Open(t, c.connect(), engine.Options{})
+	// A restarted engine node A takes its share again. Its first requests
+	// may reach node 2 before its JetStream is back (no responders): a
+	// real restart would retry, so does the test, boundedly.
+	ncA2 := c.connect()
+	var engA2 *engine.Engine
+	for attempt := 0; ; attempt++ {
+		if engA2, err = engine.Open(ctx, ncA2, engine.Options{Logger: quietLog}); err == nil {
+			break
+		}
+		if attempt == 50 {
+			t.Fatalf("restart engine node A: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond) // the cluster offers no readiness event to wait on
+	}
+	defer engA2.Close(context.Background())
 	lost := time.Now()
 	for i, id := range ids {
 		v, err := engB.WaitUntil(ctx, id, func(v *engine.InstanceView) bool { return v.Status.Finished() })
