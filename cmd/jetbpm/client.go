@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -111,6 +112,23 @@ func printJSON(v any) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// printList prints list as a JSON array (never null) or as a table with
+// header and one row per item; header and row are tab-separated.
+func printList[T any](list []T, asJSON bool, header string, row func(T) string) error {
+	if asJSON {
+		if list == nil {
+			list = []T{}
+		}
+		return printJSON(list)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, item := range list {
+		fmt.Fprintln(tw, row(item))
+	}
+	return tw.Flush()
 }
 
 // wantArgs checks that rest holds exactly the positional arguments names.

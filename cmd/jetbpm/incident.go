@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -115,19 +114,11 @@ func runIncidentsList(ctx context.Context, args []string) error {
 	if err != nil {
 		return c.explain(err)
 	}
-	if *asJSON {
-		if list == nil {
-			list = []*incidents.Record{}
-		}
-		return printJSON(list)
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tINSTANCE\tPROCESS\tNODE\tCAUSE CLASS\tATTEMPTS\tSTATE\tFIRST FAILURE\tLAST FAILURE\tCAUSE")
-	for _, r := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Instance, r.ProcessID, r.Node, r.CauseClass,
-			r.Attempts, r.State, formatTime(r.FirstFailure), formatTime(r.LastFailure), truncate(oneLine(r.Cause()), maxCause))
-	}
-	return tw.Flush()
+	return printList(list, *asJSON, "ID\tINSTANCE\tPROCESS\tNODE\tCAUSE CLASS\tATTEMPTS\tSTATE\tFIRST FAILURE\tLAST FAILURE\tCAUSE",
+		func(r *incidents.Record) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s", r.ID, r.Instance, r.ProcessID, r.Node, r.CauseClass,
+				r.Attempts, r.State, formatTime(r.FirstFailure), formatTime(r.LastFailure), truncate(oneLine(r.Cause()), maxCause))
+		})
 }
 
 // maxCause bounds the cause shown in the incidents table.

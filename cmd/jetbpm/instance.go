@@ -207,17 +207,9 @@ func runInstancesList(ctx context.Context, args []string) error {
 	if err != nil {
 		return c.explain(err)
 	}
-	if *asJSON {
-		if list == nil {
-			list = []*engine.InstanceView{}
-		}
-		return printJSON(list)
-	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPROCESS\tVERSION\tSTATUS\tSTARTED\tACTIVE NODES")
-	for _, v := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", v.ID, v.ProcessID, v.Version, v.Status,
-			formatTime(v.StartedAt), strings.Join(v.ActiveNodes, ","))
-	}
-	return tw.Flush()
+	return printList(list, *asJSON, "ID\tPROCESS\tVERSION\tSTATUS\tSTARTED\tACTIVE NODES",
+		func(v *engine.InstanceView) string {
+			return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", v.ID, v.ProcessID, v.Version, v.Status,
+				formatTime(v.StartedAt), strings.Join(v.ActiveNodes, ","))
+		})
 }
