@@ -46,8 +46,8 @@ const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
 // external job each; amounts divisible by 3 fail once and are retried,
 // amounts divisible by 7 always fail and end in an incident). Afterwards
 // every instance has the end state its input implies, every completed one
-// exactly one completed fact, every failing one exactly one incident, and no
-// job completes more than 1 + the kills times. JETBPM_SOAK=1 runs the long version (2,000 instances, 10 engine
+// exactly one completed fact, every failing one exactly one incident, and a
+// job runs again only on a new delivery (its lock expired) or after a kill. JETBPM_SOAK=1 runs the long version (2,000 instances, 10 engine
 // kills).
 func TestKillNine(t *testing.T) {
 	n, kills := 150, 3
@@ -65,7 +65,7 @@ func TestKillNine(t *testing.T) {
 if [ $((a %% 7)) -eq 0 ] && [ "$a" -gt 0 ]; then echo "declined" >&2; exit 1; fi
 marker=%q/once-$(echo "$JETBPM_JOB_ID" | tr / _)
 if [ $((a %% 3)) -eq 0 ] && [ ! -e "$marker" ]; then touch "$marker"; echo "flaky" >&2; exit 1; fi
-echo "$JETBPM_JOB_ID $JETBPM_JOB_ATTEMPT $(date +%%s%%N)" >> %q
+echo "$JETBPM_JOB_ID $JETBPM_JOB_ATTEMPT $(date +%%s%%N) $PPID" >> %q
 echo "{\"receipt\": \"r-$a\"}"
 `, dir, execLog))
 	c := client{t: t, env: env}
@@ -96,6 +96,7 @@ echo "{\"receipt\": \"r-$a\"}"
 	}
 	per := n / (kills + 1)
 	var killedAt []int64 // when each kill (engine or worker) had taken effect
+	workerKilled := map[int]int64{}
 	for k := 0; k <= kills; k++ {
 		for i := k * per; i < (k+1)*per || k == kills && i < n; i++ {
 			start(i)
@@ -111,6 +112,7 @@ echo "{\"receipt\": \"r-$a\"}"
 		if killWorker {
 			_ = work.cmd.Process.Kill()
 			<-work.exited
+			workerKilled[work.cmd.Process.Pid] = time.Now().UnixNano()
 		}
 		killedAt = append(killedAt, time.Now().UnixNano())
 		serve = startServe(t, nil, args...)
@@ -176,12 +178,13 @@ echo "{\"receipt\": \"r-$a\"}"
 	type run struct {
 		attempt int
 		at      int64
+		ppid    int
 	}
 	runs := map[string][]run{} // job id → its successful executions
 	for line := range strings.Lines(string(data)) {
 		var job string
 		var r run
-		if _, err := fmt.Sscan(line, &job, &r.attempt, &r.at); err != nil {
+		if _, err := fmt.Sscan(line, &job, &r.attempt, &r.at, &r.ppid); err != nil {
 			t.Fatalf("execution log line %q: %v", line, err)
 		}
 		runs[job] = append(runs[job], r)
@@ -202,15 +205,10 @@ echo "{\"receipt\": \"r-$a\"}"
 				continue
 			}
 			if !slices.ContainsFunc(killedAt, func(k int64) bool { return k > rs[i-1].at && k <= rs[i].at }) {
-				// Open finding (docs/reliability.md): rare repeats on the
-				// same delivery with no kill in between. Logged, not yet
-				// asserted; the global bound below still holds.
-				t.Logf("job %s ran twice on attempt %d with no kill in between", job, rs[i].attempt)
+				t.Errorf("job %s ran again on delivery attempt %d with no kill since its last run: runs %+v; killed workers (pid → time) %v; kills %v",
+					job, rs[i].attempt, rs, workerKilled, killedAt)
 			}
 		}
-	}
-	if most > 1+kills+kills/2+1 {
-		t.Errorf("a job completed %d times; want at most 1 + the kills (%d)", most, 1+kills+kills/2+1)
 	}
 	t.Logf("%d instances, %d engine kills: %d completed once each, %d held one incident each; %d jobs completed, at most %d times each, %d repeats on a new delivery",
 		n, kills, n-failures, failures, len(runs), most, expiries)

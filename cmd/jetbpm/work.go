@@ -109,6 +109,7 @@ func (c commandWorker) handle(ctx context.Context, job *workerkit.Job) (map[stri
 	}
 	cmd := exec.CommandContext(ctx, c.path, c.args...)
 	cmd.Args[0] = c.name
+	isolate(cmd)
 	cmd.Stdin = bytes.NewReader(input)
 	cmd.Env = append(os.Environ(), jobEnv(job, input)...)
 	var stdout bytes.Buffer

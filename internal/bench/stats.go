@@ -3,7 +3,6 @@ package bench
 import (
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -48,13 +47,4 @@ func (s *sample) summary() Percentiles {
 type usage struct {
 	cpu     time.Duration
 	peakRSS int64
-}
-
-func readUsage() usage {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return usage{}
-	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return usage{cpu: cpu, peakRSS: ru.Maxrss * 1024} // Linux reports KiB
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestWorkerTakesItsCommandsAlong checks a job's command does not outlive
+// its worker: killed with kill -9, the worker's command gets SIGKILL from
+// the kernel (an orphan would complete a job already given to another
+// worker); stopped past its shutdown timeout, the command's whole process
+// group is killed, its children too.
+func TestWorkerTakesItsCommandsAlong(t *testing.T) {
+	p := startServe(t, nil, "--data", t.TempDir(), "--listen", freeAddr(t))
+	env := []string{"JETBPM_NATS_URL=" + p.waitReady()["nats_url"].(string)}
+	c := client{t: t, env: env}
+	dir := t.TempDir()
+	c.ok("deploy", writeFile(t, dir, "work.bpmn", strings.Replace(workBPMN, "%PROCESSES%", strings.ReplaceAll(simpleProcess, "TOPIC", "hang"), 1)))
+	// The script records its own pid and its child's, then waits forever.
+	script := writeScript(t, dir, "hang.sh", `sleep 600 &
+echo "$$ $!" > "$PIDS.tmp" && mv "$PIDS.tmp" "$PIDS"
+wait
+`)
+
+	t.Run("kill -9", func(t *testing.T) {
+		pids := filepath.Join(t.TempDir(), "pids")
+		w := startWork(t, append(env, "PIDS="+pids), "--topic", "hang", "--", script)
+		c.ok("start", "hang")
+		shell, child := waitPids(t, pids)
+		t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+		_ = w.cmd.Process.Kill()
+		<-w.exited
+		waitDead(t, shell, "the command of a worker killed with kill -9")
+	})
+
+	t.Run("shutdown timeout", func(t *testing.T) {
+		pids := filepath.Join(t.TempDir(), "pids")
+		w := startWork(t, append(env, "PIDS="+pids), "--topic", "hang", "--shutdown-timeout", "100ms", "--", script)
+		c.ok("start", "hang")
+		shell, child := waitPids(t, pids)
+		if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-w.exited:
+		case <-time.After(15 * time.Second):
+			t.Fatal("jetbpm work still running 15s after SIGTERM")
+		}
+		waitDead(t, shell, "the command still running at the shutdown timeout")
+		waitDead(t, child, "the child of the command still running at the shutdown timeout")
+	})
+}
+
+// waitPids reads the two pids the hang script writes once it runs.
+func waitPids(t *testing.T, path string) (shell, child int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) != 2 {
+			t.Fatalf("pid file %q, want two pids", b)
+		}
+		shell, _ = strconv.Atoi(f[0])
+		child, _ = strconv.Atoi(f[1])
+		return shell, child
+	}
+	t.Fatal("the job's command did not start within 20s")
+	return 0, 0
+}
+
+// waitDead fails unless process pid is gone (or a zombie nobody reaps yet)
+// within 10 s.
+func waitDead(t *testing.T, pid int, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			return
+		}
+		// The state follows the command name's closing parenthesis.
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && bytes.HasPrefix(stat[i+1:], []byte(" Z")) {
+			return
+		}
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	t.Errorf("%s (pid %d) still runs 10s later", what, pid)
+}
