@@ -27,6 +27,7 @@ type execution struct {
 	// lockUntil is when the lock expires as far as the worker knows; the
 	// extender owns it once the handler runs.
 	lockUntil time.Time
+	received  time.Time
 }
 
 // execute runs one delivery: check in if it is a redelivery, run the
@@ -34,7 +35,7 @@ type execution struct {
 // lock, report the outcome.
 func (w *Worker) execute(ctx context.Context, h *handler, msg jetstream.Msg) {
 	received := time.Now()
-	x := &execution{w: w, h: h, msg: msg, log: w.log.With("topic", h.topic)}
+	x := &execution{w: w, h: h, msg: msg, received: received, log: w.log.With("topic", h.topic)}
 	if err := json.Unmarshal(msg.Data(), &x.raw); err != nil || x.raw.ID == "" || x.raw.ReportTo == "" {
 		// Without the job's id and report subject nothing can be said to
 		// the engine; the lock expires and the job comes round again.
@@ -210,7 +211,7 @@ func (x *execution) call(ctx context.Context, attempt int) (out map[string]any, 
 	job := &Job{
 		ID: fresh.ID, Topic: fresh.Topic, Instance: fresh.Instance, ProcessID: fresh.ProcessID, Node: fresh.Node,
 		Input: fresh.Input, Headers: fresh.Headers, Delivery: x.delivery, Attempt: x.delivery + attempt - 1,
-		LockDuration: x.lock, EnqueuedAt: x.enqueued,
+		LockDuration: x.lock, EnqueuedAt: x.enqueued, DeliveredAt: x.received,
 	}
 	if job.Input == nil {
 		job.Input = map[string]any{}

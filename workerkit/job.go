@@ -32,6 +32,9 @@ type Job struct {
 	// EnqueuedAt is when the engine queued the job (by its clock), or
 	// else when the jobs stream stored it (by the NATS server's).
 	EnqueuedAt time.Time
+	// DeliveredAt is when this worker received the job's message (its
+	// clock): the lock runs from here.
+	DeliveredAt time.Time
 }
 
 // HandlerFunc runs one job. It returns the task's output (nil is an empty

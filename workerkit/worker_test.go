@@ -194,7 +194,7 @@ func TestCompleteWithOutput(t *testing.T) {
 	}
 	j := got[0]
 	if j.Instance != id || j.Topic != "payments" || j.Node != "work" || j.ProcessID != "pay" || j.Input["amount"] != 10.0 ||
-		j.Headers["region"] != "eu" || j.EnqueuedAt.IsZero() || time.Since(j.EnqueuedAt) > waitLimit || j.Delivery != 1 || j.Attempt != 1 || j.LockDuration != jobs.DefaultLockDuration || j.ID == "" {
+		j.Headers["region"] != "eu" || j.EnqueuedAt.IsZero() || time.Since(j.EnqueuedAt) > waitLimit || j.DeliveredAt.IsZero() || time.Since(j.DeliveredAt) > waitLimit || j.Delivery != 1 || j.Attempt != 1 || j.LockDuration != jobs.DefaultLockDuration || j.ID == "" {
 		t.Errorf("job = %+v", j)
 	}
 }

@@ -24,6 +24,8 @@ runs CMD with ARGS, the job's input as a JSON object on stdin and these
 environment variables:
   JETBPM_JOB_ID, JETBPM_JOB_TOPIC, JETBPM_INSTANCE_ID, JETBPM_NODE_ID
   JETBPM_JOB_ATTEMPT    1 for the first execution of the job
+  JETBPM_JOB_DELIVERED_AT  when the worker received the job (RFC 3339,
+                        nanoseconds): its lock runs from then
   JETBPM_JOB_INPUT      the input as a JSON object
   JETBPM_VAR_<NAME>     each input variable whose name is a valid variable
                         name, e.g. JETBPM_VAR_amount: a string as it is,
@@ -155,6 +157,7 @@ func jobEnv(job *workerkit.Job, input []byte) []string {
 		"JETBPM_INSTANCE_ID=" + job.Instance,
 		"JETBPM_NODE_ID=" + job.Node,
 		"JETBPM_JOB_ATTEMPT=" + strconv.Itoa(job.Attempt),
+		"JETBPM_JOB_DELIVERED_AT=" + job.DeliveredAt.UTC().Format(time.RFC3339Nano),
 	}
 	if len(input) <= maxEnvValue {
 		env = append(env, "JETBPM_JOB_INPUT="+string(input))

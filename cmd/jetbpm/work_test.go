@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,8 +201,8 @@ func TestWorkCommand(t *testing.T) {
 
 	greet := writeScript(t, dir, "greet.sh", `input=$(cat)
 [ "$input" = "$JETBPM_JOB_INPUT" ] || { echo "stdin and JETBPM_JOB_INPUT differ" >&2; exit 9; }
-printf '{"greeting": "hello %s", "stdin": %s, "count": %s, "instance": "%s", "topic": "%s", "node": "%s", "job": "%s"}\n' \
-  "$JETBPM_VAR_name" "$input" "$JETBPM_VAR_count" "$JETBPM_INSTANCE_ID" "$JETBPM_JOB_TOPIC" "$JETBPM_NODE_ID" "$JETBPM_JOB_ID"
+printf '{"greeting": "hello %s", "stdin": %s, "count": %s, "instance": "%s", "topic": "%s", "node": "%s", "job": "%s", "delivered": "%s"}\n' \
+  "$JETBPM_VAR_name" "$input" "$JETBPM_VAR_count" "$JETBPM_INSTANCE_ID" "$JETBPM_JOB_TOPIC" "$JETBPM_NODE_ID" "$JETBPM_JOB_ID" "$JETBPM_JOB_DELIVERED_AT"
 `)
 	stock := writeScript(t, dir, "stock.sh", `echo "no stock for $JETBPM_VAR_sku" >&2
 exit 3
@@ -227,6 +228,9 @@ exit 1
 			stdin["name"] != "world" || v.Variables["instance"] != id || v.Variables["topic"] != "greet" ||
 			v.Variables["node"] != "work" || !strings.HasPrefix(v.Variables["job"].(string), id+"/work/") {
 			t.Errorf("instance = %+v, want completed with the script's output", v)
+		}
+		if at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(v.Variables["delivered"])); err != nil || time.Since(at) > time.Minute || time.Until(at) > 0 {
+			t.Errorf("JETBPM_JOB_DELIVERED_AT = %v (%v), want the time the worker received the job", v.Variables["delivered"], err)
 		}
 	})
 
