@@ -269,10 +269,16 @@ func (x *execution) report(ctx context.Context, r *jobs.Report) {
 		r = &jobs.Report{Kind: jobs.Fail, Body: fmt.Sprintf("the handler's %s outcome is not JSON: %v", r.Kind, err)}
 	}
 	attrs := []any{"kind", r.Kind, "delivery", x.delivery}
-	v, err := x.converse(ctx, *r, string(r.Kind), time.Time{})
+	// Keep trying while the lock holds, and for one verdict timeout at
+	// least: until the engine delivers the job again, it takes the report.
+	deadline := time.Now().Add(x.w.opts.VerdictTimeout)
+	if x.lockUntil.After(deadline) {
+		deadline = x.lockUntil
+	}
+	v, err := x.converse(ctx, *r, string(r.Kind), deadline)
 	switch {
 	case err != nil:
-		x.log.Error("report unanswered; giving up (the engine decides when the lock expires)", append(attrs, "err", err)...)
+		x.log.Error("report unanswered until the lock expired; giving up (the job will be delivered again)", append(attrs, "err", err)...)
 	case !v.Accepted:
 		x.log.Warn("report refused", append(attrs, "reason", v.Reason)...)
 	default:

@@ -76,14 +76,19 @@ func (v *verdicts) expect() (string, chan jobs.Verdict, func()) {
 // errNoVerdict means the engine did not answer a report in time.
 var errNoVerdict = errors.New("no verdict from the engine")
 
-// publishes is how often a report is published when no verdict comes.
-const publishes = 3
+// Pauses after a failed publish (no stream leader, no connection): short
+// at first, as during a leader election, then longer.
+const (
+	minPublishPause = 50 * time.Millisecond
+	maxPublishPause = 2 * time.Second
+)
 
-// converse publishes r for the job's delivery and waits for the verdict,
-// publishing it again (same message id, so the events stream drops the
-// copy if the first one was stored) when none comes within the verdict
-// timeout. A non-zero deadline bounds the whole exchange: a check-in or
-// extend answered after the lock expired is worthless.
+// converse publishes r for the job's delivery and waits for the verdict
+// until deadline: while the lock holds, an answer is worth having. When none
+// comes within the verdict timeout it publishes r again (same message id,
+// so the reports stream drops the copy if the first one was stored); when a
+// publish fails (a stream leader being elected, a node catching up) it
+// pauses and tries again.
 func (x *execution) converse(ctx context.Context, r jobs.Report, msgID string, deadline time.Time) (jobs.Verdict, error) {
 	w := x.w
 	replyTo, ch, done := w.verdicts.expect()
@@ -95,12 +100,11 @@ func (x *execution) converse(ctx context.Context, r jobs.Report, msgID string, d
 	}
 	msgID = fmt.Sprintf("%s:%d:%s", x.raw.ID, x.delivery, msgID)
 	lastErr := errNoVerdict
-	for range publishes {
-		wait := w.opts.VerdictTimeout
-		if !deadline.IsZero() {
-			if wait = min(wait, time.Until(deadline)); wait <= 0 {
-				break
-			}
+	pause := minPublishPause
+	for {
+		wait := min(w.opts.VerdictTimeout, time.Until(deadline))
+		if wait <= 0 {
+			return jobs.Verdict{}, lastErr
 		}
 		m := nats.NewMsg(x.raw.ReportTo)
 		m.Data = body
@@ -113,9 +117,14 @@ func (x *execution) converse(ctx context.Context, r jobs.Report, msgID string, d
 				return jobs.Verdict{}, context.Cause(ctx)
 			}
 			lastErr = fmt.Errorf("publish %s report: %w", r.Kind, err)
-			x.log.Warn("report not published", "kind", r.Kind, "err", err)
+			x.log.Warn("report not published; trying again", "kind", r.Kind, "err", err, "pause", pause)
+			if !sleep(ctx, min(pause, time.Until(deadline))) {
+				return jobs.Verdict{}, context.Cause(ctx)
+			}
+			pause = min(2*pause, maxPublishPause)
 			continue
 		}
+		pause = minPublishPause
 		timer := time.NewTimer(wait)
 		select {
 		case v := <-ch:
@@ -129,5 +138,19 @@ func (x *execution) converse(ctx context.Context, r jobs.Report, msgID string, d
 			x.log.Warn("no verdict yet", "kind", r.Kind, "waited", wait)
 		}
 	}
-	return jobs.Verdict{}, lastErr
+}
+
+// sleep waits d or until ctx ends, and reports whether it waited d.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

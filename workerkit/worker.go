@@ -24,8 +24,9 @@ type Options struct {
 	// once its ctx is done (default 30 s); then it cancels their contexts.
 	ShutdownTimeout time.Duration
 	// VerdictTimeout is how long the worker waits for the engine to answer
-	// a report before publishing it again (default 30 s; at most three
-	// publishes, and check-ins and extends wait no longer than the lock).
+	// a report before publishing it again (default 30 s). A report is
+	// published again, and a failed publish retried, until the job's lock
+	// expires (an outcome: for one VerdictTimeout at least).
 	VerdictTimeout time.Duration
 	// PollWait is the longest one fetch waits for a job (default 1 s); it
 	// bounds how long Run takes to stop fetching.

@@ -1,0 +1,73 @@
+package workerkit_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/workerkit"
+)
+
+// failingReports fails the first n report publishes the way a stream
+// without a leader does (no responders, at once), then passes them on.
+type failingReports struct {
+	jetstream.JetStream
+	mu       sync.Mutex
+	n        int
+	attempts int
+}
+
+func (f *failingReports) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	f.mu.Lock()
+	f.attempts++
+	fail := strings.HasPrefix(m.Subject, strings.TrimSuffix(streams.ReportsSubjects, ">")) && f.n > 0
+	if fail {
+		f.n--
+	}
+	f.mu.Unlock()
+	if fail {
+		return nil, nats.ErrNoResponders
+	}
+	return f.JetStream.PublishMsg(ctx, m, opts...)
+}
+
+// TestReportOutlastsUnavailableStream checks a worker keeps its result
+// while the reports stream cannot take it (a leader election after a node
+// died): it retries the publish until the lock would expire instead of
+// giving up after a few attempts, so the job is not run again.
+func TestReportOutlastsUnavailableStream(t *testing.T) {
+	f := setup(t)
+	f.deploy("flaky-nats", "flaky-nats")
+	js := &failingReports{n: 5}
+	var mu sync.Mutex
+	calls := 0
+	f.worker(func(w *workerkit.Worker) {
+		workerkit.WrapJetStream(w, func(inner jetstream.JetStream) jetstream.JetStream { js.JetStream = inner; return js })
+		w.Handle("flaky-nats", func(context.Context, *workerkit.Job) (map[string]any, error) {
+			mu.Lock()
+			calls++
+			mu.Unlock()
+			return map[string]any{"lookup": "FOUND"}, nil
+		})
+	}, workerkit.Options{Logger: quietLog, VerdictTimeout: 200 * time.Millisecond})
+	id := f.start("flaky-nats", nil)
+	// The lock is the default minute, twice the wait: a report given up on
+	// would complete the instance only after a second run.
+	if v := f.wait(id); v.Status != instance.Completed || v.Variables["lookup"] != "FOUND" {
+		t.Fatalf("instance = %+v, want completed with the worker's output", v)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if calls != 1 || js.n != 0 || js.attempts < 6 {
+		t.Errorf("handler ran %d times, %d report publishes (%d failures left); want 1 run, the 5 failures and a publish that landed", calls, js.attempts, js.n)
+	}
+}
