@@ -18,12 +18,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
 // jetbpmBin is the jetbpm binary built once for the tests that run it.
 var jetbpmBin string
 
 func TestMain(m *testing.M) {
+	streamstest.ServeNodeIfAsked() // the cluster tests run this binary as NATS nodes
 	dir, err := os.MkdirTemp("", "jetbpm-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -145,7 +148,13 @@ func (p *serveProc) stderr() string {
 // "jetbpm ready" record, and returns that record.
 func (p *serveProc) waitReady() map[string]any {
 	p.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	return p.waitReadyWithin(20 * time.Second)
+}
+
+// waitReadyWithin is waitReady with another bound.
+func (p *serveProc) waitReadyWithin(d time.Duration) map[string]any {
+	p.t.Helper()
+	deadline := time.Now().Add(d)
 	client := &http.Client{Timeout: time.Second}
 	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
 		resp, err := client.Get("http://" + p.httpAddr + "/healthz")
@@ -161,7 +170,7 @@ func (p *serveProc) waitReady() map[string]any {
 		default:
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("/healthz not 200 after 20s (last error %v)", err)
+			p.t.Fatalf("/healthz not 200 after %s (last error %v)", d, err)
 		}
 		time.Sleep(wait)
 	}

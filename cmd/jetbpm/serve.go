@@ -175,27 +175,33 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		return float64(nc.Stats().Reconnects)
 	})
 
-	h.setReason("checking the NATS server")
-	if err := streams.CheckServer(ctx, nc); err != nil {
-		return err
-	}
-	h.setReason("provisioning streams")
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("jetstream: %w", err)
-	}
-	layout, err := streams.Provision(ctx, js, streams.Config{
-		Replicas: o.replicas, Partitions: o.partitions, Logger: logger,
-		Failover: o.failover, EventAckWait: 3 * o.failover,
+	var layout streams.Layout
+	var stopEngine func(context.Context) error
+	err = untilAvailable(ctx, logger, func(ctx context.Context) error {
+		h.setReason("checking the NATS server")
+		if err := streams.CheckServer(ctx, nc); err != nil {
+			return err
+		}
+		h.setReason("provisioning streams")
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return fmt.Errorf("jetstream: %w", err)
+		}
+		layout, err = streams.Provision(ctx, js, streams.Config{
+			Replicas: o.replicas, Partitions: o.partitions, Logger: logger,
+			Failover: o.failover, EventAckWait: 3 * o.failover,
+		})
+		if err != nil {
+			return err
+		}
+		h.setReason("starting the engine")
+		if stopEngine, err = runEngine(ctx, nc, layout, reg, logger); err != nil {
+			return fmt.Errorf("start engine: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
-	}
-
-	h.setReason("starting the engine")
-	stopEngine, err := runEngine(ctx, nc, layout, reg, logger)
-	if err != nil {
-		return fmt.Errorf("start engine: %w", err)
 	}
 	*stops = append(*stops, func(ctx context.Context) {
 		if err := stopEngine(ctx); err != nil {
@@ -211,4 +217,35 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 	}
 	logger.Info("jetbpm ready", attrs...)
 	return nil
+}
+
+// startAttempt bounds one try at checking, provisioning and starting (a
+// request to a cluster without quorum can hang this long); the pauses
+// between tries grow to maxStartPause.
+const (
+	startAttempt  = 10 * time.Second
+	maxStartPause = 5 * time.Second
+)
+
+// untilAvailable runs start until it succeeds, fails for a reason other
+// than JetStream being unavailable, or ctx ends. An engine node that starts
+// while its cluster elects leaders (a node just died) waits it out rather
+// than exiting.
+func untilAvailable(ctx context.Context, logger *slog.Logger, start func(context.Context) error) error {
+	pause := 250 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, startAttempt)
+		err := start(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !streams.Unavailable(err) {
+			return err
+		}
+		logger.Warn("JetStream unavailable; trying again", "err", err, "pause", pause)
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		pause = min(2*pause, maxStartPause)
+	}
 }

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetbpm/jetbpm/streams/streamstest"
+)
+
+// TestServeWaitsOutUnavailableJetStream starts an engine node while its
+// 3-node cluster has lost quorum (two nodes SIGKILLed): serve keeps trying,
+// says so, and is ready once the nodes are back, instead of exiting.
+func TestServeWaitsOutUnavailableJetStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3-node cluster takes a while")
+	}
+	c := streamstest.StartCluster(t, 3)
+	c.Kill(1)
+	c.Kill(2)
+	p := startServe(t, nil, "--nats-url", c.NodeURL(0), "--replicas", "3", "--failover", "1s")
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(p.stderr(), "JetStream unavailable; trying again"); time.Sleep(50 * time.Millisecond) {
+		select {
+		case <-p.exited:
+			t.Fatalf("serve exited with %d while JetStream was unavailable, want it to keep trying", p.exitCode)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no \"JetStream unavailable; trying again\" record within 60s")
+		}
+	}
+	c.Start(1)
+	c.Start(2)
+	if rec := p.waitReadyWithin(90 * time.Second); rec["replicas"] != 3.0 {
+		t.Errorf("ready record %v, want 3 replicas", rec)
+	}
+}
