@@ -56,11 +56,11 @@ const reconnectBufSize = 32 << 20
 func Connect(cfg ConnectConfig) (*nats.Conn, error) {
 	opts, err := cfg.options()
 	if err != nil {
-		return nil, fmt.Errorf("streams: connect to %s: %w", redactURLs(cfg.url()), err)
+		return nil, fmt.Errorf("streams: connect to %s: %w", RedactURLs(cfg.URL), err)
 	}
 	nc, err := nats.Connect(cfg.url(), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("streams: connect to %s: %w", redactURLs(cfg.url()), err)
+		return nil, fmt.Errorf("streams: connect to %s: %w", RedactURLs(cfg.URL), err)
 	}
 	return nc, nil
 }
@@ -156,9 +156,13 @@ func (cfg ConnectConfig) tlsOptions() ([]nats.Option, error) {
 	return opts, nil
 }
 
-// redactURLs hides passwords in a comma-separated URL list so it can appear
-// in an error.
-func redactURLs(list string) string {
+// RedactURLs hides passwords and tokens in a comma-separated URL list so it
+// can appear in an error or a log record; an empty list is the default URL
+// a connection would use.
+func RedactURLs(list string) string {
+	if strings.TrimSpace(list) == "" {
+		return nats.DefaultURL
+	}
 	parts := strings.Split(list, ",")
 	for i, p := range parts {
 		p = strings.TrimSpace(p)

@@ -102,3 +102,16 @@ func TestConnectTLS(t *testing.T) {
 		t.Error("connected to a TLS server without trusting its certificate")
 	}
 }
+
+func TestRedactURLs(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                    "nats://127.0.0.1:4222",
+		"nats://a:4222, nats://b:4222":        "nats://a:4222,nats://b:4222",
+		"nats://engine:s3cret@a:4222":         "nats://engine:xxxxx@a:4222",
+		"nats://s3cret-token@a:4222,nats://b": "nats://xxxxx@a:4222,nats://b",
+	} {
+		if got := streams.RedactURLs(in); got != want {
+			t.Errorf("RedactURLs(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -52,7 +50,7 @@ func (c *clientFlags) dial(cmd string) (*apiClient, error) {
 	}
 	cfg := c.conn.config("jetbpm " + cmd)
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil)) // a command prints results, not logs
-	u := redactURLs(cfg.URL)
+	u := streams.RedactURLs(cfg.URL)
 	nc, err := streams.Connect(cfg)
 	if err != nil {
 		if inner := errors.Unwrap(err); inner != nil {
@@ -84,27 +82,6 @@ func (a *apiClient) explain(err error) error {
 		return errors.New("interrupted")
 	}
 	return err
-}
-
-// redactURLs hides passwords and tokens in a comma-separated URL list.
-func redactURLs(list string) string {
-	if strings.TrimSpace(list) == "" {
-		return nats.DefaultURL
-	}
-	parts := strings.Split(list, ",")
-	for i, p := range parts {
-		p = strings.TrimSpace(p)
-		if u, err := url.Parse(p); err == nil && u.User != nil {
-			if _, has := u.User.Password(); has {
-				p = u.Redacted()
-			} else {
-				u.User = url.User("xxxxx") // a bare user part is often a token
-				p = u.String()
-			}
-		}
-		parts[i] = p
-	}
-	return strings.Join(parts, ",")
 }
 
 // printJSON writes v to stdout as one indented JSON document.

@@ -78,7 +78,7 @@ func runWork(ctx context.Context, args []string) error {
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner
 		}
-		return fmt.Errorf("cannot connect to NATS at %s: %w", redactURLs(cfg.URL), err)
+		return fmt.Errorf("cannot connect to NATS at %s: %w", streams.RedactURLs(cfg.URL), err)
 	}
 	defer nc.Close()
 	w, err := workerkit.New(nc, workerkit.Options{Name: *name, Logger: log, ShutdownTimeout: *shutdown})
