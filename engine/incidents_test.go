@@ -803,3 +803,27 @@ func TestInstanceStatusFilters(t *testing.T) {
 		t.Errorf("open incidents %+v, %v; want the one of %s", recs, err, broken)
 	}
 }
+
+// An activity whose input mapping fails holds an incident before it could
+// arm its boundaries on entry: they are armed at the raise, counted from
+// the entry, so an SLA timer still fires over the stuck token (INC-5).
+func TestBoundaryArmedWhenInputMappingFails(t *testing.T) {
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	deployed(t, eng, model.NewBuilder("gated").StartEvent("s").
+		ServiceTask("work", "", model.WithWorker("gated"), model.Input("twice", "amount * 2")).EndEvent("e").
+		TimerBoundary("timer", "work", model.Duration("PT2S"), true).ScriptTask("mark", `"timer"`, "path").EndEvent("e2").
+		Sequence("s", "work", "e").Sequence("timer", "mark", "e2"))
+	id := startJob(t, eng, "gated", map[string]any{"amount": "ten"})
+	_, inc := waitIncident(t, eng, id)
+	if inc.CauseClass != incidents.CauseExpression || inc.Node != "work" {
+		t.Fatalf("incident %+v, want an expression incident on work", inc)
+	}
+	if v := waitDone(t, eng, id); v.Status != instance.Completed || v.Variables["path"] != "timer" {
+		t.Fatalf("%+v, want completed through the timer boundary", v)
+	}
+	rec := awaitRecord(t, env, inc.ID, func(r *incidents.Record) bool { return r.State.Closed() })
+	if rec.State != incidents.Overtaken {
+		t.Fatalf("record %+v, want overtaken", rec)
+	}
+}

@@ -50,7 +50,7 @@ func (r *runner) execute(t *Track) {
 // move sends t along flow to the flow's target, as a new activation.
 func (r *runner) move(t *Track, f *model.Flow) {
 	r.retrySucceeded(t)
-	t.Node, t.Flow, t.State, t.Locals = f.Target, f.ID, Ready, nil
+	t.Node, t.Flow, t.State, t.Locals, t.BoundariesArmed = f.Target, f.ID, Ready, nil, false
 	t.Activation = r.next()
 	t.EnteredAt = r.env.Now
 }

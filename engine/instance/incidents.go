@@ -63,8 +63,6 @@ func (r *runner) raise(t *Track, n *model.Node, class, cause string) {
 		r.s.Incidents = append(r.s.Incidents, inc)
 		r.armStuckBoundaries(t, n)
 	}
-	// A retry's mark is spent: the track is retried anew or leaves.
-	t.KeepBoundaries = false
 	if len(inc.Lineage) == 0 || inc.Lineage[len(inc.Lineage)-1] != t.ID {
 		inc.Lineage = append(inc.Lineage, t.ID) // a retry's track is in already
 	}
@@ -83,20 +81,16 @@ func (r *runner) raise(t *Track, n *model.Node, class, cause string) {
 	r.scheduleIncidentRetry(inc, t, n)
 }
 
-// armsOnEntry reports whether entering n arms its timer boundaries (an
-// external task's job, a sub-process, a call, a multi-instance body); the
-// boundaries of the other activities run as the in-process work's deadline.
-func armsOnEntry(n *model.Node) bool {
-	return n.IsExternal() || n.Kind == model.SubProcess || n.Kind == model.CallActivity || n.Loop != nil
-}
-
 // armStuckBoundaries arms the timer boundaries of an activity that failed
-// within its step: its token now stays on the node, and an SLA timer must
-// keep ticking over it (INC-5), counted from when the node was entered.
+// before they were armed — an in-process one, or one that arms them on
+// entry but failed before it parked (an input mapping, a multi-instance
+// collection): its token now stays on the node, and an SLA timer must keep
+// ticking over it (INC-5), counted from when the node was entered.
 func (r *runner) armStuckBoundaries(t *Track, n *model.Node) {
-	if t.Inner || armsOnEntry(n) {
-		return // armed on entry (a failure before that is not covered)
+	if t.Inner || t.BoundariesArmed {
+		return
 	}
+	t.BoundariesArmed = true
 	for _, b := range r.p.Boundaries(n.ID) {
 		if b.Event != model.TimerEvent {
 			continue
@@ -190,9 +184,7 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 	}
 	r.dropRetryWait(inc)
 	nt := r.spawn(inc.Node, failed.Scope, failed.ID, failed.Flow)
-	// Only a node that arms its boundaries on entry must be told not to:
-	// elsewhere the mark would outlive the node and skip the next one's.
-	nt.KeepBoundaries, nt.Inner = armsOnEntry(r.p.Node(inc.Node)), failed.Inner
+	nt.BoundariesArmed, nt.Inner = failed.BoundariesArmed, failed.Inner
 	for _, w := range r.s.Waits {
 		if w.Track == failed.ID {
 			w.Track = nt.ID

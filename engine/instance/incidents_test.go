@@ -3,6 +3,7 @@ package instance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -105,8 +106,8 @@ func TestRetryMarkDoesNotOutliveTheNode(t *testing.T) {
 		t.Fatalf("sla wait %+v, want armed when ext was entered", w)
 	}
 	for _, tr := range s.Tracks {
-		if tr.KeepBoundaries {
-			t.Errorf("track %+v keeps the retry's mark past its node", tr)
+		if tr.Node != "ext" && tr.BoundariesArmed {
+			t.Errorf("track %+v keeps a node's boundary mark past the node", tr)
 		}
 	}
 }
@@ -136,10 +137,31 @@ func TestExternalRetryKeepsBoundariesAndEnqueuesANewJob(t *testing.T) {
 	if w := waitAt(t, s, "sla"); w.ID != sla.ID || !w.Due.Equal(sla.Due) || len(effects(s, ScheduleTimer)) != 0 {
 		t.Fatalf("sla wait %+v (timers scheduled %v), want the first entry's %+v kept", w, effectWaits(s, ScheduleTimer), sla)
 	}
-	for _, tr := range s.Tracks {
-		if tr.KeepBoundaries {
-			t.Errorf("track %+v keeps the retry's mark after entering the node", tr)
+}
+
+// An external task whose input mapping fails never parks on its job, so
+// its boundaries are armed at the raise, from its entry; retries that fail
+// the same way keep those waits and arm nothing again.
+func TestInputFailureArmsBoundariesOnce(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").ServiceTask("ext", "", model.WithWorker("t"), model.Input("twice", "amount * 2")).
+		EndEvent("e").Sequence("s", "ext", "e").
+		TimerBoundary("sla", "ext", model.Duration("PT1H"), true).EndEvent("late").Sequence("sla", "late")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, map[string]any{"amount": "ten"})
+	inc := assertIncident(t, s, "ext", "input mapping")
+	sla := *waitAt(t, s, "sla")
+	if !sla.Due.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("sla wait %+v, want due an hour after ext was entered", sla)
+	}
+	flush(s)
+	for i := range 2 {
+		env.Now = t0.Add(time.Duration(i+1) * time.Minute)
+		apply(t, s, env, command(IncidentRetry, inc, fmt.Sprintf("c%d", i)))
+		assertIncident(t, s, "ext", "input mapping")
+		if w := waitAt(t, s, "sla"); w.ID != sla.ID || !w.Due.Equal(sla.Due) || len(effects(s, ScheduleTimer)) != 0 {
+			t.Fatalf("retry %d: sla wait %+v (timers scheduled %v), want the first raise's %+v kept", i+1, w, effectWaits(s, ScheduleTimer), sla)
 		}
+		flush(s)
 	}
 }
 

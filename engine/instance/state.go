@@ -87,9 +87,10 @@ type Track struct {
 	EnteredAt  time.Time `msgpack:"enteredAt"`
 	// Locals are the activity's input-mapped variables while it waits.
 	Locals map[string]any `msgpack:"locals,omitempty"`
-	// KeepBoundaries marks an incident retry: the node's boundaries stay
-	// armed from the first entry and are not armed again (INC-5).
-	KeepBoundaries bool `msgpack:"keepBoundaries,omitempty"`
+	// BoundariesArmed says this visit's timer boundaries are armed: on
+	// entry, or when it failed before that (INC-5). An incident retry's
+	// track inherits it with the waits, so they are not armed again.
+	BoundariesArmed bool `msgpack:"boundariesArmed,omitempty"`
 	// Inner marks an iteration of a multi-instance activity (it runs the
 	// activity, not the loop); Loop is set on the loop's body.
 	Inner bool       `msgpack:"inner,omitempty"`

@@ -21,10 +21,10 @@ func (r *runner) armBoundaries(t *Track, n *model.Node) {
 	if t.Inner {
 		return // a multi-instance body arms its activity's boundaries once
 	}
-	if t.KeepBoundaries {
-		t.KeepBoundaries = false // armed at the first entry; a retry keeps them
-		return
+	if t.BoundariesArmed {
+		return // an incident retry: the first entry's waits are kept
 	}
+	t.BoundariesArmed = true
 	for _, b := range r.p.Boundaries(n.ID) {
 		if b.Event != model.TimerEvent {
 			continue
