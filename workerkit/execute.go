@@ -179,7 +179,9 @@ func (x *execution) run(ctx context.Context) *jobs.Report {
 		case jobs.BusinessStatus:
 			return &jobs.Report{Kind: jobs.Status, Status: cls.Status}
 		}
-		backoff, again := retry.Retry(attempt, err)
+		// The budget is the job's, not this delivery's: each earlier
+		// delivery spent an attempt (the engine counts it so at check-in).
+		backoff, again := retry.Retry(x.delivery+attempt-1, err)
 		if !again {
 			fail.Message = fmt.Sprintf("no retries left after %d attempt(s) in delivery %d", attempt, x.delivery)
 			fail.Attempts = attempt

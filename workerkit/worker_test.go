@@ -550,3 +550,46 @@ func TestHandleMisuse(t *testing.T) {
 		t.Error("New(nil) succeeded")
 	}
 }
+
+// A redelivered job's earlier deliveries count against its retry budget:
+// after a worker died holding delivery 1, delivery 2 runs attempts 2 and 3
+// of 3, not three more.
+func TestWorkerTrustedRedeliveryKeepsTheBudget(t *testing.T) {
+	f := setup(t)
+	f.deploy("pay", "payments", model.WithRetryPolicy(jobs.FixedDelaySpec(3, 50*time.Millisecond)), model.WithLockDuration(time.Second))
+	started := make(chan struct{}, 1)
+	dying := f.worker(func(w *workerkit.Worker) {
+		w.Handle("payments", func(ctx context.Context, job *workerkit.Job) (map[string]any, error) {
+			started <- struct{}{}
+			<-ctx.Done() // never finishes: the worker stops without reporting
+			return nil, ctx.Err()
+		})
+	}, workerkit.Options{Logger: quietLog, ShutdownTimeout: 10 * time.Millisecond})
+	id := f.start("pay", nil)
+	select {
+	case <-started:
+	case <-time.After(waitLimit):
+		t.Fatal("the first worker got no job")
+	}
+	_ = dying.stop() // it gave up on a running handler: an error is expected
+	var c calls
+	f.worker(func(w *workerkit.Worker) {
+		w.Handle("payments", func(ctx context.Context, job *workerkit.Job) (map[string]any, error) {
+			c.add(job)
+			return nil, workerkit.Fault("503", nil)
+		})
+	}, workerkit.Options{Logger: quietLog})
+	_, inc := f.waitIncident(id)
+	if inc.CauseClass != "retriesExhausted" || !strings.Contains(inc.Cause, "after 3 attempts") {
+		t.Fatalf("incident = %+v, want retries exhausted after 3 attempts", inc)
+	}
+	got := c.all()
+	if len(got) != 2 {
+		t.Fatalf("the second worker ran the job %d times, want 2 (attempts 2 and 3 of 3)", len(got))
+	}
+	for i, j := range got {
+		if j.Delivery != 2 || j.Attempt != i+2 {
+			t.Errorf("call %d: delivery %d attempt %d, want delivery 2, attempt %d", i+1, j.Delivery, j.Attempt, i+2)
+		}
+	}
+}
