@@ -6,6 +6,15 @@
 // Each call gets its own embedded nats-server with file storage in
 // t.TempDir(), torn down when the test ends. Restart stops and starts the
 // server on the same store, which is how a test proves state survives.
+//
+// StartCluster runs a JetStream cluster of nats-server processes instead,
+// for tests that SIGKILL a node; the package's TestMain must call
+// ServeNodeIfAsked first:
+//
+//	func TestMain(m *testing.M) {
+//		streamstest.ServeNodeIfAsked()
+//		os.Exit(m.Run())
+//	}
 package streamstest
 
 import (
