@@ -58,8 +58,9 @@ func (p *partition) run(ctx context.Context) {
 			running = append(running, cc)
 		}
 		if err == nil {
-			p.loop(ctx, msgs, batch)
-		} else {
+			err = p.loop(ctx, msgs, batch, running)
+		}
+		if err != nil {
 			p.log.Warn("partition consume failed; retrying", "err", err)
 		}
 		for _, cc := range running {
@@ -102,11 +103,19 @@ func (p *partition) drain(cc jetstream.ConsumeContext, msgs chan jetstream.Msg, 
 	}
 }
 
-func (p *partition) loop(ctx context.Context, msgs chan jetstream.Msg, batch int) {
+// loop processes batches until ctx ends or one of the partition's consumers
+// stops by itself (the client gives up on a consumer it cannot find, as
+// while a cluster elects leaders): then run consumes again.
+func (p *partition) loop(ctx context.Context, msgs chan jetstream.Msg, batch int, running []jetstream.ConsumeContext) error {
+	events, reports := running[0].Closed(), running[1].Closed()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
+		case <-events:
+			return errors.New("the events consumer stopped")
+		case <-reports:
+			return errors.New("the reports consumer stopped")
 		case m := <-msgs:
 			// A batch in hand is finished even if Close is called meanwhile:
 			// its own waits are bounded by timeouts.
