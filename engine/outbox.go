@@ -18,33 +18,56 @@ import (
 // stored each. Every effect is safe to publish twice (see instance.Effect),
 // so after a crash the outbox is simply published again.
 func (e *Engine) publish(ctx context.Context, partition int, s *instance.State) error {
-	var futures []jetstream.PubAckFuture
+	p, err := e.startPublish(ctx, partition, s)
+	if err != nil {
+		return err
+	}
+	return e.awaitPublish(ctx, p)
+}
+
+// publishing is an outbox on its way to JetStream: a batch starts every
+// instance's publishes before it waits for any, so one instance's round
+// trips do not queue behind another's.
+type publishing struct {
+	state   *instance.State
+	futures []jetstream.PubAckFuture
+}
+
+// startPublish sends s's outbox without waiting for the stream's acks
+// (purges, which are requests, are waited for).
+func (e *Engine) startPublish(ctx context.Context, partition int, s *instance.State) (*publishing, error) {
+	p := &publishing{state: s}
 	for _, eff := range s.Outbox {
 		switch eff.Kind {
 		case instance.CancelTimer:
 			subj := streams.TimerSubject(partition, s.ID, eff.Wait)
 			if err := e.events.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
-				return e.publishFailed(s, eff, err)
+				return nil, e.publishFailed(s, eff, err)
 			}
 			continue
 		case instance.CancelJob:
 			if err := e.cancelJob(ctx, eff.Topic, eff.Wait); err != nil {
-				return e.publishFailed(s, eff, err)
+				return nil, e.publishFailed(s, eff, err)
 			}
 			continue
 		}
 		msg, err := e.effectMsg(partition, s, eff)
 		if err != nil {
-			return e.publishFailed(s, eff, err)
+			return nil, e.publishFailed(s, eff, err)
 		}
 		f, err := e.js.PublishMsgAsync(msg)
 		if err != nil {
-			return e.publishFailed(s, eff, err)
+			return nil, e.publishFailed(s, eff, err)
 		}
-		futures = append(futures, f)
+		p.futures = append(p.futures, f)
 	}
+	return p, nil
+}
+
+// awaitPublish waits until JetStream has stored every effect p sent.
+func (e *Engine) awaitPublish(ctx context.Context, p *publishing) error {
 	timeout := time.After(10 * time.Second)
-	for _, f := range futures {
+	for _, f := range p.futures {
 		select {
 		case ack := <-f.Ok():
 			if id := f.Msg().Header.Get(headerJob); id != "" {
@@ -54,11 +77,11 @@ func (e *Engine) publish(ctx context.Context, partition int, s *instance.State) 
 			if f.Msg().Header.Get(headerJob) != "" && alreadyQueued(err) {
 				continue
 			}
-			return e.publishFailed(s, instance.Effect{ID: f.Msg().Header.Get(jetstream.MsgIDHeader)}, err)
+			return e.publishFailed(p.state, instance.Effect{ID: f.Msg().Header.Get(jetstream.MsgIDHeader)}, err)
 		case <-timeout:
-			return e.publishFailed(s, instance.Effect{}, errors.New("timed out waiting for JetStream"))
+			return e.publishFailed(p.state, instance.Effect{}, errors.New("timed out waiting for JetStream"))
 		case <-ctx.Done():
-			return e.publishFailed(s, instance.Effect{}, ctx.Err())
+			return e.publishFailed(p.state, instance.Effect{}, ctx.Err())
 		}
 	}
 	return nil

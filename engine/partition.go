@@ -152,6 +152,8 @@ type group struct {
 	rev   uint64
 	write jetstream.PubAckFuture
 	err   error
+	// fetched is the stored checkpoint read ahead of the step (prefetch).
+	fetched *fetched
 	// abandoned groups are left unacknowledged (crash tests).
 	abandoned bool
 }
@@ -161,19 +163,26 @@ type group struct {
 // the events acknowledged (ARCH-1b, ARCH-2).
 func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
 	groups := p.groups(batch)
+	p.prefetch(ctx, groups)
 	for _, g := range groups {
 		p.step(ctx, g)
 	}
 	for _, g := range groups {
 		p.awaitWrite(ctx, g)
 	}
-	for _, g := range groups {
+	sent := make([]*publishing, len(groups))
+	for i, g := range groups {
 		if g.err == nil && g.state != nil && crashPoint(g.id) {
 			p.abandon(g)
 			continue
 		}
 		if g.err == nil && g.state != nil && len(g.state.Outbox) > 0 {
-			g.err = p.e.publish(ctx, p.n, g.state)
+			sent[i], g.err = p.e.startPublish(ctx, p.n, g.state)
+		}
+	}
+	for i, g := range groups {
+		if sent[i] != nil {
+			g.err = p.e.awaitPublish(ctx, sent[i])
 		}
 	}
 	for _, g := range groups {
@@ -263,7 +272,7 @@ func (p *partition) step(ctx context.Context, g *group) {
 }
 
 func (p *partition) stepOnce(ctx context.Context, g *group) {
-	s, rev, err := p.load(ctx, g.id)
+	s, rev, err := p.load(ctx, g)
 	if err != nil {
 		g.err = err
 		return
@@ -297,7 +306,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 			stepErr := err
 			log.Error("step failed; failing the instance", "err", stepErr)
 			p.cache.drop(g.id)
-			if s, rev, err = p.load(ctx, g.id); err != nil || s == nil {
+			if s, rev, err = p.load(ctx, g); err != nil || s == nil {
 				g.err = err
 				return
 			}
@@ -331,11 +340,20 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 // load returns the instance's checkpoint (nil if it does not exist). A
 // checkpoint read from the store whose outbox another session wrote may
 // hold unpublished effects: they are published again before anything else.
-func (p *partition) load(ctx context.Context, id string) (*instance.State, uint64, error) {
+func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64, error) {
+	id := g.id
 	if c, ok := p.cache.get(id); ok {
 		return c.state, c.rev, nil
 	}
-	s, rev, err := p.e.store.get(ctx, id)
+	var s *instance.State
+	var rev uint64
+	var err error
+	if f := g.fetched; f != nil {
+		g.fetched = nil // a second step reads the store again
+		s, rev, err = f.state, f.rev, f.err
+	} else {
+		s, rev, err = p.e.store.get(ctx, id)
+	}
 	if errors.Is(err, ErrNotFound) {
 		return nil, 0, nil
 	}

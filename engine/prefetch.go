@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"context"
+	"sync"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+)
+
+// fetched is a checkpoint read ahead of its step.
+type fetched struct {
+	state *instance.State
+	rev   uint64
+	err   error
+}
+
+// maxPrefetch bounds the reads a batch has in flight at once.
+const maxPrefetch = 32
+
+// prefetch reads, concurrently, the checkpoints of the batch's instances
+// that are not in the cache, so a batch of new or cold instances costs one
+// round trip to the bucket instead of one per instance. The step still
+// writes with compare-and-set, so a read a moment early is as safe as one
+// made in the step.
+func (p *partition) prefetch(ctx context.Context, groups []*group) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxPrefetch)
+	for _, g := range groups {
+		if _, ok := p.cache.get(g.id); ok {
+			continue
+		}
+		f := &fetched{}
+		g.fetched = f
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f.state, f.rev, f.err = p.e.store.get(ctx, g.id)
+		})
+	}
+	wg.Wait()
+}
