@@ -81,6 +81,13 @@ func Decide(st *State, r *Report, d Delivery, env Env) Decision {
 	if d.Count < st.Delivery {
 		return refuse("stale delivery %d: the job is at delivery %d, held by another worker", d.Count, st.Delivery)
 	}
+	if d.Count == st.Nacked {
+		// A copy of the report that already sent this delivery back (the
+		// worker published it again, or the engine crashed before acking
+		// it): acting again would nak whatever delivery the message is on
+		// now, since JetStream does not fence stale acks.
+		return refuse("delivery %d was already sent back for a retry", d.Count)
+	}
 	dec := Decision{}
 	if d.Count > st.Delivery {
 		if st.Delivery > 0 && st.Nacked != st.Delivery {

@@ -57,6 +57,28 @@ func TestDecideRetriesThenExhausts(t *testing.T) {
 	}
 }
 
+// A second copy of a fail report for a delivery already sent back must not
+// nak again: the message may be on its next delivery by then.
+func TestDecideIgnoresRepeatedFail(t *testing.T) {
+	st := newTestState(Policy{Trust: EngineAuthoritative})
+	if d := decide(st, Fail, 1, func(r *Report) { r.Code = "503" }); d.Action != Nak {
+		t.Fatalf("first fail: %+v", d)
+	}
+	before := *st
+	for _, k := range []ReportKind{Fail, Extend, Complete} {
+		if d := decide(st, k, 1, func(r *Report) { r.Code = "503" }); d.Verdict.Accepted || d.Action != None || d.Terminal != nil || d.Changed ||
+			!strings.Contains(d.Verdict.Reason, "already sent back") {
+			t.Errorf("%s again on the nacked delivery: %+v", k, d)
+		}
+	}
+	if st.Delivery != before.Delivery || st.Nacked != before.Nacked || st.LastError != before.LastError || st.Budget != before.Budget {
+		t.Errorf("state changed by the repeats: %+v, was %+v", st, before)
+	}
+	if d := decide(st, CheckIn, 2, nil); !d.Verdict.Accepted {
+		t.Errorf("check-in of the retry's delivery refused: %+v", d)
+	}
+}
+
 func TestDecidePoisonDeliveryExhaustsAtCheckIn(t *testing.T) {
 	st := newTestState(Policy{Retry: FixedDelaySpec(2, 0)})
 	decide(st, CheckIn, 2, nil) // delivery 1 died; attempt 2 may run

@@ -71,3 +71,49 @@ func TestReportOutlastsUnavailableStream(t *testing.T) {
 		t.Errorf("handler ran %d times, %d report publishes (%d failures left); want 1 run, the 5 failures and a publish that landed", calls, js.attempts, js.n)
 	}
 }
+
+// strandingReports acknowledges the first report publish without sending
+// it, as when a stored report is stranded on a dying node, and records the
+// message id of every report publish.
+type strandingReports struct {
+	jetstream.JetStream
+	mu  sync.Mutex
+	ids []string
+}
+
+func (s *strandingReports) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if !strings.HasPrefix(m.Subject, strings.TrimSuffix(streams.ReportsSubjects, ">")) {
+		return s.JetStream.PublishMsg(ctx, m, opts...)
+	}
+	s.mu.Lock()
+	s.ids = append(s.ids, m.Header.Get(jetstream.MsgIDHeader))
+	first := len(s.ids) == 1
+	s.mu.Unlock()
+	if first {
+		return &jetstream.PubAck{Stream: streams.ReportsStream, Sequence: 1}, nil
+	}
+	return s.JetStream.PublishMsg(ctx, m, opts...)
+}
+
+// TestReportCopyAfterVerdictTimeout checks that a report whose verdict does
+// not come is published again as a new copy (a new message id), so a
+// stranded first copy cannot keep the stream deduplicating the rest.
+func TestReportCopyAfterVerdictTimeout(t *testing.T) {
+	f := setup(t)
+	f.deploy("stranded", "stranded")
+	js := &strandingReports{}
+	f.worker(func(w *workerkit.Worker) {
+		workerkit.WrapJetStream(w, func(inner jetstream.JetStream) jetstream.JetStream { js.JetStream = inner; return js })
+		w.Handle("stranded", func(context.Context, *workerkit.Job) (map[string]any, error) {
+			return map[string]any{"lookup": "FOUND"}, nil
+		})
+	}, workerkit.Options{Logger: quietLog, VerdictTimeout: 200 * time.Millisecond})
+	if v := f.wait(f.start("stranded", nil)); v.Status != instance.Completed {
+		t.Fatalf("instance = %+v, want completed", v)
+	}
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if len(js.ids) != 2 || js.ids[1] != js.ids[0]+":r1" {
+		t.Errorf("report message ids %q, want the first and a new copy %q", js.ids, js.ids[0]+":r1")
+	}
+}

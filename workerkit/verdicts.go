@@ -84,11 +84,13 @@ const (
 )
 
 // converse publishes r for the job's delivery and waits for the verdict
-// until deadline: while the lock holds, an answer is worth having. When none
-// comes within the verdict timeout it publishes r again (same message id,
-// so the reports stream drops the copy if the first one was stored); when a
+// until deadline: while the lock holds, an answer is worth having. When a
 // publish fails (a stream leader being elected, a node catching up) it
-// pauses and tries again.
+// pauses and publishes again with the same message id, so the stream keeps
+// one copy if the first was stored after all. When no verdict comes within
+// the verdict timeout it publishes a new copy (a new id): a stored report
+// can be stranded when a cluster node dies, and the engine decides a
+// delivery once, refusing later copies.
 func (x *execution) converse(ctx context.Context, r jobs.Report, msgID string, deadline time.Time) (jobs.Verdict, error) {
 	w := x.w
 	replyTo, ch, done := w.verdicts.expect()
@@ -98,8 +100,10 @@ func (x *execution) converse(ctx context.Context, r jobs.Report, msgID string, d
 	if err != nil {
 		return jobs.Verdict{}, fmt.Errorf("encode %s report: %w", r.Kind, err)
 	}
-	msgID = fmt.Sprintf("%s:%d:%s", x.raw.ID, x.delivery, msgID)
+	base := fmt.Sprintf("%s:%d:%s", x.raw.ID, x.delivery, msgID)
+	msgID = base
 	lastErr := errNoVerdict
+	copies := 0
 	pause := minPublishPause
 	for {
 		wait := min(w.opts.VerdictTimeout, time.Until(deadline))
@@ -135,7 +139,9 @@ func (x *execution) converse(ctx context.Context, r jobs.Report, msgID string, d
 			return jobs.Verdict{}, context.Cause(ctx)
 		case <-timer.C:
 			lastErr = errNoVerdict
-			x.log.Warn("no verdict yet", "kind", r.Kind, "waited", wait)
+			copies++
+			msgID = fmt.Sprintf("%s:r%d", base, copies)
+			x.log.Warn("no verdict yet; publishing a new copy", "kind", r.Kind, "waited", wait)
 		}
 	}
 }
