@@ -82,6 +82,8 @@ func ServeNodeIfAsked() {
 	}
 	fmt.Println("ready")
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the test closes stdin or dies
+	s.Shutdown()
+	s.WaitForShutdown()
 	os.Exit(0)
 }
 
@@ -192,6 +194,24 @@ func (c *Cluster) Kill(i int) {
 	_ = nd.cmd.Process.Kill()
 	<-nd.exited
 	_ = nd.stdin.Close()
+	nd.cmd = nil
+}
+
+// Stop shuts node i down cleanly (it closes its routes and clients, as an
+// operator's restart would) and waits until it is gone.
+func (c *Cluster) Stop(i int) {
+	nd := c.nodes[i]
+	if nd.cmd == nil {
+		return
+	}
+	_ = nd.stdin.Close()
+	select {
+	case <-nd.exited:
+	case <-time.After(nodeStartTimeout):
+		c.t.Errorf("streamstest: node %s did not stop within %s; killing it", nd.cfg.Name, nodeStartTimeout)
+		_ = nd.cmd.Process.Kill()
+		<-nd.exited
+	}
 	nd.cmd = nil
 }
 
