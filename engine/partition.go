@@ -60,7 +60,10 @@ func (p *partition) run(ctx context.Context) {
 		if err == nil {
 			err = p.loop(ctx, msgs, batch, running)
 		}
-		if err != nil {
+		// Connections reconnect forever; a closed one was closed on
+		// purpose, and nothing can be consumed on it again.
+		closed := err != nil && p.e.nc.IsClosed()
+		if err != nil && !closed {
 			p.log.Warn("partition consume failed; retrying", "err", err)
 		}
 		for _, cc := range running {
@@ -70,6 +73,10 @@ func (p *partition) run(ctx context.Context) {
 		// and return to whichever node holds the partition next.
 		for _, cc := range running {
 			p.drain(cc, msgs, batch)
+		}
+		if closed {
+			p.log.Error("NATS connection closed; partition stopped (close the engine before its connection)", "err", err)
+			return
 		}
 		if err != nil {
 			select {
