@@ -168,10 +168,7 @@ func TestCallActivityConformanceFile(t *testing.T) {
 func TestCallActivityAcrossRestart(t *testing.T) {
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := context.Background()
-	eng, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := openEngine(t, env, nil)
 	child := build(t, model.NewBuilder("napper").StartEvent("s").
 		TimerCatchEvent("nap", model.Duration("PT1S")).ScriptTask("up", "true", "rested").EndEvent("e").
 		Sequence("s", "nap", "up", "e"))

@@ -21,10 +21,7 @@ import (
 func TestParallelMultiInstanceWithOneIncident(t *testing.T) {
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := context.Background()
-	eng, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := openEngine(t, env, nil)
 	items := make([]any, 50)
 	for i := range items {
 		items[i] = i
@@ -160,10 +157,7 @@ func TestMultiInstanceConformanceFile(t *testing.T) {
 func TestSequentialMultiInstanceAcrossRestart(t *testing.T) {
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := context.Background()
-	eng, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := openEngine(t, env, nil)
 	p := build(t, model.NewBuilder("tour").StartEvent("s").
 		ServiceTask("visit", "", model.WithWorker("tour"), model.WithLoop(model.Loop{
 			Sequential: true, Collection: "cities", ElementVariable: "city", OutputCollection: "visited", OutputElement: "seen",

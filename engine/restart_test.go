@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
@@ -18,10 +19,7 @@ import (
 func TestTimerFiresAfterRestart(t *testing.T) {
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := context.Background()
-	eng, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng := openEngine(t, env, nil)
 	p := build(t, model.NewBuilder("nap").StartEvent("s").
 		TimerCatchEvent("nap", model.Duration("PT1S")).EndEvent("e").Sequence("s", "nap", "e"))
 	if _, err := eng.Deploy(ctx, p); err != nil {
@@ -56,13 +54,9 @@ func TestCheckpointSizeLimit(t *testing.T) {
 		return map[string]any{in["name"].(string): strings.Repeat("x", int(in["size"].(int64)))}, nil
 	})
 	ctx := context.Background()
-	eng, err := engine.Open(ctx, env.Conn, engine.Options{
-		Logger: quietLog, Operations: ops, MaxVariableBytes: 40 << 10, MaxCheckpointBytes: 64 << 10,
+	eng := enginetest.Open(t, env.Conn, engine.Options{
+		Operations: ops, MaxVariableBytes: 40 << 10, MaxCheckpointBytes: 64 << 10,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	b := model.NewBuilder("blobs").StartEvent("s")
 	b.ServiceTask("a", "blob", model.Input("name", `"a"`), model.Input("size", "size"))
 	b.ServiceTask("b", "blob", model.Input("name", `"b"`), model.Input("size", "size"))
