@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // calcBPMN adds one to a in a script task; started without a, the script
@@ -86,6 +87,11 @@ func TestIncidentCommands(t *testing.T) {
 		}
 		slices.Sort(out)
 		return out
+	}
+
+	// The records are effects, published just after the checkpoints that
+	// show the incidents: wait until all three are listed.
+	for deadline := time.Now().Add(10 * time.Second); len(list()) < 3 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 	}
 
 	t.Run("list and show", func(t *testing.T) {

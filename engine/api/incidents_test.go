@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
@@ -14,11 +15,22 @@ import (
 )
 
 // incidentOf starts calc without a (the script's nil arithmetic raises an
-// expression incident on t) and returns the instance and incident ids.
+// expression incident on t) and returns the incident id once its record is
+// listed: the record is an effect, published just after the checkpoint
+// that shows the incident.
 func (f *fixture) incidentOf(t *testing.T, id string) string {
 	t.Helper()
 	f.start(t, api.StartRequest{ProcessID: "calc", ID: id, Vars: json.RawMessage(`{"tag": "` + id + `"}`)})
 	v := f.waitIncident(t, id)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		list, err := f.client.Incidents(ctxT(t), api.IncidentListRequest{Instance: id})
+		if err == nil && len(list) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("incident of %s not listed within 10s: %v %v", id, recordIDs(list), err)
+		}
+	}
 	return v.Incidents[0].ID
 }
 
