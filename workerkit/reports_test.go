@@ -15,6 +15,11 @@ import (
 	"github.com/jetbpm/jetbpm/workerkit"
 )
 
+// isReport tells a worker's report from its other publishes.
+func isReport(m *nats.Msg) bool {
+	return strings.HasPrefix(m.Subject, strings.TrimSuffix(streams.ReportsSubjects, ">"))
+}
+
 // failingReports fails the first n report publishes the way a stream
 // without a leader does (no responders, at once), then passes them on.
 type failingReports struct {
@@ -27,7 +32,7 @@ type failingReports struct {
 func (f *failingReports) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
 	f.mu.Lock()
 	f.attempts++
-	fail := strings.HasPrefix(m.Subject, strings.TrimSuffix(streams.ReportsSubjects, ">")) && f.n > 0
+	fail := isReport(m) && f.n > 0
 	if fail {
 		f.n--
 	}
@@ -82,7 +87,7 @@ type strandingReports struct {
 }
 
 func (s *strandingReports) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
-	if !strings.HasPrefix(m.Subject, strings.TrimSuffix(streams.ReportsSubjects, ">")) {
+	if !isReport(m) {
 		return s.JetStream.PublishMsg(ctx, m, opts...)
 	}
 	s.mu.Lock()
