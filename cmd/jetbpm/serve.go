@@ -177,12 +177,20 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 
 	var layout streams.Layout
 	var stopEngine func(context.Context) error
-	err = untilAvailable(ctx, logger, func(ctx context.Context) error {
-		h.setReason("checking the NATS server")
+	var unavailable error // the last try's, shown on /healthz until a try succeeds
+	step := func(what string) {
+		if unavailable != nil {
+			what += " (last try: JetStream unavailable: " + unavailable.Error() + ")"
+		}
+		h.setReason(what)
+	}
+	waiting := func(err error) { unavailable = err; step("waiting to try again") }
+	err = untilAvailable(ctx, logger, waiting, func(ctx context.Context) error {
+		step("checking the NATS server")
 		if err := streams.CheckServer(ctx, nc); err != nil {
 			return err
 		}
-		h.setReason("provisioning streams")
+		step("provisioning streams")
 		js, err := jetstream.New(nc)
 		if err != nil {
 			return fmt.Errorf("jetstream: %w", err)
@@ -194,7 +202,7 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		if err != nil {
 			return err
 		}
-		h.setReason("starting the engine")
+		step("starting the engine")
 		if stopEngine, err = runEngine(ctx, nc, layout, reg, logger); err != nil {
 			return fmt.Errorf("start engine: %w", err)
 		}
@@ -228,10 +236,10 @@ const (
 )
 
 // untilAvailable runs start until it succeeds, fails for a reason other
-// than JetStream being unavailable, or ctx ends. An engine node that starts
-// while its cluster elects leaders (a node just died) waits it out rather
-// than exiting.
-func untilAvailable(ctx context.Context, logger *slog.Logger, start func(context.Context) error) error {
+// than JetStream being unavailable, or ctx ends, telling waiting why it
+// waits. An engine node that starts while its cluster elects leaders (a
+// node just died) waits it out rather than exiting.
+func untilAvailable(ctx context.Context, logger *slog.Logger, waiting func(error), start func(context.Context) error) error {
 	pause := 250 * time.Millisecond
 	for {
 		actx, cancel := context.WithTimeout(ctx, startAttempt)
@@ -241,6 +249,7 @@ func untilAvailable(ctx context.Context, logger *slog.Logger, start func(context
 			return err
 		}
 		logger.Warn("JetStream unavailable; trying again", "err", err, "pause", pause)
+		waiting(err)
 		select {
 		case <-time.After(pause):
 		case <-ctx.Done():

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +30,15 @@ func TestServeWaitsOutUnavailableJetStream(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("no \"JetStream unavailable; trying again\" record within 60s")
 		}
+	}
+	resp, err := http.Get("http://" + p.httpAddr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "JetStream unavailable") {
+		t.Errorf("/healthz while waiting = %d %q, want 503 naming JetStream unavailable", resp.StatusCode, body)
 	}
 	c.Start(1)
 	c.Start(2)
