@@ -147,6 +147,7 @@ func TestClusterSurvivesNodeLosses(t *testing.T) {
 		v, err := engB.WaitUntil(ctx, id, func(v *engine.InstanceView) bool { return v.Status.Finished() })
 		if err != nil || v.Status != instance.Completed || v.Variables["doubled"] != int64(2*i) ||
 			v.Variables["receipt"] != fmt.Sprintf("r-%d", i) {
+			describeJob(t, c, id+"/charge/3")
 			t.Fatalf("instance %s: %+v %v", id, v, err)
 		}
 	}
@@ -181,5 +182,42 @@ func TestClusterSurvivesNodeLosses(t *testing.T) {
 		if r > 1+2 { // the engine node and the NATS node losses
 			t.Errorf("job %s ran %d times, want at most 3", job, r)
 		}
+	}
+}
+
+// describeJob logs what JetStream holds for a job that never completed:
+// its message, and the topic consumer's view (docs/reliability.md, open
+// findings). It asks node 1, which never went down.
+func describeJob(t *testing.T, c *streamstest.Cluster, jobID string) {
+	nc, err := nats.Connect(c.NodeURL(0))
+	if err != nil {
+		t.Logf("describe job %s: %v", jobID, err)
+		return
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if s, err := js.Stream(ctx, streams.JobsStream); err != nil {
+		t.Logf("job %s: jobs stream: %v", jobID, err)
+	} else {
+		m, err := s.GetLastMsgForSubject(ctx, streams.JobSubject("cluster-charge", jobID))
+		if err != nil {
+			t.Logf("job %s: no message (%v); stream state %+v", jobID, err, s.CachedInfo().State)
+		} else {
+			t.Logf("job %s: message at seq %d, stored %s", jobID, m.Sequence, m.Time)
+		}
+	}
+	if cons, err := js.Consumer(ctx, streams.JobsStream, streams.TopicConsumer("cluster-charge")); err != nil {
+		t.Logf("job %s: topic consumer: %v", jobID, err)
+	} else if info, err := cons.Info(ctx); err != nil {
+		t.Logf("job %s: topic consumer info: %v", jobID, err)
+	} else {
+		leader := ""
+		if info.Cluster != nil {
+			leader = info.Cluster.Leader
+		}
+		t.Logf("job %s: topic consumer delivered %+v, ack floor %+v, pending %d, ack pending %d, redelivered %d, waiting %d, leader %s",
+			jobID, info.Delivered, info.AckFloor, info.NumPending, info.NumAckPending, info.NumRedelivered, info.NumWaiting, leader)
 	}
 }
