@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,11 +145,16 @@ func TestClusterSurvivesNodeLosses(t *testing.T) {
 	}
 	defer engA2.Close(context.Background())
 	reopened := time.Since(killed)
+	// Waiting ends 45 s after the losses, before the test's deadline stops
+	// the worker, so a stuck job is described while everything still runs.
+	waitCtx, cancelWait := context.WithDeadline(ctx, killed.Add(45*time.Second))
+	defer cancelWait()
 	for i, id := range ids {
-		v, err := engB.WaitUntil(ctx, id, func(v *engine.InstanceView) bool { return v.Status.Finished() })
+		v, err := engB.WaitUntil(waitCtx, id, func(v *engine.InstanceView) bool { return v.Status.Finished() })
 		if err != nil || v.Status != instance.Completed || v.Variables["doubled"] != int64(2*i) ||
 			v.Variables["receipt"] != fmt.Sprintf("r-%d", i) {
 			describeJob(t, c, id+"/charge/3")
+			logWorkerGoroutines(t)
 			t.Fatalf("instance %s: %+v %v", id, v, err)
 		}
 	}
@@ -208,6 +215,27 @@ func describeJob(t *testing.T, c *streamstest.Cluster, jobID string) {
 			t.Logf("job %s: message at seq %d, stored %s", jobID, m.Sequence, m.Time)
 		}
 	}
+	instanceID, _, _ := strings.Cut(jobID, "/")
+	if kv, err := js.KeyValue(ctx, streams.InstancesBucket); err != nil {
+		t.Logf("job %s: instances bucket: %v", jobID, err)
+	} else if e, err := kv.Get(ctx, instanceID); err != nil {
+		t.Logf("job %s: checkpoint through node 1: %v", jobID, err)
+	} else {
+		var st instance.State
+		err := streams.Unmarshal(e.Value(), &st)
+		t.Logf("job %s: checkpoint through node 1: revision %d, status %s, active %v (%v)", jobID, e.Revision(), st.Status, st.ActiveNodes(), err)
+	}
+	t.Logf("job %s: completed facts stored: %d", jobID, storedFacts(t, js, "clustered", instance.FactCompleted)[instanceID])
+	for _, name := range []string{"KV_" + streams.InstancesBucket, streams.JobsStream} {
+		if st, err := js.Stream(ctx, name); err == nil && st.CachedInfo().Cluster != nil {
+			cl := st.CachedInfo().Cluster
+			var replicas []string
+			for _, r := range cl.Replicas {
+				replicas = append(replicas, fmt.Sprintf("%s current=%v lag=%d", r.Name, r.Current, r.Lag))
+			}
+			t.Logf("stream %s: leader %s, replicas %v", name, cl.Leader, replicas)
+		}
+	}
 	if cons, err := js.Consumer(ctx, streams.JobsStream, streams.TopicConsumer("cluster-charge")); err != nil {
 		t.Logf("job %s: topic consumer: %v", jobID, err)
 	} else if info, err := cons.Info(ctx); err != nil {
@@ -219,5 +247,17 @@ func describeJob(t *testing.T, c *streamstest.Cluster, jobID string) {
 		}
 		t.Logf("job %s: topic consumer delivered %+v, ack floor %+v, pending %d, ack pending %d, redelivered %d, waiting %d, leader %s",
 			jobID, info.Delivered, info.AckFloor, info.NumPending, info.NumAckPending, info.NumRedelivered, info.NumWaiting, leader)
+	}
+}
+
+// logWorkerGoroutines logs the stacks of the worker's goroutines: where its
+// fetch loop waits when jobs sit undelivered.
+func logWorkerGoroutines(t *testing.T) {
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
+	for _, g := range strings.Split(b.String(), "\n\n") {
+		if strings.Contains(g, "workerkit.") {
+			t.Logf("worker goroutine:\n%s", g)
+		}
 	}
 }

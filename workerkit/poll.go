@@ -9,6 +9,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// lookupTimeout bounds one lookup of a topic's consumer.
+const lookupTimeout = 5 * time.Second
+
 // poll fetches h's jobs while ctx lasts, at most h.concurrency at a time,
 // and runs each in its own goroutine under jobsCtx, counted by inFlight.
 // Fetches wait at most PollWait and are never cut short, so a job the
@@ -21,7 +24,11 @@ func (w *Worker) poll(ctx, jobsCtx context.Context, h *handler, inFlight *sync.W
 	pause := backoff{min: 100 * time.Millisecond, max: 5 * time.Second}
 	for ctx.Err() == nil {
 		if cons == nil {
-			c, err := w.js.Consumer(ctx, jobsStream, topicConsumer(h.topic))
+			// Bounded on its own: a request lost with a dying server is never
+			// answered, and ctx may have no deadline or a distant one.
+			lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+			c, err := w.js.Consumer(lctx, jobsStream, topicConsumer(h.topic))
+			cancel()
 			switch {
 			case ctx.Err() != nil:
 				return

@@ -122,3 +122,47 @@ func TestReportCopyAfterVerdictTimeout(t *testing.T) {
 		t.Errorf("report message ids %q, want the first and a new copy %q", js.ids, js.ids[0]+":r1")
 	}
 }
+
+// lostLookup never answers the first consumer lookup, as when the request
+// is lost with a dying server: only the lookup's own deadline ends it.
+type lostLookup struct {
+	jetstream.JetStream
+	mu    sync.Mutex
+	calls int
+}
+
+func (l *lostLookup) Consumer(ctx context.Context, stream, name string) (jetstream.Consumer, error) {
+	l.mu.Lock()
+	l.calls++
+	first := l.calls == 1
+	l.mu.Unlock()
+	if first {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return l.JetStream.Consumer(ctx, stream, name)
+}
+
+// TestWorkerSurvivesLostConsumerLookup runs a worker whose context has a
+// distant deadline: a lost consumer lookup must time out on its own and
+// be tried again, not hold the worker until that deadline.
+func TestWorkerSurvivesLostConsumerLookup(t *testing.T) {
+	f := setup(t)
+	f.deploy("lookup-lost", "lookup-lost")
+	js := &lostLookup{}
+	w, err := workerkit.New(f.env.NewConn(t), workerkit.Options{Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	workerkit.WrapJetStream(w, func(inner jetstream.JetStream) jetstream.JetStream { js.JetStream = inner; return js })
+	w.Handle("lookup-lost", func(context.Context, *workerkit.Job) (map[string]any, error) {
+		return map[string]any{"lookup": "FOUND"}, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if v := f.wait(f.start("lookup-lost", nil)); v.Status != instance.Completed {
+		t.Fatalf("instance = %+v, want completed", v)
+	}
+}
