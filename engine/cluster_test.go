@@ -113,9 +113,8 @@ func TestClusterSurvivesNodeLosses(t *testing.T) {
 	// Kill engine node A as a crash would: its connection drops with its
 	// events unacknowledged and nothing flushed. Stop NATS node 2 too.
 	ncA.Close()
-	// make test stops the NATS node cleanly; make soak SIGKILLs it, which
-	// on this 2-core VM under -race sometimes leaves the cluster's streams
-	// unanswering for over a minute (docs/reliability.md).
+	// make test stops the NATS node cleanly (fast and deterministic);
+	// make soak SIGKILLs it.
 	if os.Getenv("JETBPM_SOAK") != "" {
 		c.Kill(1)
 	} else {
