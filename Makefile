@@ -27,8 +27,8 @@ bench:
 # and the cluster test, then fuzzes every fuzz target for FUZZTIME each
 # (make test runs the short workload and the fuzz seeds).
 FUZZTIME ?= 60s
-FUZZ = ./jobs:FuzzDecide ./engine:FuzzDecodeReport ./engine/expression:FuzzTranslate \
-	./engine/expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal \
+FUZZ = ./jobs:FuzzDecide ./engine:FuzzDecodeReport ./expression:FuzzTranslate \
+	./expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal \
 	./engine/api:FuzzDispatch
 soak:
 	JETBPM_SOAK=1 go test -race -count=1 -run 'TestKillNine|TestClusterSurvivesNodeLosses' -v ./cmd/jetbpm ./engine

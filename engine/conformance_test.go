@@ -17,7 +17,8 @@ import (
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
-const corpus = "../../shared/conformance/bpmn/"
+// corpus is the third-party BPMN corpus (testdata/conformance/bpmn/SOURCES.md).
+const corpus = "../testdata/conformance/bpmn/"
 
 // conformanceRun pins what one required conformance file does when started
 // and its external tasks are worked by test workers (conformanceworkers_test.go)

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/jetbpm/jetbpm/engine/expression"
+	"github.com/jetbpm/jetbpm/expression"
 )
 
 // Fault is a worker's raw technical report: a code (an exit code, an HTTP

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"unicode"
 
-	"github.com/jetbpm/jetbpm/engine/expression"
+	"github.com/jetbpm/jetbpm/expression"
 )
 
 // OutputMapping extracts variables from a Complete payload (SVC-8): each

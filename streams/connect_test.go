@@ -8,17 +8,18 @@ import (
 	"testing"
 
 	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/embedded"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
 // startFromConfigFile starts a listening server from a nats-server config file.
-func startFromConfigFile(t *testing.T, conf string) *streams.Server {
+func startFromConfigFile(t *testing.T, conf string) *embedded.Server {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "nats.conf")
 	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := streams.StartServer(streams.ServerConfig{StoreDir: t.TempDir(), Port: -1, ConfigFile: file, Logger: quietLogger()})
+	srv, err := embedded.Start(embedded.Config{StoreDir: t.TempDir(), Port: -1, ConfigFile: file, Logger: quietLogger()})
 	if err != nil {
 		t.Fatalf("start from config file: %v", err)
 	}

@@ -1,24 +1,31 @@
-// Package streams is everything jetbpm knows about NATS: the embedded server,
-// client connections, the JetStream layout and the wire codec. The rest of
-// jetbpm talks to NATS only through what this package names and provisions.
+// Package streams is everything jetbpm knows about NATS: client connections,
+// the JetStream layout and the wire codec. The embedded nats-server lives in
+// package streams/embedded, so a program that only connects (a worker) does
+// not link the server. The rest of jetbpm talks to NATS only through what
+// this package names and provisions.
 //
 // # Layout
 //
-// Three streams and three KV buckets hold all of jetbpm's state (names.go
+// Four streams and four KV buckets hold all of jetbpm's state (names.go
 // names each of them and every subject):
 //
-//   - EventsStream (work queue) carries everything addressed to an instance:
-//     start requests, job reports, operator commands, and the timer schedules
-//     that fire into it. Instances are spread over a fixed number of
-//     partitions (PartitionOf); each partition has one durable pull consumer
-//     whose pinned priority group routes it to one engine node at a time.
+//   - EventsStream (work queue) carries what the engine addresses to an
+//     instance: start requests, fired timers and operator commands, and the
+//     timer schedules that fire into it. Instances are spread over a fixed
+//     number of partitions (PartitionOf); each partition has one durable pull
+//     consumer whose pinned priority group routes it to one engine node at a
+//     time.
+//   - ReportsStream (work queue) carries what workers send the engine, per
+//     partition like events. It is apart from EventsStream, without rollups
+//     or schedules, so a worker's headers cannot purge or forge events.
 //   - JobsStream (work queue) is the external job queue: one subject per job,
 //     one durable pull consumer per topic whose AckWait is the topic's lock
 //     duration (EnsureTopic).
 //   - FactsStream (limits, MaxAge) keeps lifecycle and incident facts for
 //     integrations to subscribe to and replay.
-//   - InstancesBucket, DefinitionsBucket and MetaBucket hold checkpoints,
-//     deployed definitions and the settings fixed at first provisioning.
+//   - InstancesBucket, DefinitionsBucket, IncidentsBucket and MetaBucket hold
+//     checkpoints, deployed definitions, incident records with their
+//     variable snapshots, and the settings fixed at first provisioning.
 //
 // Provision creates all of it idempotently; running it on every start is the
 // intended use. A setting that changed is applied in place and no message is
@@ -28,7 +35,7 @@
 //
 // # Servers
 //
-// StartServer runs nats-server in-process for a laptop or a test; Connect
+// embedded.Start runs nats-server in-process for a laptop or a test; Connect
 // reaches an existing server or cluster. Either way, CheckServer verifies the
 // server is new enough (MinServerVersion) for message schedules, per-message
 // TTLs and pinned consumers before jetbpm relies on them.

@@ -11,7 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/embedded"
+	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
 // testTimeout bounds every wait in these tests; hitting it fails the test.
@@ -24,23 +25,10 @@ func testContext(t testing.TB) context.Context {
 }
 
 // startBare starts an embedded server that nothing has provisioned yet.
-func startBare(t testing.TB) (*streams.Server, *nats.Conn, jetstream.JetStream) {
+func startBare(t testing.TB) (*embedded.Server, *nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	srv, err := streams.StartServer(streams.ServerConfig{StoreDir: t.TempDir(), NoListen: true, Logger: quietLogger()})
-	if err != nil {
-		t.Fatalf("start server: %v", err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("jetstream: %v", err)
-	}
-	return srv, nc, js
+	env := streamstest.StartBare(t)
+	return env.Server, env.Conn, env.JS
 }
 
 func quietLogger() *slog.Logger {

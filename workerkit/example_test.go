@@ -14,6 +14,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/embedded"
 	"github.com/jetbpm/jetbpm/workerkit"
 )
 
@@ -57,7 +58,7 @@ func startJetbpm() (*nats.Conn, *engine.Engine, func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := streams.StartServer(streams.ServerConfig{StoreDir: dir, NoListen: true, Logger: quiet})
+	srv, err := embedded.Start(embedded.Config{StoreDir: dir, NoListen: true, Logger: quiet})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/streams"
 )
 
 // lookupTimeout bounds one lookup of a topic's consumer.
@@ -27,14 +29,14 @@ func (w *Worker) poll(ctx, jobsCtx context.Context, h *handler, inFlight *sync.W
 			// Bounded on its own: a request lost with a dying server is never
 			// answered, and ctx may have no deadline or a distant one.
 			lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
-			c, err := w.js.Consumer(lctx, jobsStream, topicConsumer(h.topic))
+			c, err := w.js.Consumer(lctx, streams.JobsStream, streams.TopicConsumer(h.topic))
 			cancel()
 			switch {
 			case ctx.Err() != nil:
 				return
 			case errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound):
 				if !missingLogged {
-					log.Info("waiting for the topic's consumer: no process using the topic is deployed yet", "consumer", topicConsumer(h.topic))
+					log.Info("waiting for the topic's consumer: no process using the topic is deployed yet", "consumer", streams.TopicConsumer(h.topic))
 					missingLogged = true
 				}
 				pause.wait(ctx)

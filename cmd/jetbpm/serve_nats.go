@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/embedded"
 )
 
 // connect starts the embedded NATS server or connects to --nats-url, and
@@ -35,7 +36,7 @@ func connect(o serveOptions, logger *slog.Logger, stops *[]func(context.Context)
 	if err := checkPortFree(host, port); err != nil {
 		return nil, "", err
 	}
-	srv, err := streams.StartServer(streams.ServerConfig{
+	srv, err := embedded.Start(embedded.Config{
 		StoreDir: filepath.Join(o.data, "nats"), Host: host, Port: port, Logger: logger,
 	})
 	if err != nil {
@@ -61,7 +62,7 @@ func splitListen(listen string) (string, int, error) {
 		return "", 0, fmt.Errorf("--listen %q: bad port", listen)
 	}
 	if port == 0 {
-		port = -1 // streams.ServerConfig: -1 is a random port, 0 the default 4222
+		port = -1 // embedded.Config: -1 is a random port, 0 the default 4222
 	}
 	return host, port, nil
 }

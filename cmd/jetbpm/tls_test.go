@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/embedded"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -23,7 +23,7 @@ func TestTLSEndToEnd(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := streams.StartServer(streams.ServerConfig{StoreDir: filepath.Join(dir, "js"), Port: -1, ConfigFile: conf})
+	srv, err := embedded.Start(embedded.Config{StoreDir: filepath.Join(dir, "js"), Port: -1, ConfigFile: conf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/jetbpm/jetbpm/engine/model"
 )
 
-// corpus is the shared BPMN conformance corpus (third-party files, not
-// copied into the module).
-const corpus = "../../../shared/conformance/bpmn"
+// corpus is the BPMN conformance corpus: third-party files copied verbatim
+// with their licenses (testdata/conformance/bpmn/SOURCES.md).
+const corpus = "../../testdata/conformance/bpmn"
 
 // outcome pins what importing one corpus file does.
 type outcome struct {

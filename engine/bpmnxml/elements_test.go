@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetbpm/jetbpm/engine/expression"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/expression"
 )
 
 func TestCamundaExternalTask(t *testing.T) {

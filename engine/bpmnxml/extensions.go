@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jetbpm/jetbpm/engine/expression"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/expression"
 )
 
 // nodeExt gathers what a node's attributes and extension elements say before

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jetbpm/jetbpm/engine/expression"
+	"github.com/jetbpm/jetbpm/expression"
 )
 
 // feelConst returns the constant a Zeebe attribute holds: its text, or after

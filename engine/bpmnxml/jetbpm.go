@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/jetbpm/jetbpm/engine/expression"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/expression"
 	"github.com/jetbpm/jetbpm/jobs"
 )
 

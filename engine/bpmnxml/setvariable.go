@@ -4,8 +4,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/jetbpm/jetbpm/engine/expression"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/expression"
 )
 
 // setVariableStmt matches `execution.setVariable("name", literal);` with a

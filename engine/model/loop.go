@@ -3,7 +3,7 @@ package model
 import (
 	"fmt"
 
-	"github.com/jetbpm/jetbpm/engine/expression"
+	"github.com/jetbpm/jetbpm/expression"
 )
 
 // Loop makes an activity multi-instance: it runs once per item of

@@ -3,7 +3,7 @@ package model
 import (
 	"time"
 
-	"github.com/jetbpm/jetbpm/engine/expression"
+	"github.com/jetbpm/jetbpm/expression"
 	"github.com/jetbpm/jetbpm/jobs"
 )
 

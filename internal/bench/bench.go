@@ -17,6 +17,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/embedded"
 )
 
 // Config says what to run. The zero value of each field has a default.
@@ -106,7 +107,7 @@ func (c *Config) defaults() error {
 // env is a running server, engine and the connections of one run.
 type env struct {
 	cfg     Config
-	server  *streams.Server
+	server  *embedded.Server
 	url     string // for TCP clients
 	engNC   *nats.Conn
 	eng     *engine.Engine
@@ -145,7 +146,7 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 		}
 		e.cleanup = append(e.cleanup, func() { os.RemoveAll(dir) })
 		port := -1
-		srv, err := streams.StartServer(streams.ServerConfig{StoreDir: dir, Port: port, NoListen: !cfg.WorkersTCP, Logger: cfg.Logger})
+		srv, err := embedded.Start(embedded.Config{StoreDir: dir, Port: port, NoListen: !cfg.WorkersTCP, Logger: cfg.Logger})
 		if err != nil {
 			e.close()
 			return nil, err

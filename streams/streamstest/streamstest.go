@@ -28,11 +28,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/embedded"
 )
 
 // Env is a running, provisioned server and a connection to it.
 type Env struct {
-	Server *streams.Server
+	Server *embedded.Server
 	Conn   *nats.Conn
 	JS     jetstream.JetStream
 	Dir    string
@@ -76,9 +77,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &Env{Dir: t.TempDir(), cfg: cfg}
-	e.start(t)
-	t.Cleanup(e.stop)
+	e := startEnv(t, cfg)
 
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
@@ -90,13 +89,32 @@ func Start(t testing.TB, opts ...Option) *Env {
 	return e
 }
 
+// StartBare starts an embedded JetStream server like Start, but provisions
+// nothing: for tests of provisioning itself and of the server.
+func StartBare(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return startEnv(t, cfg)
+}
+
+func startEnv(t testing.TB, cfg config) *Env {
+	t.Helper()
+	e := &Env{Dir: t.TempDir(), cfg: cfg}
+	e.start(t)
+	t.Cleanup(e.stop)
+	return e
+}
+
 func (e *Env) start(t testing.TB) {
 	t.Helper()
-	sc := streams.ServerConfig{StoreDir: e.Dir, NoListen: !e.cfg.listen, Logger: logger}
+	sc := embedded.Config{StoreDir: e.Dir, NoListen: !e.cfg.listen, Logger: logger}
 	if e.cfg.listen {
 		sc.Port = -1
 	}
-	srv, err := streams.StartServer(sc)
+	srv, err := embedded.Start(sc)
 	if err != nil {
 		t.Fatalf("streamstest: start server: %v", err)
 	}

@@ -1,4 +1,4 @@
-package streams
+package embedded
 
 import (
 	"errors"
@@ -14,9 +14,9 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// ServerConfig configures an embedded nats-server with JetStream.
+// Config configures an embedded nats-server with JetStream.
 // The zero value of every field but StoreDir is a working default.
-type ServerConfig struct {
+type Config struct {
 	StoreDir   string // JetStream file store; required unless ConfigFile sets store_dir
 	Host       string // client listen host; default "127.0.0.1"
 	Port       int    // client port: 0 → 4222, -1 → a random free port
@@ -33,7 +33,7 @@ type ServerConfig struct {
 	Logger *slog.Logger
 }
 
-// startTimeout bounds how long StartServer waits for the server to accept
+// startTimeout bounds how long Start waits for the server to accept
 // connections; a JetStream store recovering a large backlog can take seconds.
 const startTimeout = 10 * time.Second
 
@@ -44,20 +44,20 @@ type Server struct {
 	shutdown sync.Once
 }
 
-// StartServer starts an embedded nats-server with JetStream and waits until
+// Start starts an embedded nats-server with JetStream and waits until
 // it accepts connections. The server ignores OS signals: the process that
 // embeds it decides when to call Shutdown.
-func StartServer(cfg ServerConfig) (*Server, error) {
+func Start(cfg Config) (*Server, error) {
 	opts, err := cfg.options()
 	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(opts.StoreDir, 0o750); err != nil {
-		return nil, fmt.Errorf("streams: JetStream store dir %q is unusable: %w", opts.StoreDir, err)
+		return nil, fmt.Errorf("embedded: JetStream store dir %q is unusable: %w", opts.StoreDir, err)
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
-		return nil, fmt.Errorf("streams: configure nats-server: %w", err)
+		return nil, fmt.Errorf("embedded: configure nats-server: %w", err)
 	}
 	logger := newServerLogger(cfg.Logger)
 	ns.SetLoggerV2(logger, logger.debugEnabled(), false, false)
@@ -77,17 +77,17 @@ func waitReady(ns *server.Server, opts *server.Options, logger *serverLogger) er
 	deadline := time.Now().Add(startTimeout)
 	for {
 		if msg := logger.fatalError(); msg != "" {
-			return fmt.Errorf("streams: start nats-server (%s): %s", describeListen(opts), msg)
+			return fmt.Errorf("embedded: start nats-server (%s): %s", describeListen(opts), msg)
 		}
 		if ns.ReadyForConnections(100 * time.Millisecond) {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("streams: nats-server (%s) not ready for connections after %s", describeListen(opts), startTimeout)
+			return fmt.Errorf("embedded: nats-server (%s) not ready for connections after %s", describeListen(opts), startTimeout)
 		}
 	}
 	if !ns.JetStreamEnabled() {
-		return fmt.Errorf("streams: nats-server started without JetStream (store dir %q)", opts.StoreDir)
+		return fmt.Errorf("embedded: nats-server started without JetStream (store dir %q)", opts.StoreDir)
 	}
 	return nil
 }
@@ -104,12 +104,12 @@ func describeListen(opts *server.Options) string {
 
 // options turns the config into nats-server options: the config file first,
 // then the fields that are set, then defaults for what neither set.
-func (cfg ServerConfig) options() (*server.Options, error) {
+func (cfg Config) options() (*server.Options, error) {
 	opts := &server.Options{}
 	if cfg.ConfigFile != "" {
 		fo, err := server.ProcessConfigFile(cfg.ConfigFile)
 		if err != nil {
-			return nil, fmt.Errorf("streams: load nats-server config: %w", err)
+			return nil, fmt.Errorf("embedded: load nats-server config: %w", err)
 		}
 		opts = fo
 	}
@@ -117,7 +117,7 @@ func (cfg ServerConfig) options() (*server.Options, error) {
 		opts.StoreDir = cfg.StoreDir
 	}
 	if opts.StoreDir == "" {
-		return nil, errors.New("streams: ServerConfig.StoreDir is required (the JetStream file store)")
+		return nil, errors.New("embedded: Config.StoreDir is required (the JetStream file store)")
 	}
 	if cfg.Host != "" {
 		opts.Host = cfg.Host
@@ -126,7 +126,7 @@ func (cfg ServerConfig) options() (*server.Options, error) {
 	}
 	switch {
 	case cfg.Port < -1:
-		return nil, fmt.Errorf("streams: ServerConfig.Port %d is invalid (use 0 for 4222, -1 for a random port)", cfg.Port)
+		return nil, fmt.Errorf("embedded: Config.Port %d is invalid (use 0 for 4222, -1 for a random port)", cfg.Port)
 	case cfg.Port != 0:
 		opts.Port = cfg.Port
 	case opts.Port == 0:
@@ -174,7 +174,7 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 	all := append([]nats.Option{nats.InProcessServer(s.ns), nats.Name("jetbpm")}, opts...)
 	nc, err := nats.Connect("", all...)
 	if err != nil {
-		return nil, fmt.Errorf("streams: connect in-process to nats-server %q: %w", s.opts.ServerName, err)
+		return nil, fmt.Errorf("embedded: connect in-process to nats-server %q: %w", s.opts.ServerName, err)
 	}
 	return nc, nil
 }

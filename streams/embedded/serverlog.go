@@ -1,4 +1,4 @@
-package streams
+package embedded
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // something its user watches); warnings are Warn; errors are Error.
 //
 // Fatalf does not exit the process, unlike nats-server's own logger: the
-// first fatal line is kept so StartServer can return it as an error.
+// first fatal line is kept so Start can return it as an error.
 type serverLogger struct {
 	log *slog.Logger
 

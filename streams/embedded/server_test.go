@@ -1,6 +1,8 @@
-package streams_test
+package embedded_test
 
 import (
+	"context"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -9,11 +11,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/embedded"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
+
+// testContext bounds every wait of a test; hitting it fails the test.
+func testContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// startBare starts an embedded server that nothing has provisioned yet.
+func startBare(t testing.TB) (*embedded.Server, *nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	env := streamstest.StartBare(t)
+	return env.Server, env.Conn, env.JS
+}
 
 func TestServerInProcessOnly(t *testing.T) {
 	srv, nc, js := startBare(t)
@@ -37,7 +57,7 @@ func TestServerInProcessOnly(t *testing.T) {
 }
 
 func TestServerListensOnRandomPort(t *testing.T) {
-	srv, err := streams.StartServer(streams.ServerConfig{StoreDir: t.TempDir(), Port: -1, Logger: quietLogger()})
+	srv, err := embedded.Start(embedded.Config{StoreDir: t.TempDir(), Port: -1, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,16 +85,16 @@ func TestServerPortTaken(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 
 	start := time.Now()
-	srv, err := streams.StartServer(streams.ServerConfig{StoreDir: t.TempDir(), Port: port, Logger: quietLogger()})
+	srv, err := embedded.Start(embedded.Config{StoreDir: t.TempDir(), Port: port, Logger: quietLogger()})
 	if err == nil {
 		srv.Shutdown()
-		t.Fatal("StartServer succeeded on a taken port")
+		t.Fatal("Start succeeded on a taken port")
 	}
 	if !strings.Contains(err.Error(), strconv.Itoa(port)) {
 		t.Errorf("error does not name the port %d: %v", port, err)
 	}
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Errorf("StartServer took %s to report a taken port", elapsed)
+		t.Errorf("Start took %s to report a taken port", elapsed)
 	}
 }
 
@@ -83,16 +103,16 @@ func TestServerUnusableStoreDir(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := streams.StartServer(streams.ServerConfig{StoreDir: file, NoListen: true, Logger: quietLogger()})
+	srv, err := embedded.Start(embedded.Config{StoreDir: file, NoListen: true, Logger: quietLogger()})
 	if err == nil {
 		srv.Shutdown()
-		t.Fatal("StartServer succeeded with a file as store dir")
+		t.Fatal("Start succeeded with a file as store dir")
 	}
 	if !strings.Contains(err.Error(), file) {
 		t.Errorf("error does not name the dir: %v", err)
 	}
 
-	if _, err := streams.StartServer(streams.ServerConfig{NoListen: true}); err == nil || !strings.Contains(err.Error(), "StoreDir") {
+	if _, err := embedded.Start(embedded.Config{NoListen: true}); err == nil || !strings.Contains(err.Error(), "StoreDir") {
 		t.Errorf("missing StoreDir: %v", err)
 	}
 }
