@@ -162,6 +162,7 @@ func TestIncidentOnOperationFailure(t *testing.T) {
 	})
 	ops.Register("panics", func(context.Context, map[string]any) (map[string]any, error) {
 		var m map[string]any
+		//lint:ignore SA5000 the nil-map panic is what the test raises
 		m["boom"] = 1
 		return m, nil
 	})

@@ -60,15 +60,15 @@ func (w *rawWorker) fetch() (jetstream.Msg, jobs.Job) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	for m := range batch.Messages() {
-		var job jobs.Job
-		if err := json.Unmarshal(m.Data(), &job); err != nil {
-			w.t.Fatal(err)
-		}
-		return m, job
+	m, ok := <-batch.Messages()
+	if !ok {
+		w.t.Fatalf("no job within 10s: %v", batch.Error())
 	}
-	w.t.Fatalf("no job within 10s: %v", batch.Error())
-	return nil, jobs.Job{}
+	var job jobs.Job
+	if err := json.Unmarshal(m.Data(), &job); err != nil {
+		w.t.Fatal(err)
+	}
+	return m, job
 }
 
 // report sends r for the delivery m and returns the engine's verdict.

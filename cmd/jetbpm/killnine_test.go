@@ -161,7 +161,7 @@ echo "{\"receipt\": \"r-$a\"}"
 	if len(recs) != failures {
 		t.Fatalf("%d incidents recorded, want one for each of the %d always-failing instances", len(recs), failures)
 	}
-	counts := map[string]int{}
+	var counts map[string]int
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		counts = completedFacts(t, ctx, nc, "killme")
 		if len(counts) >= n || time.Now().After(deadline) {

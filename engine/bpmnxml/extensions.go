@@ -254,11 +254,12 @@ func (im *importer) camundaParam(owner, p *elem) (src string, sets []model.Mappi
 }
 
 func (im *importer) camundaParamValue(owner, p *elem) (string, bool) {
-	for _, v := range p.children {
-		if len(p.children) > 1 {
-			im.probs.in(owner, p, "a parameter has one value")
-			return "", false
-		}
+	if len(p.children) > 1 {
+		im.probs.in(owner, p, "a parameter has one value")
+		return "", false
+	}
+	if len(p.children) == 1 {
+		v := p.children[0]
 		switch {
 		case v.is(NamespaceCamunda, "script"):
 			if _, ok := v.lookup("", "resource"); ok {
