@@ -29,17 +29,17 @@ func TestCrashBetweenCheckpointAndEffects(t *testing.T) {
 
 			var writes atomic.Int64
 			crashed := make(chan struct{})
-			engine.SetCrashAfterWrite(func(id string) bool {
+			opts := engine.Options{Logger: quietLog}
+			engine.CrashAfterWrite(&opts, func(id string) bool {
 				if id == "crashy-1" && writes.Add(1) == int64(tc.crash) {
 					close(crashed)
 					return true
 				}
 				return false
 			})
-			t.Cleanup(func() { engine.SetCrashAfterWrite(nil) })
 
 			ctx := context.Background()
-			nodeA, err := engine.Open(ctx, env.NewConn(t), engine.Options{Logger: quietLog})
+			nodeA, err := engine.Open(ctx, env.NewConn(t), opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -83,6 +83,10 @@ type Options struct {
 	// variable snapshots (which may hold sensitive data) are kept (default
 	// 30 days).
 	IncidentRetention time.Duration
+
+	// crashAfterWrite, set by tests, is asked after every committed
+	// checkpoint write; true abandons the batch as a crash would.
+	crashAfterWrite func(instanceID string) bool
 }
 
 func (o *Options) setDefaults(maxPayload int64) {

@@ -179,7 +179,7 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
 	}
 	sent := make([]*publishing, len(groups))
 	for i, g := range groups {
-		if g.err == nil && g.state != nil && crashPoint(g.id) {
+		if g.err == nil && g.state != nil && p.e.crashPoint(g.id) {
 			p.abandon(g)
 			continue
 		}

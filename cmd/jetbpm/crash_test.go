@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,7 +28,7 @@ import (
 func TestServeKilledBetweenCheckpointAndEffects(t *testing.T) {
 	dir, listen := t.TempDir(), freeAddr(t)
 	args := []string{"--data", dir, "--listen", listen, "--failover", "1s"}
-	first := startServe(t, []string{"JETBPM_FAILPOINT=crash-after-checkpoint:6"}, args...)
+	first := startServeBin(t, failpointBin, []string{"JETBPM_FAILPOINT=crash-after-checkpoint:6"}, args...)
 	url := first.waitReady()["nats_url"].(string)
 
 	xml, err := os.ReadFile(orderBPMN)
@@ -165,4 +166,21 @@ func completedFacts(t *testing.T, ctx context.Context, nc *nats.Conn, processID 
 		counts[f.Instance]++
 	}
 	return counts
+}
+
+// TestShippedBinaryHasNoFailpoint: the self-SIGKILL is compiled only into
+// builds with the failpoint tag, never into the binary users run.
+func TestShippedBinaryHasNoFailpoint(t *testing.T) {
+	for _, tc := range []struct {
+		bin  string
+		want bool
+	}{{jetbpmBin, false}, {failpointBin, true}} {
+		data, err := os.ReadFile(tc.bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Contains(data, []byte("crash-after-checkpoint:")); got != tc.want {
+			t.Errorf("%s holds the failpoint: %v, want %v", tc.bin, got, tc.want)
+		}
+	}
 }

@@ -22,8 +22,10 @@ import (
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
-// jetbpmBin is the jetbpm binary built once for the tests that run it.
-var jetbpmBin string
+// jetbpmBin is the jetbpm binary built once for the tests that run it, as
+// it ships; failpointBin is built with the failpoint tag, for the tests that
+// make serve kill itself at a chosen checkpoint write.
+var jetbpmBin, failpointBin string
 
 func TestMain(m *testing.M) {
 	streamstest.ServeNodeIfAsked() // the cluster tests run this binary as NATS nodes
@@ -32,11 +34,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	jetbpmBin = filepath.Join(dir, "jetbpm")
-	if out, err := exec.Command("go", "build", "-o", jetbpmBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	jetbpmBin, failpointBin = filepath.Join(dir, "jetbpm"), filepath.Join(dir, "jetbpm-failpoint")
+	for _, build := range [][]string{{"-o", jetbpmBin}, {"-tags", "failpoint", "-o", failpointBin}} {
+		if out, err := exec.Command("go", append(append([]string{"build"}, build...), ".")...).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build %v: %v\n%s", build, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -92,9 +96,15 @@ type serveProc struct {
 // and kills it when the test ends if it is still running.
 func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	t.Helper()
+	return startServeBin(t, jetbpmBin, env, args...)
+}
+
+// startServeBin is startServe with another build of jetbpm.
+func startServeBin(t *testing.T, bin string, env []string, args ...string) *serveProc {
+	t.Helper()
 	p := &serveProc{t: t, httpAddr: freeAddr(t), ready: make(chan map[string]any, 1), exited: make(chan struct{})}
 	all := append([]string{"serve", "--log-format", "json", "--http", p.httpAddr}, args...)
-	p.cmd = exec.Command(jetbpmBin, all...)
+	p.cmd = exec.Command(bin, all...)
 	p.cmd.Env = append(os.Environ(), env...)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {

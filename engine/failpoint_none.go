@@ -1,0 +1,7 @@
+//go:build !failpoint
+
+package engine
+
+// killAfterWrite does nothing: the self-SIGKILL failpoint is only in
+// binaries built with the failpoint tag (failpoint_kill.go).
+func killAfterWrite() {}
