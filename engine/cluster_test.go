@@ -17,6 +17,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 	"github.com/jetbpm/jetbpm/workerkit"
@@ -93,18 +94,12 @@ func TestClusterSurvivesNodeLosses(t *testing.T) {
 	// deadline and is retried for up to 30 s; the same id makes that safe.
 	start := func(eng *engine.Engine, i int) {
 		var id string
-		var err error
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		testwait.Until(t, 30*time.Second, fmt.Sprintf("start %d", i), func() (err error) {
 			sctx, scancel := context.WithTimeout(ctx, 3*time.Second)
+			defer scancel()
 			id, err = eng.Start(sctx, "clustered", map[string]any{"n": i}, engine.InstanceID(fmt.Sprintf("c-%03d", i)))
-			scancel()
-			if err == nil || time.Now().After(deadline) {
-				break
-			}
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+			return err
+		})
 		ids = append(ids, id)
 	}
 	for i := range n / 2 {
@@ -131,17 +126,12 @@ func TestClusterSurvivesNodeLosses(t *testing.T) {
 	// jetbpm serve).
 	ncA2 := c.Connect()
 	var engA2 *engine.Engine
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	testwait.Until(t, 60*time.Second, "engine node A to reopen", func() (err error) {
 		octx, ocancel := context.WithTimeout(ctx, 5*time.Second)
+		defer ocancel()
 		engA2, err = engine.Open(octx, ncA2, engine.Options{Logger: quietLog})
-		ocancel()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("restart engine node A: %v (%s after the losses)", err, time.Since(killed).Round(time.Millisecond))
-		}
-	}
+		return err
+	})
 	defer engA2.Close(context.Background())
 	reopened := time.Since(killed)
 	// Waiting ends 45 s after the losses, before the test's deadline stops
@@ -167,13 +157,7 @@ func TestClusterSurvivesNodeLosses(t *testing.T) {
 	}
 	defer steady.Close()
 	sjs, _ := jetstream.New(steady)
-	var counts map[string]int
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		counts = storedFacts(t, sjs, "clustered", instance.FactCompleted)
-		if len(counts) >= n || time.Now().After(deadline) {
-			break
-		}
-	}
+	counts := factsOfEach(t, sjs, "clustered", instance.FactCompleted, n)
 	for _, id := range ids {
 		if counts[id] != 1 {
 			t.Errorf("instance %s: %d completed facts stored, want 1", id, counts[id])

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
@@ -76,20 +78,13 @@ func TestBoundaryTimers(t *testing.T) {
 	}
 	// Purging the hour timer is an effect published after the checkpoint
 	// the instance completed with: give it a bounded moment.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.Until(t, 5*time.Second, "no timer schedules left", func() error {
 		info, err := st.Info(ctx, jetstream.WithSubjectFilter(streams.TimersSubjects))
-		if err != nil {
-			t.Fatal(err)
+		if err == nil && len(info.State.Subjects) > 0 {
+			err = fmt.Errorf("left behind: %v", info.State.Subjects)
 		}
-		if len(info.State.Subjects) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timer schedules left behind: %v", info.State.Subjects)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // TestErrorEndCaughtOnSubProcess: an error end event inside a sub-process

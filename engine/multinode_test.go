@@ -15,6 +15,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
@@ -134,13 +135,7 @@ func TestTwoNodesThousandInstances(t *testing.T) {
 	}
 	// Facts are published after the checkpoint the instance completed
 	// with: the last ones may still be on their way to the stream.
-	var counts map[string]int
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		counts = storedFacts(t, env.JS, "fan", instance.FactCompleted)
-		if len(counts) >= len(ids) || time.Now().After(deadline) {
-			break
-		}
-	}
+	counts := factsOfEach(t, env.JS, "fan", instance.FactCompleted, len(ids))
 	for _, id := range ids {
 		if counts[id] != 1 {
 			t.Errorf("instance %s: %d completed facts stored, want 1", id, counts[id])
@@ -154,16 +149,27 @@ func TestTwoNodesThousandInstances(t *testing.T) {
 func storedFacts(t testing.TB, js jetstream.JetStream, processID string, kind instance.FactKind) map[string]int {
 	t.Helper()
 	// On a cluster a stream's leader may be moving: count again, bounded.
-	var err error
-	for attempt := 0; attempt < 50; attempt++ {
-		var counts map[string]int
-		if counts, err = countFacts(js, processID, kind); err == nil {
-			return counts
+	var counts map[string]int
+	testwait.Until(t, 10*time.Second, "the facts stream to answer", func() (err error) {
+		counts, err = countFacts(js, processID, kind)
+		return err
+	})
+	return counts
+}
+
+// factsOfEach waits until n instances of processID have a fact of kind
+// stored (facts are published just after the checkpoint a test saw) and
+// returns the count per instance.
+func factsOfEach(t testing.TB, js jetstream.JetStream, processID string, kind instance.FactKind, n int) map[string]int {
+	t.Helper()
+	var counts map[string]int
+	testwait.Until(t, 10*time.Second, fmt.Sprintf("%s facts of %d instances", kind, n), func() error {
+		if counts = storedFacts(t, js, processID, kind); len(counts) < n {
+			return fmt.Errorf("%d instances have one", len(counts))
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatal(err)
-	return nil
+		return nil
+	})
+	return counts
 }
 
 func countFacts(js jetstream.JetStream, processID string, kind instance.FactKind) (map[string]int, error) {

@@ -78,15 +78,3 @@ next:
 	}
 	return out
 }
-
-// eventually polls cond until it holds or testTimeout passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", testTimeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -297,7 +298,7 @@ func TestInstancesBucketPerMessageTTL(t *testing.T) {
 	if e, err := kv.Get(ctx, "i-1"); err != nil || string(e.Value()) != "completed" {
 		t.Fatalf("final record = %v, %v", e, err)
 	}
-	eventually(t, "the final record to expire", func() bool {
+	testwait.True(t, testTimeout, "the final record to expire", func() bool {
 		_, err := kv.Get(ctx, "i-1")
 		return errors.Is(err, jetstream.ErrKeyNotFound)
 	})

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/jetbpm/jetbpm/engine/bpmnxml"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
 const orderBPMN = "../../examples/order.bpmn"
@@ -83,9 +86,8 @@ type view struct {
 // holds; "not found" is retried, since an instance runs after start returns.
 func (c client) waitInstance(id string, cond func(view) bool) view {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
 	var last view
-	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+	testwait.Until(c.t, 20*time.Second, "instance "+id+" to meet the condition", func() error {
 		stdout, stderr, code := c.run("instance", "show", id, "--json")
 		switch {
 		case code == 0:
@@ -94,16 +96,15 @@ func (c client) waitInstance(id string, cond func(view) bool) view {
 				c.t.Fatalf("instance show %s --json: %v\n%s", id, err, stdout)
 			}
 			if cond(last) {
-				return last
+				return nil
 			}
+			return fmt.Errorf("last view %+v", last)
 		case !strings.Contains(stderr, "not found"):
 			c.t.Fatalf("instance show %s --json: exit %d, stderr %q", id, code, stderr)
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("instance %s: condition not met within 20s; last view %+v", id, last)
-		}
-		time.Sleep(wait)
-	}
+		return errors.New(strings.TrimSpace(stderr))
+	})
+	return last
 }
 
 func TestClientCommands(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
 // TestWorkerTakesItsCommandsAlong checks a job's command does not outlive
@@ -60,37 +63,36 @@ wait
 // waitPids reads the two pids the hang script writes once it runs.
 func waitPids(t *testing.T, path string) (shell, child int) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b))
-		if len(f) != 2 {
-			t.Fatalf("pid file %q, want two pids", b)
-		}
-		shell, _ = strconv.Atoi(f[0])
-		child, _ = strconv.Atoi(f[1])
-		return shell, child
+	var b []byte
+	testwait.Until(t, 20*time.Second, "the job's command to write its pids", func() (err error) {
+		b, err = os.ReadFile(path)
+		return err
+	})
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		t.Fatalf("pid file %q, want two pids", b)
 	}
-	t.Fatal("the job's command did not start within 20s")
-	return 0, 0
+	shell, _ = strconv.Atoi(f[0])
+	child, _ = strconv.Atoi(f[1])
+	return shell, child
 }
 
 // waitDead fails unless process pid is gone (or a zombie nobody reaps yet)
 // within 10 s.
 func waitDead(t *testing.T, pid int, what string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			_ = syscall.Kill(pid, syscall.SIGKILL) // do not leave it running
+		}
+	})
+	testwait.True(t, 10*time.Second, fmt.Sprintf("%s (pid %d) to end", what, pid), func() bool {
 		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 		if err != nil {
-			return
+			return true
 		}
 		// The state follows the command name's closing parenthesis.
-		if i := bytes.LastIndexByte(stat, ')'); i > 0 && bytes.HasPrefix(stat[i+1:], []byte(" Z")) {
-			return
-		}
-	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	t.Errorf("%s (pid %d) still runs 10s later", what, pid)
+		i := bytes.LastIndexByte(stat, ')')
+		return i > 0 && bytes.HasPrefix(stat[i+1:], []byte(" Z"))
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -86,13 +87,7 @@ func TestServeKilledBetweenCheckpointAndEffects(t *testing.T) {
 		waitCompleted(t, ctx, client, id)
 	}
 	// Facts are published after the checkpoint waitCompleted saw.
-	var counts map[string]int
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		counts = completedFacts(t, ctx, nc2, "order")
-		if len(counts) >= len(started) || time.Now().After(deadline) {
-			break
-		}
-	}
+	counts := completedFactsOfEach(t, ctx, nc2, "order", len(started))
 	for _, id := range started {
 		if counts[id] != 1 {
 			t.Errorf("instance %s: %d completed facts in the stream, want 1", id, counts[id])
@@ -134,6 +129,20 @@ func waitCompleted(t *testing.T, ctx context.Context, c *api.Client, id string) 
 		case <-time.After(wait):
 		}
 	}
+}
+
+// completedFactsOfEach waits until n instances of processID have a
+// completed fact stored and returns the count per instance.
+func completedFactsOfEach(t *testing.T, ctx context.Context, nc *nats.Conn, processID string, n int) map[string]int {
+	t.Helper()
+	var counts map[string]int
+	testwait.Until(t, 10*time.Second, fmt.Sprintf("completed facts of %d instances", n), func() error {
+		if counts = completedFacts(t, ctx, nc, processID); len(counts) < n {
+			return fmt.Errorf("%d instances have one", len(counts))
+		}
+		return nil
+	})
+	return counts
 }
 
 // completedFacts replays the facts stream and counts completed facts per

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
 // calcBPMN adds one to a in a script task; started without a, the script
@@ -91,8 +93,7 @@ func TestIncidentCommands(t *testing.T) {
 
 	// The records are effects, published just after the checkpoints that
 	// show the incidents: wait until all three are listed.
-	for deadline := time.Now().Add(10 * time.Second); len(list()) < 3 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-	}
+	testwait.True(t, 10*time.Second, "three incidents listed", func() bool { return len(list()) >= 3 })
 
 	t.Run("list and show", func(t *testing.T) {
 		all := list()

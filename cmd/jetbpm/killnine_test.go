@@ -17,6 +17,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
 const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
@@ -127,17 +128,18 @@ echo "{\"receipt\": \"r-$a\"}"
 	for i := range n {
 		id := fmt.Sprintf("k-%04d", i)
 		var v *engine.InstanceView
-		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		testwait.Until(t, 2*time.Minute, "instance "+id+" to finish or hold an incident", func() error {
 			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+			defer rcancel()
 			v, err = apiClient.Instance(rctx, id)
-			rcancel()
-			if err == nil && (v.Status.Finished() || v.Status == engine.StatusIncident) || time.Now().After(deadline) {
-				break
-			}
 			if err != nil && !errors.Is(err, engine.ErrNotFound) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, api.ErrNoEngine) {
 				t.Logf("instance %s: %v (retrying)", id, err)
 			}
-		}
+			if err == nil && !v.Status.Finished() && v.Status != engine.StatusIncident {
+				return fmt.Errorf("status %s", v.Status)
+			}
+			return err
+		})
 		if failing(i) {
 			if v == nil || v.Status != engine.StatusIncident || len(v.Incidents) != 1 || v.Incidents[0].CauseClass != "retriesExhausted" {
 				t.Fatalf("instance %s should hold one retries-exhausted incident: %+v (%v)", id, v, err)
@@ -161,13 +163,7 @@ echo "{\"receipt\": \"r-$a\"}"
 	if len(recs) != failures {
 		t.Fatalf("%d incidents recorded, want one for each of the %d always-failing instances", len(recs), failures)
 	}
-	var counts map[string]int
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		counts = completedFacts(t, ctx, nc, "killme")
-		if len(counts) >= n || time.Now().After(deadline) {
-			break
-		}
-	}
+	counts := completedFactsOfEach(t, ctx, nc, "killme", n-failures)
 	for i := range n {
 		if id := fmt.Sprintf("k-%04d", i); !failing(i) && counts[id] != 1 {
 			t.Errorf("instance %s: %d completed facts stored, want 1", id, counts[id])

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -166,24 +167,22 @@ func (p *serveProc) waitReadyWithin(d time.Duration) map[string]any {
 	p.t.Helper()
 	deadline := time.Now().Add(d)
 	client := &http.Client{Timeout: time.Second}
-	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
-		resp, err := client.Get("http://" + p.httpAddr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
+	testwait.Until(p.t, d, "/healthz to answer 200", func() error {
 		select {
 		case <-p.exited:
 			p.t.Fatalf("serve exited with %d before it was ready", p.exitCode)
 		default:
 		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("/healthz not 200 after %s (last error %v)", d, err)
+		resp, err := client.Get("http://" + p.httpAddr + "/healthz")
+		if err != nil {
+			return err
 		}
-		time.Sleep(wait)
-	}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
+	})
 	select {
 	case rec := <-p.ready:
 		return rec

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -21,16 +22,14 @@ func TestServeWaitsOutUnavailableJetStream(t *testing.T) {
 	c.Kill(1)
 	c.Kill(2)
 	p := startServe(t, nil, "--nats-url", c.NodeURL(0), "--replicas", "3", "--failover", "1s")
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(p.stderr(), "JetStream unavailable; trying again"); time.Sleep(50 * time.Millisecond) {
+	testwait.True(t, 60*time.Second, `a "JetStream unavailable; trying again" record`, func() bool {
 		select {
 		case <-p.exited:
 			t.Fatalf("serve exited with %d while JetStream was unavailable, want it to keep trying", p.exitCode)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no \"JetStream unavailable; trying again\" record within 60s")
-		}
-	}
+		return strings.Contains(p.stderr(), "JetStream unavailable; trying again")
+	})
 	resp, err := http.Get("http://" + p.httpAddr + "/healthz")
 	if err != nil {
 		t.Fatal(err)

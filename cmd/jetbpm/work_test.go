@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
 // workBPMN has one process per topic the tests work on: each is start →
@@ -271,16 +273,10 @@ echo '{"slept": true}'
 `)
 		w := startWork(t, append(env, "STARTED="+started), "--topic", "slow", "--", slow)
 		id := strings.TrimSpace(c.ok("start", "slow"))
-		deadline := time.Now().Add(20 * time.Second)
-		for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-			if _, err := os.Stat(started); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the slow script did not start within 20s")
-			}
-			time.Sleep(wait)
-		}
+		testwait.Until(t, 20*time.Second, "the slow script to start", func() error {
+			_, err := os.Stat(started)
+			return err
+		})
 		w.stop()
 		if v := c.finished(id); v.Status != "completed" || v.Variables["slept"] != true {
 			t.Errorf("instance = %+v, want completed by the drained command", v)

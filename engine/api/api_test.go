@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/api"
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
@@ -507,22 +509,19 @@ func waitCancelEvent(t *testing.T, env *streamstest.Env, id string, got chan res
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testwait.Until(t, 15*time.Second, "the cancel event or the call's return", func() error {
 		m, err := events.GetLastMsgForSubject(ctx, subject)
 		if err == nil && m.Header.Get(jetstream.MsgIDHeader) == "cancel:"+id {
-			return result{}, false
+			return nil
 		}
 		select {
-		case r := <-got:
-			return r, true
+		case r, returned = <-got:
+			return nil
 		default:
+			return fmt.Errorf("no cancel event (%v)", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cancel event never published: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond) // bounded poll: there is no event to wait on
-	}
+	})
+	return r, returned
 }
 
 // Start is durable when it returns, so a cancel sent right after it must

@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/api"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
 // incidentOf starts calc without a (the script's nil arithmetic raises an
@@ -22,15 +24,13 @@ func (f *fixture) incidentOf(t *testing.T, id string) string {
 	t.Helper()
 	f.start(t, api.StartRequest{ProcessID: "calc", ID: id, Vars: json.RawMessage(`{"tag": "` + id + `"}`)})
 	v := f.waitIncident(t, id)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testwait.Until(t, 10*time.Second, "the incident of "+id+" to be listed", func() error {
 		list, err := f.client.Incidents(ctxT(t), api.IncidentListRequest{Instance: id})
-		if err == nil && len(list) == 1 {
-			break
+		if err == nil && len(list) != 1 {
+			err = fmt.Errorf("listed: %v", recordIDs(list))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("incident of %s not listed within 10s: %v %v", id, recordIDs(list), err)
-		}
-	}
+		return err
+	})
 	return v.Incidents[0].ID
 }
 
