@@ -344,7 +344,11 @@ func topicWorkerConf(t *testing.T) string {
 // TestNatsConfTopicWorker enables the per-topic worker example of
 // nats.conf: worker_payments fetches from topic-payments only.
 func TestNatsConfTopicWorker(t *testing.T) {
-	ns := startConfServerFrom(t, topicWorkerConf(t))
+	conf := topicWorkerConf(t)
+	if data, err := os.ReadFile(conf); err != nil || !strings.Contains(string(data), `"`+streams.TopicReports("payments")+`"`) {
+		t.Fatalf("worker_payments is not allowed %s, the reports of its topic (%v)", streams.TopicReports("payments"), err)
+	}
+	ns := startConfServerFrom(t, conf)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	provisionAsEngine(ctx, t, ns, "payments", "pay")
