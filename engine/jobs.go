@@ -24,11 +24,16 @@ const (
 	headerInstance = "Jetbpm-Instance"
 )
 
-// report is a worker message taken from the events stream.
+// report is a worker message taken from the reports stream.
 type report struct {
 	msg      jetstream.Msg
 	r        jobs.Report
 	delivery jobs.Delivery
+	// topic and instance are the tokens of the message's subject
+	// (streams.ReportSubject). The topic must be the job's: a worker whose
+	// credentials allow the reports of its topics only cannot then speak
+	// for a job of another topic by naming it in the body.
+	topic, instance string
 }
 
 // jobAction is an action on a job message and the verdict for the worker,
@@ -41,13 +46,21 @@ type jobAction struct {
 	verdict  jobs.Verdict
 }
 
-// parseReport decodes a worker message; a malformed one gets a refusal.
-func parseReport(m jetstream.Msg) (*report, *jobAction) {
+// parseReport decodes a worker message whose subject ends in subjectRest,
+// what follows the partition's streams.ReportPrefix: "<topic>.<instance>".
+// A malformed one gets a refusal.
+func parseReport(m jetstream.Msg, subjectRest string) (*report, *jobAction) {
 	rep, refusal := decodeReport(m.Data())
-	if rep != nil {
-		rep.msg = m
+	if refusal != nil {
+		return nil, refusal
 	}
-	return rep, refusal
+	topic, id, _ := strings.Cut(subjectRest, ".")
+	if topic == "" || !validInstanceID(id) {
+		return nil, &jobAction{replyTo: rep.r.ReplyTo, verdict: jobs.Verdict{JobID: rep.r.JobID, Kind: rep.r.Kind,
+			Reason: "report subject names no valid topic and instance: want the job's reportTo"}}
+	}
+	rep.msg, rep.topic, rep.instance = m, topic, id
+	return rep, nil
 }
 
 // decodeReport decodes and checks a report's body. Worker input is
@@ -97,9 +110,12 @@ func (p *partition) decideReports(ctx context.Context, g *group, s *instance.Sta
 		case st == nil:
 			act.verdict.Reason = "unknown or finished job"
 			p.log.Info("job report refused", "instance", g.id, "job", r.JobID, "kind", r.Kind, "reason", act.verdict.Reason)
-			if p.e.isJobMessage(ctx, d.Seq, r.JobID, g.id) {
+			if p.e.isJobMessage(ctx, d.Seq, r.JobID, g.id, rep.topic) {
 				act.action = jobs.Term // its ack was lost, or its task was cancelled
 			}
+		case rep.topic != streams.Token(st.Topic):
+			act.verdict.Reason = fmt.Sprintf("report subject names topic %q, not the topic of job %s", rep.topic, r.JobID)
+			p.log.Warn("job report refused", "instance", g.id, "job", r.JobID, "kind", r.Kind, "subject", rep.msg.Subject(), "reason", act.verdict.Reason)
 		case d.Consumer != streams.TopicConsumer(st.Topic) || !p.e.jobSeqMatches(ctx, st, d.Seq):
 			act.verdict.Reason = fmt.Sprintf("delivery %s is not a delivery of job %s", r.Delivery, r.JobID)
 		default:
@@ -159,11 +175,12 @@ func (e *Engine) jobSeqMatches(ctx context.Context, st *jobs.State, seq uint64) 
 }
 
 // isJobMessage reports whether stream sequence seq still holds job id of
-// instance instanceID: a report sent to another instance's subject must
-// not terminate a live job.
-func (e *Engine) isJobMessage(ctx context.Context, seq uint64, id, instanceID string) bool {
+// instance instanceID on the topic whose token is topic: a report sent to
+// another instance's or another topic's subject must not terminate a job.
+func (e *Engine) isJobMessage(ctx context.Context, seq uint64, id, instanceID, topic string) bool {
 	m, err := e.jobsStream.GetMsg(ctx, seq)
-	return err == nil && m.Header.Get(headerJob) == id && m.Header.Get(headerInstance) == instanceID
+	return err == nil && m.Header.Get(headerJob) == id && m.Header.Get(headerInstance) == instanceID &&
+		streams.JobTopicToken(m.Subject) == topic
 }
 
 func (e *Engine) mapper(name string) (jobs.ErrorMapper, bool) {
@@ -216,7 +233,7 @@ func (p *partition) sendJobActions(g *group) {
 // republishing the outbox never queues a job twice (ARCH-2, ARCH-6).
 func (e *Engine) enqueueMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Msg, error) {
 	job := *eff.Job
-	job.ReportTo = streams.ReportSubject(partition, s.ID)
+	job.ReportTo = streams.ReportSubject(partition, job.Topic, s.ID)
 	body, err := json.Marshal(job)
 	if err != nil {
 		return nil, err

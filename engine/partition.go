@@ -12,7 +12,6 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
-	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -226,17 +225,14 @@ func (p *partition) groups(batch []jetstream.Msg) []*group {
 		return g
 	}
 	for _, m := range batch {
-		if id, ok := strings.CutPrefix(m.Subject(), streams.ReportPrefix(p.n)); ok {
-			rep, refusal := parseReport(m)
-			if refusal == nil && !validInstanceID(id) {
-				refusal = &jobAction{replyTo: rep.r.ReplyTo, verdict: jobs.Verdict{JobID: rep.r.JobID, Kind: rep.r.Kind, Reason: "report subject names no valid instance"}}
-			}
+		if rest, ok := strings.CutPrefix(m.Subject(), streams.ReportPrefix(p.n)); ok {
+			rep, refusal := parseReport(m, rest)
 			if refusal != nil {
 				p.log.Warn("refusing malformed worker message", "subject", m.Subject(), "reason", refusal.verdict.Reason)
 				p.refuse(m, refusal)
 				continue
 			}
-			g := get(id)
+			g := get(rep.instance)
 			g.msgs = append(g.msgs, m)
 			g.reports = append(g.reports, rep)
 			continue

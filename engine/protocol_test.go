@@ -55,6 +55,8 @@ type protoSetup struct {
 	eng        *engine.Engine
 	partitions int
 	worker     func(t *testing.T) *nats.Conn
+	// admin may do what the engine does (publish jobs, read streams).
+	admin *nats.Conn
 }
 
 // protoSetups are the servers every protocol test runs against.
@@ -65,7 +67,7 @@ var protoSetups = []struct {
 	{"embedded", func(t *testing.T) protoSetup {
 		env := streamstest.Start(t)
 		return protoSetup{eng: openEngine(t, env, nil), partitions: env.Layout.Partitions,
-			worker: func(t *testing.T) *nats.Conn { return env.NewConn(t) }}
+			worker: func(t *testing.T) *nats.Conn { return env.NewConn(t) }, admin: env.NewConn(t)}
 	}},
 	{"nats.conf", startNatsConfSetup},
 }
@@ -118,7 +120,7 @@ func startNatsConfSetup(t *testing.T) protoSetup {
 			t.Error(err)
 		}
 	})
-	return protoSetup{eng: eng, partitions: layout.Partitions, worker: func(t *testing.T) *nats.Conn {
+	return protoSetup{eng: eng, partitions: layout.Partitions, admin: enc, worker: func(t *testing.T) *nats.Conn {
 		return connect(t, "worker", nats.CustomInboxPrefix("_INBOX.worker"))
 	}}
 }
@@ -309,7 +311,8 @@ func TestWorkerProtocolLifecycle(t *testing.T) {
 		fetched := time.Now()
 		d := w.fetch()
 		j := d.job
-		wantReport := fmt.Sprintf("jetbpm.rpt.%d.%s", streams.PartitionOf(id, s.partitions), id)
+		// jetbpm.rpt.<partition>.<token(topic)>.<instance>
+		wantReport := fmt.Sprintf("jetbpm.rpt.%d.pay=2Eeu.%s", streams.PartitionOf(id, s.partitions), id)
 		if d.count != 1 || !strings.HasPrefix(j.ID, id+"/charge/") || j.Topic != topic || j.InstanceID != id ||
 			j.ProcessID != "proto" || j.NodeID != "charge" || j.Input["amount"] != 42.0 || j.Headers["region"] != "eu" ||
 			j.ReportTo != wantReport || j.LockDurationMs != 2000 {
@@ -525,10 +528,10 @@ func TestWorkerProtocolReplyToMustBeAnInbox(t *testing.T) {
 	id := deployWorkerTask(t, s, "victim", "payments", nil)
 	w := newProtoWorker(t, s, "w", "payments")
 	evil := []byte(`{"kind":"complete","jobId":"x","delivery":"x","replyTo":"$KV.jetbpm-instances.` + id + `"}`)
-	w.send(streams.ReportSubject(0, "nobody"), evil, "evil")
+	w.send(streams.ReportSubject(0, "payments", "nobody"), evil, "evil")
 	// A well-formed report to the same partition is decided after the evil
 	// one: once its verdict arrives, the evil one has been handled too.
-	v, _ := w.send(streams.ReportSubject(0, "nobody"), map[string]any{"kind": "checkin", "jobId": "y", "delivery": "y"}, "probe")
+	v, _ := w.send(streams.ReportSubject(0, "payments", "nobody"), map[string]any{"kind": "checkin", "jobId": "y", "delivery": "y"}, "probe")
 	if v.Accepted {
 		t.Fatalf("probe accepted: %+v", v)
 	}
@@ -544,7 +547,7 @@ func TestWorkerProtocolForeignReportLeavesJobAlone(t *testing.T) {
 	deployWorkerTask(t, s, "victim", "payments", nil, model.WithLockDuration(time.Second))
 	w := newProtoWorker(t, s, "w", "payments")
 	d := w.fetch()
-	v, _ := w.send(streams.ReportSubject(0, "ghost"),
+	v, _ := w.send(streams.ReportSubject(0, "payments", "ghost"),
 		map[string]any{"kind": "fail", "jobId": d.job.ID, "delivery": d.msg.Reply}, "foreign")
 	wantRefused(t, v, "fail", "unknown or finished job")
 	if d2 := w.pull(3 * time.Second); d2 == nil {
@@ -562,7 +565,7 @@ func TestWorkerProtocolReportHeadersCannotPurgeOrSchedule(t *testing.T) {
 		{"Nats-Schedule", "@at 2030-01-01T00:00:00Z"},
 		{"Nats-TTL", "1s"},
 	} {
-		m := nats.NewMsg(streams.ReportSubject(0, "x"))
+		m := nats.NewMsg(streams.ReportSubject(0, "payments", "x"))
 		m.Data = []byte("{}")
 		m.Header.Set(h.key, h.value)
 		if h.key == "Nats-Schedule" {

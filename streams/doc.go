@@ -17,7 +17,9 @@
 //     time.
 //   - ReportsStream (work queue) carries what workers send the engine, per
 //     partition like events. It is apart from EventsStream, without rollups
-//     or schedules, so a worker's headers cannot purge or forge events.
+//     or schedules, so a worker's headers cannot purge or forge events. A
+//     report's subject names the job's topic (ReportSubject), so a worker's
+//     credentials can be confined to its topics' reports (TopicReports).
 //   - JobsStream (work queue) is the external job queue: one subject per job,
 //     one durable pull consumer per topic whose AckWait is the topic's lock
 //     duration (EnsureTopic).

@@ -82,11 +82,18 @@ func EventSubject(partition int, instanceID string) string {
 	return fmt.Sprintf("%s.%d.%s", eventsRoot, partition, Token(instanceID))
 }
 
-// ReportSubject is where workers publish job reports for an instance; it is a
-// separate root so the worker role can be allowed this and nothing else.
-func ReportSubject(partition int, instanceID string) string {
-	return fmt.Sprintf("%s.%d.%s", reportsRoot, partition, Token(instanceID))
+// ReportSubject is where workers publish the reports about a job of topic
+// in an instance: jetbpm.rpt.<partition>.<token(topic)>.<token(instance)>.
+// It is a separate root so the worker role can be allowed this and nothing
+// else, and it names the topic so a worker can be allowed the reports of its
+// topics only (TopicReports).
+func ReportSubject(partition int, topic, instanceID string) string {
+	return fmt.Sprintf("%s.%d.%s.%s", reportsRoot, partition, Token(topic), Token(instanceID))
 }
+
+// TopicReports matches the report subjects of topic's jobs on every
+// partition: the publish permission of a worker confined to topic.
+func TopicReports(topic string) string { return fmt.Sprintf("%s.*.%s.>", reportsRoot, Token(topic)) }
 
 // TimerSubject holds the schedule of one timer. One schedule lives per subject,
 // so republishing reschedules and purging the subject cancels.
@@ -185,8 +192,22 @@ func tokenByte(c byte) bool {
 }
 
 // ReportPrefix is the subject prefix of reports for a partition's
-// instances; the instance id follows it.
+// instances; <token(topic)>.<instance id> follows it (ReportSubject).
 func ReportPrefix(partition int) string { return fmt.Sprintf("%s.%d.", reportsRoot, partition) }
+
+// JobTopicToken returns the topic token of a job subject (JobSubject), so
+// it compares with a report subject's; "" if subject is not a job subject.
+func JobTopicToken(subject string) string {
+	rest, ok := strings.CutPrefix(subject, jobsRoot+".")
+	if !ok {
+		return ""
+	}
+	topic, _, ok := strings.Cut(rest, ".")
+	if !ok {
+		return ""
+	}
+	return topic
+}
 
 // FactFilter matches every fact of one family about one process.
 func FactFilter(family, processID string) string {

@@ -41,6 +41,32 @@ func TestSubjectsStayInTheirTokens(t *testing.T) {
 	}
 }
 
+// A report subject names the topic after the partition, so a permission
+// can confine a worker to its topics' reports.
+func TestReportSubjectNamesTheTopic(t *testing.T) {
+	subject := ReportSubject(3, "pay.eu", "i.1")
+	if want := "jetbpm.rpt.3.pay=2Eeu.i=2E1"; subject != want {
+		t.Errorf("ReportSubject = %q, want %q", subject, want)
+	}
+	if !strings.HasPrefix(subject, ReportPrefix(3)) || !strings.HasPrefix(subject, strings.TrimSuffix(ReportsFilter(3), ">")) {
+		t.Errorf("ReportSubject %q is not under ReportPrefix %q and ReportsFilter %q", subject, ReportPrefix(3), ReportsFilter(3))
+	}
+	if got, want := TopicReports("pay.eu"), "jetbpm.rpt.*.pay=2Eeu.>"; got != want {
+		t.Errorf("TopicReports = %q, want %q", got, want)
+	}
+	for subject, want := range map[string]string{
+		JobSubject("pay.eu", "j.1"): "pay=2Eeu",
+		JobSubject("payments", "j"): "payments",
+		"jetbpm.job.payments":       "",
+		"jetbpm.rpt.0.payments.i":   "",
+		"":                          "",
+	} {
+		if got := JobTopicToken(subject); got != want {
+			t.Errorf("JobTopicToken(%q) = %q, want %q", subject, got, want)
+		}
+	}
+}
+
 func TestPartitionOfIsStable(t *testing.T) {
 	// Pinned values (FNV-1a 32 mod n). Changing the hash would move every
 	// stored instance to another partition: never "fix" this test by

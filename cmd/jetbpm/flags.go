@@ -148,6 +148,7 @@ const defaultNATSURL = "nats://127.0.0.1:4222"
 // connFlags say how to reach NATS.
 type connFlags struct {
 	url, creds, user, password string
+	inboxPrefix                string
 	tlsCA, tlsCert, tlsKey     string
 }
 
@@ -159,6 +160,8 @@ func addConnFlags(fs *flag.FlagSet, defaultURL string) *connFlags {
 	fs.StringVar(&c.creds, "creds", os.Getenv("JETBPM_CREDS"), "NATS credentials `FILE` (env JETBPM_CREDS)")
 	fs.StringVar(&c.user, "user", os.Getenv("JETBPM_NATS_USER"), "NATS `USER` (env JETBPM_NATS_USER)")
 	fs.StringVar(&c.password, "password", "", "NATS `PASSWORD`; prefer env JETBPM_NATS_PASSWORD, which ps does not show")
+	fs.StringVar(&c.inboxPrefix, "inbox-prefix", os.Getenv("JETBPM_NATS_INBOX_PREFIX"),
+		"subject `PREFIX` of the reply inboxes, the one the NATS user may subscribe to (env JETBPM_NATS_INBOX_PREFIX; default _INBOX.USER with --user, else _INBOX)")
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA certificate `FILE` to verify the NATS server")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "client certificate `FILE` for NATS")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "client key `FILE` for NATS")
@@ -173,7 +176,7 @@ func (c *connFlags) config(name string) streams.ConnectConfig {
 		password = os.Getenv("JETBPM_NATS_PASSWORD")
 	}
 	return streams.ConnectConfig{
-		URL: c.url, Name: name, CredsFile: c.creds, User: c.user, Password: password,
+		URL: c.url, Name: name, CredsFile: c.creds, User: c.user, Password: password, InboxPrefix: c.inboxPrefix,
 		TLSCA: c.tlsCA, TLSCert: c.tlsCert, TLSKey: c.tlsKey,
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -27,10 +28,11 @@ var rolePasswords = map[string]string{
 	"worker_payments": "payments-secret",
 }
 
-// roleInboxes are the inbox prefixes nats.conf gives users; the others use
-// the default _INBOX.
+// roleInboxes are the inbox prefixes nats.conf gives users; the engine
+// uses the default _INBOX.
 var roleInboxes = map[string]string{
 	"worker": "_INBOX.worker", "worker_payments": "_INBOX.worker_payments",
+	"integration": "_INBOX.integration", "operator": "_INBOX.operator",
 }
 
 // startConfServer runs nats.conf on a random port with a temporary store.
@@ -180,14 +182,15 @@ func fetchJob(ctx context.Context, t *testing.T, js jetstream.JetStream, topic s
 	return job
 }
 
-// checkWorkerLimits asserts what no worker user may do (SEC, ARCH-3).
-func checkWorkerLimits(ctx context.Context, t *testing.T, w *roleConn, js jetstream.JetStream, job jetstream.Msg) {
+// checkWorkerLimits asserts what no worker user may do (SEC, ARCH-3); the
+// worker fetched job from topic.
+func checkWorkerLimits(ctx context.Context, t *testing.T, w *roleConn, js jetstream.JetStream, job jetstream.Msg, topic string) {
 	t.Helper()
 	if !w.refused(job.Ack) {
 		t.Error("worker acked a job message: ARCH-3 says only the engine acks")
 	}
 	// A report is a JetStream publish: stored, its PubAck on the worker's inbox.
-	if ack, err := js.Publish(ctx, streams.ReportSubject(0, "i1"), []byte("{}")); err != nil || ack.Stream != streams.ReportsStream {
+	if ack, err := js.Publish(ctx, streams.ReportSubject(0, topic, "i1"), []byte("{}")); err != nil || ack.Stream != streams.ReportsStream {
 		t.Errorf("worker publishes a report: %v, %v", ack, err)
 	}
 	for _, s := range []string{
@@ -261,23 +264,7 @@ func TestNatsConfRoles(t *testing.T) {
 		w := connectAs(t, ns, "worker")
 		js, _ := jetstream.New(w.nc)
 		job := fetchJob(ctx, t, js, "pay")
-		checkWorkerLimits(ctx, t, w, js, job)
-	})
-
-	t.Run("worker with the default inbox", func(t *testing.T) {
-		// Replies to _INBOX.> are other users' (checkpoint reads, API
-		// answers): a worker connected without its prefix gets nothing.
-		c := &roleConn{t: t, errs: make(chan error, 64)}
-		nc, err := nats.Connect(ns.ClientURL(), nats.UserInfo("worker", rolePasswords["worker"]),
-			nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { c.errs <- err }))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		c.nc = nc
-		if c.canSubscribe("_INBOX.x") {
-			t.Error("worker may subscribe to the default inbox")
-		}
+		checkWorkerLimits(ctx, t, w, js, job, "pay")
 	})
 
 	t.Run("integration", func(t *testing.T) {
@@ -294,7 +281,7 @@ func TestNatsConfRoles(t *testing.T) {
 		if !in.canSubscribe("jetbpm.fact.>") {
 			t.Error("integration cannot subscribe to facts")
 		}
-		for _, s := range []string{"jetbpm.api.x", "jetbpm.rpt.0.i1", "$KV.jetbpm-instances.i1", "$JS.API.STREAM.DELETE.JETBPM_FACTS"} {
+		for _, s := range []string{"jetbpm.api.x", streams.ReportSubject(0, "pay", "i1"), "$KV.jetbpm-instances.i1", "$JS.API.STREAM.DELETE.JETBPM_FACTS"} {
 			if in.canPublish(s) {
 				t.Errorf("integration may publish %s", s)
 			}
@@ -309,7 +296,7 @@ func TestNatsConfRoles(t *testing.T) {
 		if !op.canPublish(streams.APISubject("deploy")) {
 			t.Error("operator cannot call the engine API")
 		}
-		for _, s := range []string{"$KV.jetbpm-instances.i1", "$JS.ACK.x", "$JS.API.STREAM.LIST", "jetbpm.rpt.0.i1"} {
+		for _, s := range []string{"$KV.jetbpm-instances.i1", "$JS.ACK.x", "$JS.API.STREAM.LIST", streams.ReportSubject(0, "pay", "i1")} {
 			if op.canPublish(s) {
 				t.Errorf("operator may publish %s", s)
 			}
@@ -357,7 +344,11 @@ func topicWorkerConf(t *testing.T) string {
 // TestNatsConfTopicWorker enables the per-topic worker example of
 // nats.conf: worker_payments fetches from topic-payments only.
 func TestNatsConfTopicWorker(t *testing.T) {
-	ns := startConfServerFrom(t, topicWorkerConf(t))
+	conf := topicWorkerConf(t)
+	if data, err := os.ReadFile(conf); err != nil || !strings.Contains(string(data), `"`+streams.TopicReports("payments")+`"`) {
+		t.Fatalf("worker_payments is not allowed %s, the reports of its topic (%v)", streams.TopicReports("payments"), err)
+	}
+	ns := startConfServerFrom(t, conf)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	provisionAsEngine(ctx, t, ns, "payments", "pay")
@@ -368,15 +359,129 @@ func TestNatsConfTopicWorker(t *testing.T) {
 	for _, s := range []string{
 		"$JS.API.CONSUMER.MSG.NEXT.JETBPM_JOBS.topic-pay",
 		"$JS.API.CONSUMER.INFO.JETBPM_JOBS.topic-pay",
+		// Reports for the jobs of another topic, on any partition, and
+		// subjects that name no topic.
+		streams.ReportSubject(0, "pay", "i1"),
+		streams.ReportSubject(1, "pay", "i1"),
+		streams.ReportSubject(0, "payments-eu", "i1"),
+		"jetbpm.rpt.0.i1",
+		"jetbpm.rpt.0.payments",
 	} {
 		if w.canPublish(s) {
 			t.Errorf("worker_payments may publish %s", s)
 		}
 	}
+	for _, s := range []string{streams.ReportSubject(0, "payments", "i1"), streams.ReportSubject(1, "payments", "i.2")} {
+		if !w.canPublish(s) {
+			t.Errorf("worker_payments may not publish %s", s)
+		}
+	}
+	// A report for topic pay through JetStream: refused, so never stored.
+	pubCtx, cancelPub := context.WithTimeout(ctx, time.Second)
+	defer cancelPub()
+	if !w.refused(func() error {
+		if ack, err := js.Publish(pubCtx, streams.ReportSubject(0, "pay", "i1"), []byte("{}")); err == nil {
+			t.Errorf("worker_payments stored a report for topic pay: %+v", ack)
+		}
+		return nil
+	}) {
+		t.Error("no permissions violation for a report for topic pay")
+	}
 	if w.canSubscribe("_INBOX.worker.>") {
 		t.Error("worker_payments may read the inboxes of the other workers")
 	}
-	checkWorkerLimits(ctx, t, w, js, job)
+	checkWorkerLimits(ctx, t, w, js, job, "payments")
+}
+
+// TestNatsConfRepliesStayWithTheirRole: every role but the engine reads
+// replies on its own inbox prefix only, so a reply to one role (an API
+// answer, a job fetched, a checkpoint read) reaches no other.
+func TestNatsConfRepliesStayWithTheirRole(t *testing.T) {
+	ns := startConfServerFrom(t, topicWorkerConf(t))
+	roles := []string{"worker", "worker_payments", "integration", "operator"}
+	conns := map[string]*roleConn{}
+	for _, role := range roles {
+		conns[role] = connectAs(t, ns, role)
+	}
+	for _, role := range roles {
+		c := conns[role]
+		if !c.canSubscribe(roleInboxes[role] + ".x.>") {
+			t.Errorf("%s may not subscribe to its own inboxes", role)
+		}
+		for _, s := range []string{"_INBOX.>", "_INBOX.*.>", "_INBOX.x", "_INBOX.engine.>"} {
+			if c.canSubscribe(s) {
+				t.Errorf("%s may subscribe to %s", role, s)
+			}
+		}
+		for _, other := range roles {
+			if other != role && c.canSubscribe(roleInboxes[other]+".>") {
+				t.Errorf("%s may subscribe to the inboxes of %s", role, other)
+			}
+		}
+	}
+
+	// The engine answers an API request of the operator; the others try to
+	// listen in on the operator's inboxes.
+	engine := connectAs(t, ns, "engine")
+	if _, err := engine.nc.Subscribe(streams.APISubject("echo"), func(m *nats.Msg) { _ = m.Respond([]byte("for the operator")) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := engine.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	listeners := map[string]*nats.Subscription{}
+	for _, role := range roles[:3] {
+		c := conns[role]
+		c.refused(func() error {
+			sub, err := c.nc.SubscribeSync("_INBOX.operator.>")
+			listeners[role] = sub
+			return err
+		})
+	}
+	reply, err := conns["operator"].nc.Request(streams.APISubject("echo"), nil, 5*time.Second)
+	if err != nil || string(reply.Data) != "for the operator" {
+		t.Fatalf("operator request: %v, %v", reply, err)
+	}
+	// The reply was routed to every allowed subscriber before the
+	// operator got it; a flush brings anything queued for a listener.
+	for role, sub := range listeners {
+		if err := conns[role].nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if n, _, _ := sub.Pending(); n != 0 {
+			t.Errorf("%s received the operator's reply", role)
+		}
+	}
+}
+
+// TestNatsConfEndToEnd runs everything as the roles of nats.conf: jetbpm
+// serve as the engine, the client commands as the operator and jetbpm work
+// as the worker confined to topic payments (worker_payments); a payment
+// completes.
+func TestNatsConfEndToEnd(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the worker script is a shell script")
+	}
+	ns := startConfServerFrom(t, topicWorkerConf(t))
+	url := ns.ClientURL()
+	serve := startServe(t, []string{"JETBPM_NATS_PASSWORD=" + rolePasswords["engine"]}, "--nats-url", url, "--user", "engine")
+	serve.waitReady()
+	operator := []string{"JETBPM_NATS_URL=" + url, "JETBPM_NATS_USER=operator", "JETBPM_NATS_PASSWORD=" + rolePasswords["operator"]}
+	c := client{t: t, env: operator}
+	dir := t.TempDir()
+	c.ok("deploy", writeFile(t, dir, "payments.bpmn",
+		strings.Replace(workBPMN, "%PROCESSES%", strings.ReplaceAll(simpleProcess, "TOPIC", "payments"), 1)))
+	pay := writeScript(t, dir, "pay.sh", `echo '{"receipt": "r-1"}'`)
+	startWork(t, []string{"JETBPM_NATS_URL=" + url, "JETBPM_NATS_USER=worker_payments", "JETBPM_NATS_PASSWORD=" + rolePasswords["worker_payments"]},
+		"--topic", "payments", "--", pay)
+	id := strings.TrimSpace(c.ok("start", "payments"))
+	if v := c.finished(id); v.Status != "completed" || v.Variables["receipt"] != "r-1" {
+		t.Fatalf("instance = %+v, want completed with the worker's receipt", v)
+	}
+	// The operator's replies come to _INBOX.operator: an inbox prefix the
+	// role may not read gets no answer.
+	checkFails(t, operator, 1, "did not answer within", "instances", "list", "--timeout", "2s", "--inbox-prefix", "_INBOX.worker")
+	c.ok("instances", "list", "--inbox-prefix", "_INBOX.operator")
 }
 
 // TestServeAgainstNatsConf runs `jetbpm serve --nats-url` as the engine
