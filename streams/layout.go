@@ -16,7 +16,10 @@ type Layout struct {
 }
 
 // LayoutSchema is the version of the layout this build provisions and reads.
-const LayoutSchema = "1"
+// Schema 2 put the job's topic into report subjects (so a worker credential
+// can be limited to its topics); jobs queued under schema 1 would have their
+// reports refused, so a schema 1 store is refused as a whole instead.
+const LayoutSchema = "2"
 
 // ErrNotProvisioned is returned by ReadLayout when Provision never ran
 // against the server.
