@@ -213,15 +213,15 @@ func TestProvisionRefusesOtherSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := meta.Put(ctx, streams.MetaSchemaKey, []byte("2")); err != nil {
+	if _, err := meta.Put(ctx, streams.MetaSchemaKey, []byte("1")); err != nil {
 		t.Fatal(err)
 	}
 	for name, call := range map[string]func() error{
 		"Provision":  func() error { _, err := streams.Provision(ctx, js, streams.Config{Logger: quietLogger()}); return err },
 		"ReadLayout": func() error { _, err := streams.ReadLayout(ctx, js); return err },
 	} {
-		if err := call(); err == nil || !strings.Contains(err.Error(), `schema "2"`) {
-			t.Errorf("%s on schema 2 = %v", name, err)
+		if err := call(); err == nil || !strings.Contains(err.Error(), `schema "1"`) {
+			t.Errorf("%s on schema 1 = %v", name, err)
 		}
 	}
 }
