@@ -197,8 +197,11 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 	r.transition(inc, incidents.Retried, cmd, fmt.Sprintf("attempt %d", inc.Attempts+1))
 }
 
-// resolveIncident continues from the node's outgoing flows as if it had
-// completed, after setting vars (INC-8).
+// resolveIncident completes the node as if its work had succeeded, with
+// vars as its results (INC-8): the track continues from the node's
+// outgoing flows. An iteration of a multi-instance activity completes
+// inside its loop instead: vars are set in its iteration scope, where its
+// output element reads them, and the loop goes on as after any iteration.
 func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any) {
 	failed := r.s.track(inc.Track)
 	n := r.p.Node(inc.Node)
@@ -206,14 +209,23 @@ func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any)
 		r.bug("incident %s has no track or node", inc.ID)
 	}
 	r.closeIncident(inc, incidents.Resolved, incidents.ResolvedKind, cmd, "")
-	for _, k := range sortedKeys(vars) {
+	names := sortedKeys(vars)
+	values := make(map[string]any, len(vars))
+	for _, k := range names {
 		v, ok := r.checkVar(failed, n, k, vars[k])
 		if !ok {
 			return
 		}
-		r.storeVar(failed.Scope, k, v)
+		values[k] = v
 	}
 	failed.State = Ready
+	if failed.Inner {
+		r.completeIteration(failed, names, values)
+		return
+	}
+	for _, k := range names {
+		r.storeVar(failed.Scope, k, values[k])
+	}
 	r.disarm(failed)
 	r.leave(failed, n)
 }
