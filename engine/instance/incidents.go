@@ -238,6 +238,9 @@ func (r *runner) abandonIncident(inc *Incident, cmd string) {
 	if failed == nil {
 		return
 	}
+	if sc := r.s.scope(failed.Scope); sc != nil {
+		sc.Abandoned = append(sc.Abandoned, inc.ID) // named if a join waits in vain
+	}
 	r.cancelTrack(failed)
 	if len(r.s.Tracks) == 0 {
 		r.finish(Terminated, nil, "incident "+inc.ID+" abandoned")
