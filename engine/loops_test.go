@@ -12,6 +12,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
@@ -278,6 +279,11 @@ func TestMultiInstanceIterationIncidentActions(t *testing.T) {
 			})).
 			ServiceTask("after", "after").EndEvent("e").Sequence("s", "visit", "after", "e"))
 	}
+	deployed(t, eng, model.NewBuilder("trip-shout").StartEvent("s").
+		ServiceTask("visit", "visit", model.WithLoop(model.Loop{
+			Collection: "cities", ElementVariable: "city", OutputCollection: "visited", OutputElement: `seen + "!"`,
+		})).
+		ServiceTask("after", "after").EndEvent("e").Sequence("s", "visit", "after", "e"))
 	cities := map[string]any{"cities": []any{"Oslo", "Atlantis", "Rome"}}
 	check := func(t *testing.T, id string, want string) {
 		t.Helper()
@@ -339,5 +345,36 @@ func TestMultiInstanceIterationIncidentActions(t *testing.T) {
 			}
 			check(t, ids[sequential], "[saw Oslo saw Atlantis saw Rome]")
 		}
+	})
+
+	// A resolve whose variables the output element cannot use answers,
+	// and opens a new incident; the next resolve completes the loop.
+	t.Run("resolve that fails again", func(t *testing.T) {
+		trips.mu.Lock()
+		trips.down["Atlantis"] = true
+		trips.mu.Unlock()
+		id, err := eng.Start(bounded(t), "trip-shout", cities)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, first := waitIncident(t, eng, id)
+		if err := eng.ResolveIncident(bounded(t), first.ID, map[string]any{"seen": 5}); err != nil {
+			t.Fatal(err)
+		}
+		v := awaitView(t, eng, id, "raised a new incident", func(v *engine.InstanceView) bool {
+			return len(v.Incidents) == 1 && v.Incidents[0].ID != first.ID
+		})
+		second := v.Incidents[0]
+		if !strings.Contains(second.Cause, "output element") {
+			t.Fatalf("second incident %+v, want the output element's", second)
+		}
+		rec := awaitRecord(t, env, first.ID, func(r *incidents.Record) bool { return r.State.Closed() })
+		if rec.State != incidents.Resolved {
+			t.Fatalf("first incident %+v, want resolved", rec)
+		}
+		if err := eng.ResolveIncident(bounded(t), second.ID, map[string]any{"seen": "skipped"}); err != nil {
+			t.Fatal(err)
+		}
+		check(t, id, "[saw Oslo! skipped! saw Rome!]")
 	})
 }

@@ -183,6 +183,14 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 		r.bug("incident %s has no track %s", inc.ID, inc.Track)
 	}
 	r.dropRetryWait(inc)
+	if failed.Loop != nil {
+		// A multi-instance body's incident is its completion condition's:
+		// the body owns the iterations, so it checks the condition again.
+		inc.Retries++
+		r.transition(inc, incidents.Retried, cmd, fmt.Sprintf("attempt %d", inc.Attempts+1))
+		r.retryLoop(failed)
+		return
+	}
 	nt := r.spawn(inc.Node, failed.Scope, failed.ID, failed.Flow)
 	nt.BoundariesArmed, nt.Inner = failed.BoundariesArmed, failed.Inner
 	for _, w := range r.s.Waits {
@@ -202,6 +210,12 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 // outgoing flows. An iteration of a multi-instance activity completes
 // inside its loop instead: vars are set in its iteration scope, where its
 // output element reads them, and the loop goes on as after any iteration.
+// A multi-instance body (its completion condition failed) completes the
+// whole activity: its open iterations are cancelled.
+//
+// The track continues as a new activation, so a failure on the way (the
+// vars refused, a flow's condition, the output element) raises a new
+// incident rather than reopening the resolved one under its id.
 func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any) {
 	failed := r.s.track(inc.Track)
 	n := r.p.Node(inc.Node)
@@ -209,6 +223,7 @@ func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any)
 		r.bug("incident %s has no track or node", inc.ID)
 	}
 	r.closeIncident(inc, incidents.Resolved, incidents.ResolvedKind, cmd, "")
+	failed.Activation = r.next()
 	names := sortedKeys(vars)
 	values := make(map[string]any, len(vars))
 	for _, k := range names {
@@ -218,6 +233,9 @@ func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any)
 		}
 		values[k] = v
 	}
+	if failed.Loop != nil {
+		r.cancelIterations(failed)
+	}
 	failed.State = Ready
 	if failed.Inner {
 		r.completeIteration(failed, names, values)
@@ -225,6 +243,10 @@ func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any)
 	}
 	for _, k := range names {
 		r.storeVar(failed.Scope, k, values[k])
+	}
+	if failed.Loop != nil {
+		r.finishLoop(failed, n)
+		return
 	}
 	r.disarm(failed)
 	r.leave(failed, n)
