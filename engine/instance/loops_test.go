@@ -151,7 +151,6 @@ func TestRetryMultiInstanceIteration(t *testing.T) {
 	}
 }
 
-
 // iterationIncident asserts the open incident at visit is an iteration's.
 func iterationIncident(t *testing.T, s *State, fragments ...string) *Incident {
 	t.Helper()
