@@ -182,8 +182,8 @@ func (e *Engine) WaitUntil(ctx context.Context, id string, cond func(*InstanceVi
 // Filter selects instances for Instances.
 type Filter struct {
 	ProcessID string
-	// Status "active" includes instances with open incidents (they are
-	// alive); "" means any.
+	// Status "active" includes the instances shown as StatusIncident
+	// (they are alive); "" means any.
 	Status instance.Status
 	Limit  int
 }
@@ -230,8 +230,9 @@ func (e *Engine) Instances(ctx context.Context, f Filter) ([]*InstanceView, erro
 	return out, nil
 }
 
-// StatusIncident is the status shown for an active instance with open
-// incidents (SPEC INC-10); it is alive, so listing "active" includes it.
+// StatusIncident is the status shown for an active instance that needs an
+// operator: it has open incidents, or a parallel join of it can never fire
+// (InstanceView.Stuck). It is alive, so listing "active" includes it.
 const StatusIncident instance.Status = "incident"
 
 // InstanceView is what the API and the CLI show of an instance.
@@ -243,6 +244,9 @@ type InstanceView struct {
 	Variables   map[string]any    `json:"variables"`
 	ActiveNodes []string          `json:"activeNodes"`
 	Incidents   []IncidentSummary `json:"incidents"`
+	// Stuck are the parallel joins that can never fire: every token left
+	// in their scope waits at a join (docs/incidents.md §7).
+	Stuck []instance.StuckJoin `json:"stuck,omitempty"`
 	// CalledInstances are the child instances its call activities wait for.
 	CalledInstances []string          `json:"calledInstances,omitempty"`
 	StartedAt       time.Time         `json:"startedAt"`
@@ -263,13 +267,13 @@ func viewOf(s *instance.State) *InstanceView {
 	v := &InstanceView{
 		ID: s.ID, ProcessID: s.ProcessID, Version: s.Version, Status: s.Status,
 		Variables: s.Variables(), ActiveNodes: s.ActiveNodes(), CalledInstances: s.CalledInstances(),
-		StartedAt: s.StartedAt, Failure: s.Failure,
+		StartedAt: s.StartedAt, Failure: s.Failure, Stuck: s.Stuck,
 		Incidents: []IncidentSummary{},
 	}
 	for _, inc := range s.OpenIncidents() {
 		v.Incidents = append(v.Incidents, IncidentSummary{ID: inc.ID, Node: inc.Node, CauseClass: inc.CauseClass, Cause: inc.Cause(), Attempts: inc.Attempts})
 	}
-	if len(v.Incidents) > 0 && v.Status == instance.Active {
+	if (len(v.Incidents) > 0 || len(v.Stuck) > 0) && v.Status == instance.Active {
 		v.Status = StatusIncident
 	}
 	if v.Variables == nil {

@@ -3,13 +3,16 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
@@ -114,8 +117,13 @@ func TestSequentialMultiInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	v = waitDone(t, eng, id)
-	if got := fmt.Sprint(v.Variables["visited"]); v.Status != instance.Completed || got != "[Oslo <nil> Rome]" && got != "[Oslo skipped Rome]" {
+	// The operator's variables complete that iteration: they feed its
+	// output element and stay in its scope.
+	if got := fmt.Sprint(v.Variables["visited"]); v.Status != instance.Completed || got != "[Oslo skipped Rome]" {
 		t.Fatalf("visited %s: %+v", got, v)
+	}
+	if seen, ok := v.Variables["seen"]; ok {
+		t.Fatalf("the resolved iteration's seen = %v leaked into the process scope", seen)
 	}
 
 	id, _ = eng.Start(ctx, "trip", map[string]any{"cities": []any{"Oslo", "Stop", "Rome"}})
@@ -197,4 +205,170 @@ func TestSequentialMultiInstanceAcrossRestart(t *testing.T) {
 	if got := fmt.Sprint(v.Variables["visited"]); v.Status != instance.Completed || got != "[saw Oslo saw Bergen saw Rome]" {
 		t.Fatalf("visited %s: %+v", got, v)
 	}
+}
+
+// tripOps are the in-process operations of the trip processes: "visit"
+// fails for the cities in down, "after" records each activation of the
+// node after the loop, per instance.
+type tripOps struct {
+	mu    sync.Mutex
+	down  map[string]bool
+	after map[string]map[uint64]bool
+}
+
+func newTripOps(down ...string) *tripOps {
+	o := &tripOps{down: map[string]bool{}, after: map[string]map[uint64]bool{}}
+	for _, c := range down {
+		o.down[c] = true
+	}
+	return o
+}
+
+func (o *tripOps) register(ops *engine.Operations) {
+	ops.Register("visit", func(_ context.Context, in map[string]any) (map[string]any, error) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if city, _ := in["city"].(string); o.down[city] {
+			return nil, fmt.Errorf("no such city %s", city)
+		}
+		return map[string]any{"seen": "saw " + fmt.Sprint(in["city"])}, nil
+	})
+	ops.Register("after", func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		c, ok := engine.CallInfo(ctx)
+		if !ok {
+			return nil, fmt.Errorf("no call info")
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.after[c.InstanceID] == nil {
+			o.after[c.InstanceID] = map[uint64]bool{}
+		}
+		o.after[c.InstanceID][c.Activation] = true
+		return nil, nil
+	})
+}
+
+func (o *tripOps) afterRuns(id string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.after[id])
+}
+
+func (o *tripOps) fix(city string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.down, city)
+}
+
+// An operator's resolve or retry of one iteration's incident acts on that
+// iteration only, inside its loop, sequential or parallel: the loop goes
+// on, leaves its node once (the node after it runs once), and collects
+// every output in order — the resolved one from the operator's variables.
+func TestMultiInstanceIterationIncidentActions(t *testing.T) {
+	env := streamstest.Start(t)
+	ops := &engine.Operations{}
+	trips := newTripOps("Atlantis")
+	trips.register(ops)
+	eng := openEngine(t, env, ops)
+	for _, sequential := range []bool{true, false} {
+		process := fmt.Sprintf("trip-seq-%v", sequential)
+		deployed(t, eng, model.NewBuilder(process).StartEvent("s").
+			ServiceTask("visit", "visit", model.WithLoop(model.Loop{
+				Sequential: sequential, Collection: "cities", ElementVariable: "city",
+				OutputCollection: "visited", OutputElement: "seen",
+			})).
+			ServiceTask("after", "after").EndEvent("e").Sequence("s", "visit", "after", "e"))
+	}
+	deployed(t, eng, model.NewBuilder("trip-shout").StartEvent("s").
+		ServiceTask("visit", "visit", model.WithLoop(model.Loop{
+			Collection: "cities", ElementVariable: "city", OutputCollection: "visited", OutputElement: `seen + "!"`,
+		})).
+		ServiceTask("after", "after").EndEvent("e").Sequence("s", "visit", "after", "e"))
+	cities := map[string]any{"cities": []any{"Oslo", "Atlantis", "Rome"}}
+	check := func(t *testing.T, id string, want string) {
+		t.Helper()
+		v := waitDone(t, eng, id)
+		if got := fmt.Sprint(v.Variables["visited"]); v.Status != instance.Completed || got != want {
+			t.Fatalf("visited %s, want %s: %+v", got, want, v)
+		}
+		if _, ok := v.Variables["seen"]; ok {
+			t.Errorf("an iteration's seen leaked into the process scope: %v", v.Variables)
+		}
+		if n := trips.afterRuns(id); n != 1 {
+			t.Errorf("the node after the loop ran %d times, want once", n)
+		}
+	}
+
+	t.Run("resolve", func(t *testing.T) {
+		for _, sequential := range []bool{true, false} {
+			id, err := eng.Start(bounded(t), fmt.Sprintf("trip-seq-%v", sequential), cities)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, inc := waitIncident(t, eng, id)
+			if !slices.Equal(v.ActiveNodes, []string{"visit"}) || !strings.Contains(inc.Cause, "no such city Atlantis") {
+				t.Fatalf("sequential=%v: %+v", sequential, v)
+			}
+			// The loop waits for its incident (sequential: iteration 3 has
+			// not started; parallel: the siblings run to their end).
+			if _, ok := v.Variables["visited"]; ok || trips.afterRuns(id) != 0 {
+				t.Fatalf("the loop went past its incident: %+v", v)
+			}
+			if err := eng.ResolveIncident(bounded(t), inc.ID, map[string]any{"seen": "skipped"}); err != nil {
+				t.Fatal(err)
+			}
+			check(t, id, "[saw Oslo skipped saw Rome]")
+		}
+	})
+
+	t.Run("retry", func(t *testing.T) {
+		ids := map[bool]string{}
+		incs := map[bool]string{}
+		for _, sequential := range []bool{true, false} {
+			id, err := eng.Start(bounded(t), fmt.Sprintf("trip-seq-%v", sequential), cities)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, inc := waitIncident(t, eng, id)
+			ids[sequential], incs[sequential] = id, inc.ID
+		}
+		trips.fix("Atlantis")
+		for _, sequential := range []bool{true, false} {
+			if err := eng.RetryIncident(bounded(t), incs[sequential]); err != nil {
+				t.Fatal(err)
+			}
+			check(t, ids[sequential], "[saw Oslo saw Atlantis saw Rome]")
+		}
+	})
+
+	// A resolve whose variables the output element cannot use answers,
+	// and opens a new incident; the next resolve completes the loop.
+	t.Run("resolve that fails again", func(t *testing.T) {
+		trips.mu.Lock()
+		trips.down["Atlantis"] = true
+		trips.mu.Unlock()
+		id, err := eng.Start(bounded(t), "trip-shout", cities)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, first := waitIncident(t, eng, id)
+		if err := eng.ResolveIncident(bounded(t), first.ID, map[string]any{"seen": 5}); err != nil {
+			t.Fatal(err)
+		}
+		v := awaitView(t, eng, id, "raised a new incident", func(v *engine.InstanceView) bool {
+			return len(v.Incidents) == 1 && v.Incidents[0].ID != first.ID
+		})
+		second := v.Incidents[0]
+		if !strings.Contains(second.Cause, "output element") {
+			t.Fatalf("second incident %+v, want the output element's", second)
+		}
+		rec := awaitRecord(t, env, first.ID, func(r *incidents.Record) bool { return r.State.Closed() })
+		if rec.State != incidents.Resolved {
+			t.Fatalf("first incident %+v, want resolved", rec)
+		}
+		if err := eng.ResolveIncident(bounded(t), second.ID, map[string]any{"seen": "skipped"}); err != nil {
+			t.Fatal(err)
+		}
+		check(t, id, "[saw Oslo! skipped! saw Rome!]")
+	})
 }

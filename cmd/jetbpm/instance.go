@@ -23,7 +23,9 @@ const instanceShowUsage = `usage: jetbpm instance show [flags] ID
 
 Shows an instance: its process and version, status (active, incident,
 completed, failed or terminated), when it started and ended, the nodes it
-is at, its open incidents, why it failed, and its variables. --json prints
+is at, its open incidents, the parallel joins it is stuck at (every token
+left waits at a join that can never fire, e.g. after a branch's incident
+was abandoned: cancel it), why it failed, and its variables. --json prints
 the instance as the engine API returns it.`
 
 const instanceCancelUsage = `usage: jetbpm instance cancel [flags] ID
@@ -38,8 +40,9 @@ Lists process instances.`
 const instancesListUsage = `usage: jetbpm instances list [flags]
 
 Lists instances, newest first, as a table: ID, PROCESS, VERSION, STATUS,
-STARTED and ACTIVE NODES. --status active includes the instances with open
-incidents (they are alive); --status incident lists only those. The engine
+STARTED and ACTIVE NODES. --status incident lists the instances that need
+an operator: open incidents, or stuck at a join that can never fire;
+--status active includes them (they are alive). The engine
 reads every instance to answer, so keep this for operations, not for
 polling.`
 
@@ -103,6 +106,9 @@ func printInstance(w io.Writer, v *engine.InstanceView) error {
 		fmt.Fprintf(tw, "incident:\t%s at %s (%s, %s): %s\n", inc.ID, inc.Node, inc.CauseClass,
 			plural(inc.Attempts, "attempt"), oneLine(inc.Cause))
 	}
+	for _, j := range v.Stuck {
+		fmt.Fprintf(tw, "stuck:\t%s\n", formatStuck(j))
+	}
 	if v.Failure != nil {
 		fmt.Fprintf(tw, "failure:\t%s\n", formatFailure(v.Failure))
 	}
@@ -125,6 +131,16 @@ func plural(n int, word string) string {
 }
 
 func formatTime(t time.Time) string { return t.Local().Format(time.RFC3339) }
+
+// formatStuck says why a join can never fire.
+func formatStuck(j instance.StuckJoin) string {
+	s := fmt.Sprintf("at join %s since %s: waiting for %s, which no token can reach any more (arrived: %s",
+		j.Node, formatTime(j.Since), strings.Join(j.Missing, ", "), strings.Join(j.Arrived, ", "))
+	if len(j.Abandoned) > 0 {
+		s += "; abandoned: " + strings.Join(j.Abandoned, ", ")
+	}
+	return s + ")"
+}
 
 func formatFailure(f *instance.Failure) string {
 	var parts []string
@@ -171,8 +187,8 @@ func runInstanceCancel(ctx context.Context, args []string) error {
 	return nil
 }
 
-// statuses are the values of instances list --status; active includes the
-// instances with open incidents, incident lists only those.
+// statuses are the values of instances list --status; incident lists the
+// instances that need an operator, active includes them.
 var statuses = []string{
 	string(instance.Active), string(engine.StatusIncident), string(instance.Completed), string(instance.Failed), string(instance.Terminated),
 }

@@ -23,4 +23,8 @@
 //
 // Effects (timers to schedule or cancel, facts to publish) are appended to
 // State.Outbox; the engine publishes them after the checkpoint is written.
+//
+// A step ends by recording the parallel joins that can never fire
+// (State.Stuck): those of a scope whose every token waits at a join, as
+// after an operator abandoned a branch's incident (docs/incidents.md).
 package instance

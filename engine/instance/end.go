@@ -211,7 +211,7 @@ func Abort(s *State, now time.Time, reason string) {
 	for _, w := range s.Waits {
 		r.unschedule(w)
 	}
-	s.Waits, s.Tracks = nil, nil
+	s.Waits, s.Tracks, s.Stuck = nil, nil, nil
 	s.Scopes = slices.DeleteFunc(s.Scopes, func(sc *Scope) bool { return sc.ID != RootScope })
 	r.finish(Failed, &Failure{Message: reason}, reason)
 }

@@ -183,6 +183,14 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 		r.bug("incident %s has no track %s", inc.ID, inc.Track)
 	}
 	r.dropRetryWait(inc)
+	if failed.Loop != nil {
+		// A multi-instance body's incident is its completion condition's:
+		// the body owns the iterations, so it checks the condition again.
+		inc.Retries++
+		r.transition(inc, incidents.Retried, cmd, fmt.Sprintf("attempt %d", inc.Attempts+1))
+		r.retryLoop(failed)
+		return
+	}
 	nt := r.spawn(inc.Node, failed.Scope, failed.ID, failed.Flow)
 	nt.BoundariesArmed, nt.Inner = failed.BoundariesArmed, failed.Inner
 	for _, w := range r.s.Waits {
@@ -197,8 +205,17 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 	r.transition(inc, incidents.Retried, cmd, fmt.Sprintf("attempt %d", inc.Attempts+1))
 }
 
-// resolveIncident continues from the node's outgoing flows as if it had
-// completed, after setting vars (INC-8).
+// resolveIncident completes the node as if its work had succeeded, with
+// vars as its results (INC-8): the track continues from the node's
+// outgoing flows. An iteration of a multi-instance activity completes
+// inside its loop instead: vars are set in its iteration scope, where its
+// output element reads them, and the loop goes on as after any iteration.
+// A multi-instance body (its completion condition failed) completes the
+// whole activity: its open iterations are cancelled.
+//
+// The track continues as a new activation, so a failure on the way (the
+// vars refused, a flow's condition, the output element) raises a new
+// incident rather than reopening the resolved one under its id.
 func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any) {
 	failed := r.s.track(inc.Track)
 	n := r.p.Node(inc.Node)
@@ -206,14 +223,31 @@ func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any)
 		r.bug("incident %s has no track or node", inc.ID)
 	}
 	r.closeIncident(inc, incidents.Resolved, incidents.ResolvedKind, cmd, "")
-	for _, k := range sortedKeys(vars) {
+	failed.Activation = r.next()
+	names := sortedKeys(vars)
+	values := make(map[string]any, len(vars))
+	for _, k := range names {
 		v, ok := r.checkVar(failed, n, k, vars[k])
 		if !ok {
 			return
 		}
-		r.storeVar(failed.Scope, k, v)
+		values[k] = v
+	}
+	if failed.Loop != nil {
+		r.cancelIterations(failed)
 	}
 	failed.State = Ready
+	if failed.Inner {
+		r.completeIteration(failed, names, values)
+		return
+	}
+	for _, k := range names {
+		r.storeVar(failed.Scope, k, values[k])
+	}
+	if failed.Loop != nil {
+		r.finishLoop(failed, n)
+		return
+	}
 	r.disarm(failed)
 	r.leave(failed, n)
 }
@@ -225,6 +259,9 @@ func (r *runner) abandonIncident(inc *Incident, cmd string) {
 	r.closeIncident(inc, incidents.DeadLettered, incidents.DeadLetterKind, cmd, "")
 	if failed == nil {
 		return
+	}
+	if sc := r.s.scope(failed.Scope); sc != nil {
+		sc.Abandoned = append(sc.Abandoned, inc.ID) // named if a join waits in vain
 	}
 	r.cancelTrack(failed)
 	if len(r.s.Tracks) == 0 {

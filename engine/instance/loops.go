@@ -88,9 +88,12 @@ func (r *runner) completeIteration(t *Track, names []string, values map[string]a
 	r.iterationDone(sc, t)
 }
 
-// iterationDone accounts one finished iteration (inner is nil when it was
-// abandoned): its output element, the completion condition, the next
-// sequential iteration, and the body's completion.
+// iterationDone accounts one finished iteration (inner is nil when its
+// incident was abandoned): its output element, the completion condition,
+// the next sequential iteration, and the body's completion. When the
+// output element or the completion condition fails over a finished
+// iteration's variables, the incident is that iteration's and nothing is
+// accounted: a retry runs it again, a resolve finishes it again.
 func (r *runner) iterationDone(sc *Scope, inner *Track) {
 	body := r.s.track(sc.Owner)
 	if body == nil || body.Loop == nil {
@@ -98,7 +101,8 @@ func (r *runner) iterationDone(sc *Scope, inner *Track) {
 	}
 	n := r.p.Node(body.Node)
 	st := body.Loop
-	env := map[string]any{}
+	var env map[string]any
+	var out any
 	if inner != nil {
 		env = r.visible(inner)
 		if e := n.Loop.OutputElementExpr(); e != nil {
@@ -110,38 +114,93 @@ func (r *runner) iterationDone(sc *Scope, inner *Track) {
 				r.fault(inner, n, incidents.CauseExpression, fmt.Sprintf("multi-instance output element %q: %v", n.Loop.OutputElement, err))
 				return
 			}
-			st.Outputs[sc.Iteration-1] = v
+			out = v
+		}
+	} else {
+		env = r.visible(body)
+	}
+	active := r.activeIterations(body) - 1
+	done, condErr := r.loopDone(body, n, env, st.Completed+1, active)
+	if condErr != nil && inner != nil {
+		r.fault(inner, n, incidents.CauseExpression, condErr.Error())
+		return
+	}
+	if inner != nil {
+		if st.Outputs != nil {
+			st.Outputs[sc.Iteration-1] = out
 		}
 		r.retrySucceeded(inner)
 		r.s.removeTrack(inner.ID)
 	}
 	r.s.removeScope(sc.ID)
 	st.Completed++
+	if condErr != nil {
+		// An abandoned iteration has no variables of its own: the
+		// condition failed over the body's, and the incident is the body's.
+		r.fault(body, n, incidents.CauseExpression, condErr.Error())
+		return
+	}
+	r.continueLoop(body, n, done, active)
+}
+
+// activeIterations counts the body's open iterations.
+func (r *runner) activeIterations(body *Track) int {
 	active := 0
 	for _, s := range r.s.Scopes {
 		if s.Owner == body.ID && s.Iteration > 0 {
 			active++
 		}
 	}
-	if e := n.Loop.CompletionExpr(); e != nil {
-		env["nrOfInstances"], env["nrOfCompletedInstances"], env["nrOfActiveInstances"] = int64(st.N), int64(st.Completed), int64(active)
-		done, err := e.EvalBool(env)
-		if err != nil {
-			r.fault(body, n, incidents.CauseExpression, fmt.Sprintf("completion condition: %v", err))
-			return
-		}
-		if done {
-			r.cancelIterations(body)
-			r.finishLoop(body, n)
-			return
-		}
+	return active
+}
+
+// loopDone evaluates the completion condition over env and the counters;
+// false without one.
+func (r *runner) loopDone(body *Track, n *model.Node, env map[string]any, completed, active int) (bool, error) {
+	e := n.Loop.CompletionExpr()
+	if e == nil {
+		return false, nil
 	}
+	env["nrOfInstances"], env["nrOfCompletedInstances"], env["nrOfActiveInstances"] = int64(body.Loop.N), int64(completed), int64(active)
+	done, err := e.EvalBool(env)
+	if err != nil {
+		return false, fmt.Errorf("completion condition: %w", err)
+	}
+	return done, nil
+}
+
+// continueLoop moves the loop on after an iteration: it ends early when
+// the completion condition holds, starts the next sequential iteration,
+// or completes when none is left. A body holding an incident (its
+// completion condition failed) waits for the operator.
+func (r *runner) continueLoop(body *Track, n *model.Node, done bool, active int) {
+	st := body.Loop
 	switch {
+	case body.State == TrackIncident:
+	case done:
+		r.cancelIterations(body)
+		r.finishLoop(body, n)
 	case n.Loop.Sequential && st.Next < st.N:
 		r.startIteration(body, n)
 	case active == 0 && st.Next >= st.N:
 		r.finishLoop(body, n)
 	}
+}
+
+// retryLoop retries a body's incident: its completion condition is
+// evaluated again, over the body's variables and the counters; the loop
+// then goes on, or the incident is raised again.
+func (r *runner) retryLoop(body *Track) {
+	n := r.p.Node(body.Node)
+	body.State = Waiting
+	active := r.activeIterations(body)
+	done, err := r.loopDone(body, n, r.visible(body), body.Loop.Completed, active)
+	if err != nil {
+		r.fault(body, n, incidents.CauseExpression, err.Error())
+		return
+	}
+	r.retrySucceeded(body)
+	r.continueLoop(body, n, done, active)
 }
 
 func (r *runner) cancelIterations(body *Track) {

@@ -42,6 +42,9 @@ type State struct {
 	// Incidents are the open incidents; closed ones live in the incidents
 	// bucket only.
 	Incidents []*Incident `msgpack:"incidents,omitempty"`
+	// Stuck are the parallel joins that can never fire, found at the end
+	// of each step (joins.go): the instance needs an operator.
+	Stuck []StuckJoin `msgpack:"stuck,omitempty"`
 	// Seq numbers everything the instance creates: tracks, scopes, activations.
 	Seq uint64 `msgpack:"seq"`
 
@@ -107,6 +110,8 @@ type Scope struct {
 	// Iteration is the 1-based loop counter of a multi-instance iteration's
 	// scope, 0 for other scopes.
 	Iteration int `msgpack:"iteration,omitempty"`
+	// Abandoned are the incidents abandoned on tracks of this scope.
+	Abandoned []string `msgpack:"abandoned,omitempty"`
 }
 
 // WaitKind says what a wait is waiting for.

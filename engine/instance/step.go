@@ -101,6 +101,7 @@ func startInstance(id string, env Env, vars map[string]any, parent *ParentRef) (
 	r.fact(FactStarted, "")
 	r.spawn(p.StartOf("").ID, RootScope, "", "")
 	r.run()
+	s.Stuck = r.stuckJoins()
 	return s, nil
 }
 
@@ -123,6 +124,7 @@ func Apply(s *State, env Env, events ...Event) (applied int, err error) {
 		}
 		r.run()
 	}
+	s.Stuck = r.stuckJoins()
 	return applied, nil
 }
 
