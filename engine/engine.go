@@ -52,7 +52,7 @@ type Options struct {
 	// holds up its partition.
 	OperationTimeout time.Duration
 	// FinishedRetention is how long a finished instance's final record stays
-	// readable (default 7 days).
+	// readable (default 7 days; at least 1 s).
 	FinishedRetention time.Duration
 	// MaxVariableBytes bounds one variable's encoded size (default 256 KiB).
 	MaxVariableBytes int
@@ -79,9 +79,11 @@ type Options struct {
 	// zero value retries nothing automatically: every incident waits for an
 	// operator. An activity's own policy overrides it.
 	IncidentRetry jobs.RetrySpec
-	// IncidentRetention is how long records of closed incidents and the
-	// variable snapshots (which may hold sensitive data) are kept (default
-	// 30 days).
+	// IncidentRetention is how long the records of closed incidents and
+	// their variable snapshots (which may hold sensitive data) are kept
+	// after the incident closes (default 30 days); an open incident's
+	// record and snapshots stay until it closes. Retentions are whole
+	// seconds (a JetStream per-message TTL), at least one.
 	IncidentRetention time.Duration
 
 	// crashAfterWrite, set by tests, is asked after every committed
@@ -178,6 +180,11 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	}
 	if err := opts.Jobs.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: job defaults: %w", err)
+	}
+	// A per-message TTL is whole seconds, at least one.
+	if opts.FinishedRetention < time.Second || opts.IncidentRetention < time.Second {
+		return nil, fmt.Errorf("engine: retention %s of finished instances, %s of closed incidents: neither may be under 1s",
+			opts.FinishedRetention, opts.IncidentRetention)
 	}
 	if opts.IncidentRetry.Kind != "" {
 		if err := opts.IncidentRetry.Validate(); err != nil {
