@@ -67,6 +67,10 @@ type Options struct {
 	// WithWorkerLockDuration and WithWorkerMaxLockDuration of ADR-021 §2.2.
 	// A task's own options override them.
 	Jobs jobs.Overrides
+	// TopicJobs are per-topic defaults between Jobs and a task's own
+	// options: the fields a topic's entry sets override Jobs for the jobs of
+	// that topic (see jobs.Defaults).
+	TopicJobs map[string]jobs.Overrides
 	// ErrorMappers and RetryPolicies are custom Go policies that tasks
 	// name (model.WithCustomErrorMapper, jobs.CustomRetrySpec).
 	ErrorMappers  map[string]jobs.ErrorMapper
@@ -124,6 +128,11 @@ func (o *Options) setDefaults(maxPayload int64) {
 	}
 }
 
+// jobDefaults are the engine-wide levels of job configuration.
+func (o *Options) jobDefaults() jobs.Defaults {
+	return jobs.Defaults{All: o.Jobs, Topics: o.TopicJobs}
+}
+
 // Errors the engine's operations return; test with errors.Is.
 var (
 	ErrNotFound = errors.New("not found")
@@ -178,7 +187,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if e.jobsStream, err = js.Stream(ctx, streams.JobsStream); err != nil {
 		return nil, fmt.Errorf("engine: jobs stream: %w", err)
 	}
-	if err := opts.Jobs.Validate(); err != nil {
+	if err := opts.jobDefaults().Validate(); err != nil {
 		return nil, fmt.Errorf("engine: job defaults: %w", err)
 	}
 	// A per-message TTL is whole seconds, at least one.
