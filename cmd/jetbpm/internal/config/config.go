@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -229,12 +228,7 @@ func (d *decoder) hostPort(key string, v *yaml.Node) (string, bool) {
 }
 
 func (d *decoder) logLevel(key string, v *yaml.Node) (string, bool) {
-	s, ok := d.oneOf(key, v, "debug", "info", "warn", "error")
-	if !ok {
-		return "", false
-	}
-	var l slog.Level
-	return s, l.UnmarshalText([]byte(s)) == nil
+	return d.oneOf(key, v, "debug", "info", "warn", "error")
 }
 
 // jobs reads the engine-wide job defaults and the per-topic ones.

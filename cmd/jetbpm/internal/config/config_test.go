@@ -170,7 +170,7 @@ func TestParseProblems(t *testing.T) {
 		{"jobs:\n  retryPolicy:\n    maxAttempts: 3\n", `f.yaml:3: jobs.retryPolicy: has no kind (none, fixed or exponential)`},
 		{"jobs:\n  retryPolicy: {kind: fixed}\n", `f.yaml:2: jobs.retryPolicy: kind fixed needs a delay (e.g. delay: 10s)`},
 		{"jobs:\n  retryPolicy:\n    kind: fixed\n    delay: 1s\n    base: 1s\n", `f.yaml:5: jobs.retryPolicy.base: does not apply to kind fixed`},
-		{"jobs:\n  retryPolicy:\n    kind: none\n    maxAttempts: 2\n", `f.yaml:4: jobs.retryPolicy.maxAttempts: 2 is not between 1 and 1`},
+		{"jobs:\n  retryPolicy:\n    kind: none\n    maxAttempts: 2\n", `f.yaml:4: jobs.retryPolicy.maxAttempts: kind none runs once; omit maxAttempts`},
 		{"jobs:\n  retryPolicy:\n    kind: fixed\n    delay: 1s\n    maxAttempts: 0\n", `f.yaml:5: jobs.retryPolicy.maxAttempts: 0 is not between 1 and 1000000`},
 		{"jobs:\n  retryPolicy:\n    kind: exponential\n    base: 1m\n    cap: 1s\n", `f.yaml:3: jobs.retryPolicy: retry exponential: base 1m0s exceeds cap 1s`},
 		{"jobs:\n  retryPolicy:\n    kind: exponential\n    jitter: 1.5\n", `f.yaml:4: jobs.retryPolicy.jitter: "1.5" is not a fraction in [0, 1] (0.2 = ±20%)`},

@@ -16,7 +16,8 @@ type Problem struct {
 	Msg  string
 }
 
-// Error lists every problem of a file, in file order.
+// Error lists every problem of a file, in the order they were found
+// (the file's order, then the checks across sections).
 type Error struct {
 	File     string
 	Problems []Problem

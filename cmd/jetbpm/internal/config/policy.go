@@ -71,11 +71,11 @@ func (d *decoder) retry(key string, v *yaml.Node, incident bool) (jobs.RetrySpec
 		}
 	}
 	if n, has := given["maxAttempts"]; has {
-		lo, hi := 1, 1_000_000
-		if kind == jobs.RetryNone {
-			hi = 1
+		attempts, ok := d.integer(join(key, "maxAttempts"), n, 1, 1_000_000)
+		if ok && kind == jobs.RetryNone && attempts != 1 {
+			d.fail(resolve(n), join(key, "maxAttempts"), "kind none runs once; omit maxAttempts")
 		}
-		spec.MaxAttempts, _ = d.integer(join(key, "maxAttempts"), n, lo, hi)
+		spec.MaxAttempts = max(attempts, 1)
 	}
 	for _, f := range []struct {
 		name string
