@@ -86,8 +86,9 @@ type Options struct {
 	// IncidentRetention is how long the records of closed incidents and
 	// their variable snapshots (which may hold sensitive data) are kept
 	// after the incident closes (default 30 days); an open incident's
-	// record and snapshots stay until it closes. Retentions are whole
-	// seconds (a JetStream per-message TTL), at least one.
+	// record and snapshots stay until it closes. Both retentions become a
+	// JetStream per-message TTL, which counts whole seconds: at least one,
+	// and a fraction is dropped.
 	IncidentRetention time.Duration
 
 	// crashAfterWrite, set by tests, is asked after every committed
