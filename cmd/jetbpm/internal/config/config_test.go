@@ -174,7 +174,7 @@ func TestParseProblems(t *testing.T) {
 		{"jobs:\n  retryPolicy:\n    kind: fixed\n    delay: 1s\n    maxAttempts: 0\n", `f.yaml:5: jobs.retryPolicy.maxAttempts: 0 is not between 1 and 1000000`},
 		{"jobs:\n  retryPolicy:\n    kind: exponential\n    base: 1m\n    cap: 1s\n", `f.yaml:3: jobs.retryPolicy: retry exponential: base 1m0s exceeds cap 1s`},
 		{"jobs:\n  retryPolicy:\n    kind: exponential\n    jitter: 1.5\n", `f.yaml:4: jobs.retryPolicy.jitter: "1.5" is not a fraction in [0, 1] (0.2 = ±20%)`},
-		{"incidents:\n  retryPolicy:\n    kind: exponential\n    jitter: 0.1\n", `f.yaml:4: incidents.retryPolicy.jitter: incident retries run without jitter, so their backoff is the same on every engine node`},
+		{"incidents:\n  retryPolicy:\n    kind: exponential\n    jitter: 0.1\n", `f.yaml:4: incidents.retryPolicy.jitter: incident retries are scheduled by the deterministic step, without jitter`},
 		{"jobs:\n  lockDuration: 2h\n", `f.yaml:2: jobs: lockDuration 2h0m0s is longer than maxLockDuration 30m0s`},
 		{"jobs:\n  maxLockDuration: 1m\n  topics:\n    slow:\n      lockDuration: 5m\n", `f.yaml:4: jobs.topics.slow: topic "slow": lockDuration 5m0s is longer than maxLockDuration 1m0s`},
 		{"jobs:\n  errorMapper: []\n", `f.yaml:2: jobs.errorMapper: has no rules; remove the key to have none`},

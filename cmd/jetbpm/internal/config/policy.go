@@ -49,7 +49,7 @@ func (d *decoder) retry(key string, v *yaml.Node, incident bool) (jobs.RetrySpec
 		case !slices.Contains(retryKeys[kind], name):
 			d.fail(resolve(n), join(key, name), "does not apply to kind %s", kind)
 		case incident && name == "jitter":
-			d.fail(resolve(n), join(key, name), "incident retries run without jitter, so their backoff is the same on every engine node")
+			d.fail(resolve(n), join(key, name), "incident retries are scheduled by the deterministic step, without jitter")
 		}
 	}
 	if len(d.problems) > before {
