@@ -73,7 +73,7 @@ func (e *Engine) ensureTopics(ctx context.Context, p *model.Process) error {
 			continue
 		}
 		topic := n.Service.Worker.Topic
-		lock := n.Service.Worker.Overrides().Resolve(e.opts.Jobs).LockDuration
+		lock := n.Service.Worker.Overrides().Resolve(e.opts.jobDefaults().For(topic)).LockDuration
 		if prev, ok := locks[topic]; ok && prev != lock {
 			return fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, another task of the process %s; the lock is per topic",
 				ErrInvalid, p.ID, n.ID, lock, topic, prev)

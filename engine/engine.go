@@ -52,7 +52,7 @@ type Options struct {
 	// holds up its partition.
 	OperationTimeout time.Duration
 	// FinishedRetention is how long a finished instance's final record stays
-	// readable (default 7 days).
+	// readable (default 7 days; at least 1 s).
 	FinishedRetention time.Duration
 	// MaxVariableBytes bounds one variable's encoded size (default 256 KiB).
 	MaxVariableBytes int
@@ -67,6 +67,10 @@ type Options struct {
 	// WithWorkerLockDuration and WithWorkerMaxLockDuration of ADR-021 §2.2.
 	// A task's own options override them.
 	Jobs jobs.Overrides
+	// TopicJobs are per-topic defaults between Jobs and a task's own
+	// options: the fields a topic's entry sets override Jobs for the jobs of
+	// that topic (see jobs.Defaults).
+	TopicJobs map[string]jobs.Overrides
 	// ErrorMappers and RetryPolicies are custom Go policies that tasks
 	// name (model.WithCustomErrorMapper, jobs.CustomRetrySpec).
 	ErrorMappers  map[string]jobs.ErrorMapper
@@ -79,9 +83,12 @@ type Options struct {
 	// zero value retries nothing automatically: every incident waits for an
 	// operator. An activity's own policy overrides it.
 	IncidentRetry jobs.RetrySpec
-	// IncidentRetention is how long records of closed incidents and the
-	// variable snapshots (which may hold sensitive data) are kept (default
-	// 30 days).
+	// IncidentRetention is how long the records of closed incidents and
+	// their variable snapshots (which may hold sensitive data) are kept
+	// after the incident closes (default 30 days); an open incident's
+	// record and snapshots stay until it closes. Both retentions become a
+	// JetStream per-message TTL, which counts whole seconds: at least one,
+	// and a fraction is dropped.
 	IncidentRetention time.Duration
 
 	// crashAfterWrite, set by tests, is asked after every committed
@@ -120,6 +127,11 @@ func (o *Options) setDefaults(maxPayload int64) {
 	if o.IncidentRetention <= 0 {
 		o.IncidentRetention = 30 * 24 * time.Hour
 	}
+}
+
+// jobDefaults are the engine-wide levels of job configuration.
+func (o *Options) jobDefaults() jobs.Defaults {
+	return jobs.Defaults{All: o.Jobs, Topics: o.TopicJobs}
 }
 
 // Errors the engine's operations return; test with errors.Is.
@@ -176,8 +188,13 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if e.jobsStream, err = js.Stream(ctx, streams.JobsStream); err != nil {
 		return nil, fmt.Errorf("engine: jobs stream: %w", err)
 	}
-	if err := opts.Jobs.Validate(); err != nil {
+	if err := opts.jobDefaults().Validate(); err != nil {
 		return nil, fmt.Errorf("engine: job defaults: %w", err)
+	}
+	// A per-message TTL is whole seconds, at least one.
+	if opts.FinishedRetention < time.Second || opts.IncidentRetention < time.Second {
+		return nil, fmt.Errorf("engine: retention %s of finished instances, %s of closed incidents: neither may be under 1s",
+			opts.FinishedRetention, opts.IncidentRetention)
 	}
 	if opts.IncidentRetry.Kind != "" {
 		if err := opts.IncidentRetry.Validate(); err != nil {

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -50,6 +52,12 @@ func (e *Engine) startPublish(ctx context.Context, partition int, s *instance.St
 				return nil, e.publishFailed(s, eff, err)
 			}
 			continue
+		case instance.PutIncident:
+			if eff.Incident.State.Closed() {
+				if err := e.expireSnapshots(ctx, s, eff.Incident, p); err != nil {
+					return nil, e.publishFailed(s, eff, err)
+				}
+			}
 		}
 		msg, err := e.effectMsg(partition, s, eff)
 		if err != nil {
@@ -125,7 +133,7 @@ func (e *Engine) effectMsg(partition int, s *instance.State, eff instance.Effect
 	case instance.PutIncident:
 		return e.kvPut(streams.IncidentKey(eff.Incident.ID), eff.Incident, eff.Incident.State.Closed())
 	case instance.PutSnapshot:
-		return e.kvPut(streams.SnapshotKey(eff.Snapshot.Incident, eff.Snapshot.Attempt), eff.Snapshot, true)
+		return e.kvPut(streams.SnapshotKey(eff.Snapshot.Incident, eff.Snapshot.Attempt), eff.Snapshot, !incidentOpen(s, eff.Snapshot.Incident))
 	case instance.PublishIncidentFact:
 		f := eff.IncidentFact
 		body, err := json.Marshal(f)
@@ -150,18 +158,57 @@ func (e *Engine) effectMsg(partition int, s *instance.State, eff instance.Effect
 }
 
 // kvPut is a write of v to the incidents bucket; with expire the record
-// lives for the incident retention only (closed records, snapshots).
+// lives for the incident retention only (closed records and their
+// snapshots). Records and snapshots of an open incident never expire.
 func (e *Engine) kvPut(key string, v any, expire bool) (*nats.Msg, error) {
 	body, err := streams.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
+	return e.incidentsMsg(key, body, expire), nil
+}
+
+func (e *Engine) incidentsMsg(key string, body []byte, expire bool) *nats.Msg {
 	m := nats.NewMsg("$KV." + streams.IncidentsBucket + "." + key)
 	m.Data = body
 	if expire {
 		m.Header.Set("Nats-TTL", e.opts.IncidentRetention.String())
 	}
-	return m, nil
+	return m
+}
+
+// incidentOpen reports whether incident id is still open after the step
+// that produced s's outbox.
+func incidentOpen(s *instance.State, id string) bool {
+	return slices.ContainsFunc(s.OpenIncidents(), func(inc *instance.Incident) bool { return inc.ID == id })
+}
+
+// expireSnapshots starts the retention of a closing incident's snapshots:
+// written while it was open, they carry no TTL, so each is written again
+// with one. Snapshots in this same outbox get their TTL as they are
+// written; one already gone (a republished outbox) is skipped.
+func (e *Engine) expireSnapshots(ctx context.Context, s *instance.State, rec *incidents.Record, p *publishing) error {
+	for _, attempt := range rec.Snapshots {
+		if slices.ContainsFunc(s.Outbox, func(eff instance.Effect) bool {
+			return eff.Kind == instance.PutSnapshot && eff.Snapshot.Incident == rec.ID && eff.Snapshot.Attempt == attempt
+		}) {
+			continue
+		}
+		key := streams.SnapshotKey(rec.ID, attempt)
+		entry, err := e.incidents.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("snapshot %s: %w", key, err)
+		}
+		f, err := e.js.PublishMsgAsync(e.incidentsMsg(key, entry.Value(), true))
+		if err != nil {
+			return err
+		}
+		p.futures = append(p.futures, f)
+	}
+	return nil
 }
 
 // envelopeMsg is an event for instance id on its own partition: effects

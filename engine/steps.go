@@ -20,7 +20,7 @@ func (e *Engine) env(ctx context.Context, processID string, version int) (instan
 		Context:        ctx,
 		DefaultTimeout: e.opts.OperationTimeout,
 		CheckValue:     e.checkValue,
-		Jobs:           e.opts.Jobs,
+		Jobs:           e.opts.jobDefaults(),
 		IncidentRetry:  e.opts.IncidentRetry,
 	}, nil
 }

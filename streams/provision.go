@@ -30,7 +30,7 @@ type Config struct {
 const (
 	DefaultPartitions  = 8
 	DefaultFactsMaxAge = 7 * 24 * time.Hour
-	maxPartitions      = 1024 // one consumer each; beyond this a cluster spends more on consumers than on work
+	MaxPartitions      = 1024 // one consumer each; beyond this a cluster spends more on consumers than on work
 )
 
 // Partition consumer settings. AckWait bounds how long an event stays
@@ -121,8 +121,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	switch {
 	case cfg.Replicas < 1 || cfg.Replicas > 5:
 		return cfg, fmt.Errorf("streams: Replicas must be 1 to 5, got %d", cfg.Replicas)
-	case cfg.Partitions < 1 || cfg.Partitions > maxPartitions:
-		return cfg, fmt.Errorf("streams: Partitions must be 1 to %d, got %d", maxPartitions, cfg.Partitions)
+	case cfg.Partitions < 1 || cfg.Partitions > MaxPartitions:
+		return cfg, fmt.Errorf("streams: Partitions must be 1 to %d, got %d", MaxPartitions, cfg.Partitions)
 	case cfg.EventAckWait < time.Second || cfg.Failover < time.Second:
 		return cfg, fmt.Errorf("streams: EventAckWait and Failover must be at least 1s, got %s and %s", cfg.EventAckWait, cfg.Failover)
 	case cfg.FactsMaxAge < time.Second:

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/cmd/jetbpm/internal/config"
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
 	"github.com/jetbpm/jetbpm/internal/metrics"
@@ -27,26 +27,46 @@ and embeds nothing; the server must be nats-server 2.12 or later.
 
 serve then creates the streams and buckets jetbpm needs, logs "jetbpm ready",
 and serves GET /healthz and GET /metrics (Prometheus text) on --http until
-SIGINT or SIGTERM, when it drains and exits within 10 seconds.`
+SIGINT or SIGTERM, when it drains and exits within 10 seconds.
+
+--config FILE reads a YAML file that sets the engine-wide defaults (job
+locks, retry policies, trust and error mapper rules, for all topics and per
+topic; the incident retry policy; retention; limits) and any of the flags
+below; flags given on the command line win, then environment variables,
+then the file. docs/configuration.md lists every key with its default.`
 
 // shutdownTimeout bounds the stop after SIGINT/SIGTERM; past it serve exits
 // anyway, with status 1.
 const shutdownTimeout = 10 * time.Second
 
 type serveOptions struct {
+	config               string
 	data, listen, http   string
 	replicas, partitions int
 	failover             time.Duration
 	conn                 *connFlags
 	log                  *logFlags
+	// engine holds the engine options the configuration file sets.
+	engine engine.Options
 }
 
 // embedded reports whether serve runs its own NATS server.
 func (o *serveOptions) embedded() bool { return o.conn.url == "" }
 
 func runServe(ctx context.Context, args []string) error {
+	o, err := parseServe(args)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, *o, o.log.logger(os.Stderr))
+}
+
+// parseServe reads serve's command line and the configuration file it
+// names into the options serve runs with.
+func parseServe(args []string) (*serveOptions, error) {
 	fs := newFlagSet("serve")
-	o := serveOptions{conn: addConnFlags(fs, "")}
+	o := &serveOptions{conn: addConnFlags(fs, "")}
+	fs.StringVar(&o.config, "config", "", "read settings and engine defaults from the YAML `FILE` (docs/configuration.md); flags given here override it")
 	fs.StringVar(&o.data, "data", "./jetbpm-data", "keep the embedded NATS server's data in `DIR` (the JetStream store in DIR/nats)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`HOST:PORT` the embedded NATS server listens on for clients and workers")
 	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz and /metrics; \"\" turns them off")
@@ -56,35 +76,45 @@ func runServe(ctx context.Context, args []string) error {
 	o.log = addLogFlags(fs)
 	rest, err := parseArgs(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(rest) > 0 {
-		return usageErrorf("serve", "unexpected argument %q", rest[0])
+		return nil, usageErrorf("serve", "unexpected argument %q", rest[0])
+	}
+	given := givenFlags(fs)
+	natsURLFrom := "--nats-url"
+	if o.config != "" {
+		cfg, err := config.Load(o.config)
+		if err != nil {
+			return nil, err
+		}
+		if err := applyConfig(fs, o.config, cfg, given); err != nil {
+			return nil, err
+		}
+		o.engine = cfg.Engine
+		if s, ok := cfg.Flags["nats-url"]; ok && o.conn.url == s.Value {
+			natsURLFrom = fmt.Sprintf("nats.url (%s:%d)", o.config, s.Line)
+		}
 	}
 	if o.replicas < 1 || o.partitions < 1 {
-		return usageErrorf("serve", "--replicas and --partitions must be at least 1")
+		return nil, usageErrorf("serve", "--replicas and --partitions must be at least 1")
 	}
 	if o.failover < time.Second {
-		return usageErrorf("serve", "--failover must be at least 1s")
+		return nil, usageErrorf("serve", "--failover must be at least 1s")
 	}
-	if !o.embedded() && (isSet(fs, "data") || isSet(fs, "listen")) {
-		return usageErrorf("serve", "--data and --listen configure the embedded NATS server; they do not go with --nats-url")
+	if !o.embedded() && (given["data"] || given["listen"]) {
+		return nil, usageErrorf("serve", "--data and --listen configure the embedded NATS server; they do not go with %s", natsURLFrom)
 	}
-	return serve(ctx, o, o.log.logger(os.Stderr))
-}
-
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+	return o, nil
 }
 
 // runEngine starts the engine and its API on a connected, provisioned NATS
 // and returns the function that stops them. ctx ends at SIGINT/SIGTERM, just
 // before stop is called; stop stops taking requests and events, finishes the
 // batches in flight and returns by its ctx's deadline, before serve drains nc.
-func runEngine(ctx context.Context, nc *nats.Conn, layout streams.Layout, reg *metrics.Registry, logger *slog.Logger) (stop func(context.Context) error, err error) {
-	eng, err := engine.Open(ctx, nc, engine.Options{Logger: logger, Operations: operations, Metrics: reg})
+func runEngine(ctx context.Context, nc *nats.Conn, opts engine.Options, reg *metrics.Registry, logger *slog.Logger) (stop func(context.Context) error, err error) {
+	opts.Logger, opts.Operations, opts.Metrics = logger, operations, reg
+	eng, err := engine.Open(ctx, nc, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +233,7 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 			return err
 		}
 		step("starting the engine")
-		if stopEngine, err = runEngine(ctx, nc, layout, reg, logger); err != nil {
+		if stopEngine, err = runEngine(ctx, nc, o.engine, reg, logger); err != nil {
 			return fmt.Errorf("start engine: %w", err)
 		}
 		return nil

@@ -16,7 +16,7 @@ func (r *runner) enqueue(t *Track, n *model.Node) {
 		return
 	}
 	w := n.Service.Worker
-	policy := w.Overrides().Resolve(r.env.Jobs)
+	policy := w.Overrides().Resolve(r.env.Jobs.For(w.Topic))
 	id := r.waitID(n.ID, t.Activation)
 	job := &jobs.Job{
 		ID: id, Topic: w.Topic, Instance: r.s.ID, ProcessID: r.s.ProcessID, Node: n.ID,

@@ -57,9 +57,9 @@ type Env struct {
 	MaxNodes int
 	// CheckValue, when set, vets every variable a step writes (size limits).
 	CheckValue func(name string, v any) error
-	// Jobs are the engine-wide job defaults under every external task's own
-	// options (the two-level configuration of ADR-021 §2.2).
-	Jobs jobs.Overrides
+	// Jobs are the engine-wide job defaults, for all topics and per topic,
+	// under every external task's own options.
+	Jobs jobs.Defaults
 	// IncidentRetry is the engine-wide incident retry policy under each
 	// activity's own (INC-4); the zero value retries nothing automatically.
 	IncidentRetry jobs.RetrySpec
