@@ -220,6 +220,15 @@ func provisionBuckets(ctx context.Context, js jetstream.JetStream, cfg Config, l
 	if err != nil {
 		return err
 	}
+	// A deploy writes every version and version pointer it changes in one
+	// atomic batch, so it is all or none. A bucket's settings do not say
+	// so; its stream's do (and a bucket update resets it, hence every time).
+	err = ensureStream(ctx, js, KVStream(DefinitionsBucket), func(c *jetstream.StreamConfig) {
+		c.AllowAtomicPublish = true
+	}, log)
+	if err != nil {
+		return err
+	}
 	_, err = ensureKV(ctx, js, IncidentsBucket, func(c *jetstream.KeyValueConfig) {
 		c.History = 1
 		c.LimitMarkerTTL = time.Second // closed records and snapshots expire (retention)

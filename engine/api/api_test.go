@@ -70,6 +70,21 @@ const badXML = header + `<bpmn:process id="bad" isExecutable="true">
 </bpmn:definitions>
 `
 
+// workerXML is a process id with one external task on topic "payments"
+// holding its job for lock (an ISO-8601 duration).
+func workerXML(id, lock string) string {
+	return strings.ReplaceAll(header, `id="defs"`, `xmlns:jetbpm="https://jetbpm.dev/schema/bpmn/1.0" id="defs"`) +
+		`<bpmn:process id="` + id + `" isExecutable="true">
+  <bpmn:startEvent id="s"/>
+  <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+  <bpmn:serviceTask id="t"><bpmn:extensionElements><jetbpm:worker topic="payments" lockDuration="` + lock + `"/></bpmn:extensionElements></bpmn:serviceTask>
+  <bpmn:sequenceFlow id="f2" sourceRef="t" targetRef="e"/>
+  <bpmn:endEvent id="e"/>
+</bpmn:process>
+</bpmn:definitions>
+`
+}
+
 type fixture struct {
 	env    *streamstest.Env
 	eng    *engine.Engine
@@ -205,6 +220,26 @@ func TestDeployAllOrNothing(t *testing.T) {
 		if _, err := f.client.Start(ctx, api.StartRequest{ProcessID: p}); !errors.Is(err, engine.ErrNotFound) {
 			t.Errorf("start %s after a failed deploy: %v, want ErrNotFound", p, err)
 		}
+	}
+
+	// Every file imports, but together they cannot be deployed: the second
+	// file's task wants another lock on the first file's topic. Nothing is
+	// deployed, the first file's process included.
+	_, err = f.client.Deploy(ctx,
+		api.File{Name: "pay.bpmn", XML: workerXML("pay", "PT1M")},
+		api.File{Name: "refund.bpmn", XML: workerXML("refund", "PT30S")})
+	if !errors.As(err, &ae) || ae.Code != "invalid" || !strings.Contains(ae.Message, "per topic") {
+		t.Fatalf("deploy with conflicting topic locks: %v; want code invalid", err)
+	}
+	for _, p := range []string{"pay", "refund"} {
+		if _, err := f.client.Start(ctx, api.StartRequest{ProcessID: p}); !errors.Is(err, engine.ErrNotFound) {
+			t.Errorf("start %s after a failed deploy: %v, want ErrNotFound", p, err)
+		}
+	}
+	// One process id in two files.
+	_, err = f.client.Deploy(ctx, api.File{Name: "a.bpmn", XML: calcXML}, api.File{Name: "b.bpmn", XML: calcXML})
+	if !errors.As(err, &ae) || ae.Code != "invalid" || !strings.Contains(ae.Message, "a.bpmn") || !strings.Contains(ae.Message, "b.bpmn") {
+		t.Errorf("deploy of one process in two files: %v; want code invalid naming both files", err)
 	}
 
 	for name, files := range map[string][]api.File{
