@@ -350,6 +350,18 @@ func TestErrors(t *testing.T) {
 			t.Errorf("Cancel(%q): %v, want ErrNotFound", id, err)
 		}
 	}
+	// Filters with values that exist nowhere are refused, not answered with
+	// an empty list.
+	for _, req := range []api.ListRequest{{Status: "running"}, {Status: "Active"}, {Limit: -1}} {
+		if _, err := f.client.Instances(ctx, req); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("list %+v: %v, want ErrInvalid", req, err)
+		}
+	}
+	for _, req := range []api.IncidentListRequest{{Cause: "timeout"}, {State: "done"}, {OlderThan: "soon"}} {
+		if _, err := f.client.Incidents(ctx, req); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("incident list %+v: %v, want ErrInvalid", req, err)
+		}
+	}
 	if _, err := f.client.Start(ctx, api.StartRequest{ProcessID: "missing"}); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("start of an unknown process: %v, want ErrNotFound", err)
 	}

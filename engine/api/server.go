@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetbpm/jetbpm/engine"
-	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -148,7 +147,11 @@ func (s *Server) dispatch(ctx context.Context, op string, data []byte) (any, err
 		if err := decode(&req); err != nil {
 			return nil, err
 		}
-		list, err := s.eng.Instances(ctx, engine.Filter{ProcessID: req.ProcessID, Status: instance.Status(req.Status), Limit: req.Limit})
+		f, err := req.Filter()
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.eng.Instances(ctx, f)
 		if list == nil {
 			list = []*engine.InstanceView{}
 		}
