@@ -73,7 +73,7 @@ func (e *Engine) oversized(ctx context.Context, id string, size int, s **instanc
 		return err
 	}
 	(*s).Outbox = nil
-	instance.Abort(*s, e.opts.Now(), fmt.Sprintf("checkpoint would be %d bytes, over the %d-byte limit (ARCH-8); reduce variable sizes", size, e.opts.MaxCheckpointBytes))
+	instance.Abort(*s, e.opts.Now(), fmt.Sprintf("checkpoint would be %d bytes, over the %d-byte limit; reduce variable sizes", size, e.opts.MaxCheckpointBytes))
 	(*s).OutboxBy = e.currentSession()
 	return nil
 }

@@ -184,7 +184,7 @@ func fetchJob(ctx context.Context, t *testing.T, js jetstream.JetStream, topic s
 func checkWorkerLimits(ctx context.Context, t *testing.T, w *roleConn, js jetstream.JetStream, job jetstream.Msg) {
 	t.Helper()
 	if !w.refused(job.Ack) {
-		t.Error("worker acked a job message: ARCH-3 says only the engine acks")
+		t.Error("worker acked a job message: only the engine may ack one, after fencing")
 	}
 	// A report is a JetStream publish: stored, its PubAck on the worker's inbox.
 	if ack, err := js.Publish(ctx, streams.ReportSubject(0, "i1"), []byte("{}")); err != nil || ack.Stream != streams.ReportsStream {
