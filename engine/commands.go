@@ -231,7 +231,7 @@ func (e *Engine) Instances(ctx context.Context, f Filter) ([]*InstanceView, erro
 }
 
 // StatusIncident is the status shown for an active instance with open
-// incidents (SPEC INC-10); it is alive, so listing "active" includes it.
+// incidents; it is alive, so listing "active" includes it.
 const StatusIncident instance.Status = "incident"
 
 // InstanceView is what the API and the CLI show of an instance.

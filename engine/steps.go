@@ -45,7 +45,7 @@ func (e *Engine) apply(ctx context.Context, s *instance.State, events []instance
 	return instance.Apply(s, env, events...)
 }
 
-// checkValue enforces the per-variable size limit (ARCH-8).
+// checkValue enforces the per-variable size limit (docs/engine.md §8).
 func (e *Engine) checkValue(name string, v any) error {
 	data, err := streams.Marshal(v)
 	if err != nil {

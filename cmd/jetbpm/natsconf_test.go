@@ -180,7 +180,8 @@ func fetchJob(ctx context.Context, t *testing.T, js jetstream.JetStream, topic s
 	return job
 }
 
-// checkWorkerLimits asserts what no worker user may do (SEC, ARCH-3).
+// checkWorkerLimits asserts what no worker user may do: above all, ack a
+// job message (only the engine does, after fencing).
 func checkWorkerLimits(ctx context.Context, t *testing.T, w *roleConn, js jetstream.JetStream, job jetstream.Msg) {
 	t.Helper()
 	if !w.refused(job.Ack) {

@@ -388,7 +388,7 @@ func TestErrors(t *testing.T) {
 		t.Errorf("too large error = %#v", err)
 	}
 	// null vars are no vars: the script's nil arithmetic raises an
-	// expression incident on t, and the instance stays alive (ADR-036).
+	// expression incident on t, and the instance stays alive.
 	id := f.start(t, api.StartRequest{ProcessID: "calc", Vars: json.RawMessage(`null`)})
 	v := f.waitIncident(t, id)
 	if len(v.Incidents) != 1 || v.Incidents[0].Node != "t" || v.Incidents[0].CauseClass != "expression" ||

@@ -58,10 +58,10 @@ type Env struct {
 	// CheckValue, when set, vets every variable a step writes (size limits).
 	CheckValue func(name string, v any) error
 	// Jobs are the engine-wide job defaults under every external task's own
-	// options (the two-level configuration of ADR-021 §2.2).
+	// options (docs/jobs.md §5).
 	Jobs jobs.Overrides
 	// IncidentRetry is the engine-wide incident retry policy under each
-	// activity's own (INC-4); the zero value retries nothing automatically.
+	// activity's own; the zero value retries nothing automatically.
 	IncidentRetry jobs.RetrySpec
 }
 
@@ -260,7 +260,7 @@ func (r *runner) spawn(node, scope, pred, flow string) *Track {
 }
 
 // waitID names a wait (and the timer or job behind it) uniquely per
-// activation, so re-entering a node never reuses one (ARCH-6).
+// activation, so re-entering a node never reuses one.
 func (r *runner) waitID(node string, activation uint64) string {
 	return fmt.Sprintf("%s/%s/%d", r.s.ID, node, activation)
 }
