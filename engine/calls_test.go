@@ -164,7 +164,7 @@ func TestCallActivityConformanceFile(t *testing.T) {
 }
 
 // A child waiting on a timer across an engine restart completes and
-// reports to its caller, which then completes (issue 6: across a restart).
+// reports to its caller, which then completes.
 func TestCallActivityAcrossRestart(t *testing.T) {
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := context.Background()

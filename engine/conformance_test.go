@@ -54,7 +54,7 @@ var runnable = []conformanceRun{
 	// Camunda 7 engine tests (external tasks).
 	{
 		// The sub-process input is a local of the sub-process; the task's
-		// input mapping makes the job input exactly its locals (SVC-3).
+		// input mapping makes the job input exactly its locals.
 		file:    "camunda7-engine-externaltask/ExternalTaskServiceTest.testFetchVariables.bpmn20.xml",
 		process: "subProcessExternalTask",
 		vars:    map[string]any{"processVar": 42},
@@ -249,8 +249,8 @@ var runnable = []conformanceRun{
 		},
 	},
 	{
-		// Upstream, its workers fail to raise an incident; incidents are a
-		// later issue, so here every worker succeeds and path A is taken.
+		// Upstream, its workers fail to raise an incident; here every worker
+		// succeeds and path A is taken (incidents_test.go covers incidents).
 		file:     "zeebe-node/Worker-RaiseIncident.bpmn",
 		process:  "raise-incident",
 		vars:     map[string]any{"conditionVariable": true},

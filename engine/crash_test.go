@@ -16,7 +16,7 @@ import (
 // it wrote a checkpoint and before it published the step's effects or
 // acknowledged the event, once after the start step and once after the
 // completing step. A fresh node must publish the lost effects and finish
-// every instance exactly once (ARCH-2).
+// every instance exactly once (docs/engine.md §5).
 func TestCrashBetweenCheckpointAndEffects(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

@@ -1,19 +1,14 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
-	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetbpm/jetbpm/engine/bpmnxml"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -31,6 +26,7 @@ type Deployment struct {
 // invalidation; only the "latest" pointers are read fresh.
 type definitions struct {
 	kv jetstream.KeyValue
+	nc *nats.Conn // for the atomic batch of a deploy
 
 	mu    sync.RWMutex
 	byVer map[string]map[int]*model.Process
@@ -47,135 +43,7 @@ func openDefinitions(ctx context.Context, js jetstream.JetStream) (*definitions,
 	if err != nil {
 		return nil, fmt.Errorf("engine: definitions bucket: %w", err)
 	}
-	return &definitions{kv: kv, byVer: map[string]map[int]*model.Process{}}, nil
-}
-
-// Deploy stores p as the next version of its process. Deploying a
-// definition identical to the latest version returns that version (as
-// Zeebe does), so redeploying on every service start creates no versions.
-func (e *Engine) Deploy(ctx context.Context, p *model.Process) (Deployment, error) {
-	if err := p.Validate(); err != nil {
-		return Deployment{}, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	if err := e.ensureTopics(ctx, p); err != nil {
-		return Deployment{}, err
-	}
-	return e.defs.deploy(ctx, p)
-}
-
-// ensureTopics creates the pull consumer of every topic p's external tasks
-// use. The lock is the consumer's AckWait, so it is per topic (ARCH-4): a
-// service asking another lock than the topic has is a deploy error.
-func (e *Engine) ensureTopics(ctx context.Context, p *model.Process) error {
-	locks := map[string]time.Duration{}
-	for _, n := range p.Nodes {
-		if !n.IsExternal() {
-			continue
-		}
-		topic := n.Service.Worker.Topic
-		lock := n.Service.Worker.Overrides().Resolve(e.opts.jobDefaults().For(topic)).LockDuration
-		if prev, ok := locks[topic]; ok && prev != lock {
-			return fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, another task of the process %s; the lock is per topic",
-				ErrInvalid, p.ID, n.ID, lock, topic, prev)
-		}
-		locks[topic] = lock
-		cons, err := e.js.Consumer(ctx, streams.JobsStream, streams.TopicConsumer(topic))
-		if err == nil && cons.CachedInfo().Config.AckWait != lock {
-			return fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, which has %s; the lock is per topic (ARCH-4)",
-				ErrInvalid, p.ID, n.ID, lock, topic, cons.CachedInfo().Config.AckWait)
-		}
-		if err := streams.EnsureTopic(ctx, e.js, topic, lock, e.layout.Replicas, e.log); err != nil {
-			return fmt.Errorf("process %s: topic %q: %w", p.ID, topic, err)
-		}
-	}
-	return nil
-}
-
-// DeployXML imports BPMN 2.0 XML and deploys every executable process in it.
-// Nothing is deployed if any process is invalid.
-func (e *Engine) DeployXML(ctx context.Context, r io.Reader) ([]Deployment, error) {
-	procs, err := bpmnxml.Parse(r)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	out := make([]Deployment, 0, len(procs))
-	for _, p := range procs {
-		dep, err := e.Deploy(ctx, p)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, dep)
-	}
-	return out, nil
-}
-
-// DeployFile deploys the BPMN file at path.
-func (e *Engine) DeployFile(ctx context.Context, path string) ([]Deployment, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	deps, err := e.DeployXML(ctx, bytes.NewReader(data))
-	if err != nil {
-		return deps, fmt.Errorf("%s: %w", path, err)
-	}
-	return deps, nil
-}
-
-func (d *definitions) deploy(ctx context.Context, p *model.Process) (Deployment, error) {
-	cp := *p
-	cp.Version = 0
-	body, err := streams.Marshal(&cp)
-	if err != nil {
-		return Deployment{}, fmt.Errorf("process %s: encode: %w", p.ID, err)
-	}
-	sum := sha256.Sum256(body)
-	for attempt := 0; attempt < 10; attempt++ {
-		latest, rev, err := d.latest(ctx, p.ID)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return Deployment{}, err
-		}
-		if bytes.Equal(latest.Hash, sum[:]) {
-			return Deployment{ProcessID: p.ID, Version: latest.Version}, nil
-		}
-		v := latest.Version + 1
-		cp.Version = v
-		if body, err = streams.Marshal(&cp); err != nil {
-			return Deployment{}, err
-		}
-		if _, err := d.kv.Create(ctx, streams.DefinitionKey(p.ID, v), body); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
-			return Deployment{}, fmt.Errorf("process %s v%d: store: %w", p.ID, v, err)
-		} else if err != nil {
-			// A deploy that died between storing the version and moving the
-			// pointer left it behind; take it over only if it is ours.
-			other, gerr := d.load(ctx, p.ID, v)
-			if gerr != nil || !sameDefinition(other, &cp) {
-				continue
-			}
-		}
-		ptr, _ := streams.Marshal(latestRecord{Version: v, Hash: sum[:]})
-		if rev == 0 {
-			_, err = d.kv.Create(ctx, streams.LatestKey(p.ID), ptr)
-		} else {
-			_, err = d.kv.Update(ctx, streams.LatestKey(p.ID), ptr, rev)
-		}
-		if errors.Is(err, jetstream.ErrKeyExists) || isConflict(err) {
-			continue // a concurrent deploy moved the pointer; start over
-		}
-		if err != nil {
-			return Deployment{}, fmt.Errorf("process %s v%d: publish version: %w", p.ID, v, err)
-		}
-		stored := cp
-		d.put(&stored)
-		return Deployment{ProcessID: p.ID, Version: v, New: true}, nil
-	}
-	return Deployment{}, fmt.Errorf("process %s: deploy kept racing with other deploys; try again", p.ID)
-}
-
-func sameDefinition(a, b *model.Process) bool {
-	x, err1 := streams.Marshal(a)
-	y, err2 := streams.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+	return &definitions{kv: kv, nc: js.Conn(), byVer: map[string]map[int]*model.Process{}}, nil
 }
 
 func (d *definitions) latest(ctx context.Context, processID string) (latestRecord, uint64, error) {

@@ -62,10 +62,9 @@ type Options struct {
 	// BatchSize bounds the events a partition applies at once (default 256).
 	BatchSize int
 
-	// Jobs are the engine-wide defaults of external service tasks — the
-	// WithWorkerRetryPolicy, WithWorkerErrorMapper, WithWorkerTrustDefault,
-	// WithWorkerLockDuration and WithWorkerMaxLockDuration of ADR-021 §2.2.
-	// A task's own options override them.
+	// Jobs are the engine-wide defaults of external service tasks: retry
+	// policy, error mapper, trust, lock duration and its cap
+	// (docs/jobs.md §5). A task's own options override them.
 	Jobs jobs.Overrides
 	// TopicJobs are per-topic defaults between Jobs and a task's own
 	// options: the fields a topic's entry sets override Jobs for the jobs of
@@ -79,7 +78,7 @@ type Options struct {
 	// Metrics, when set, receives the engine's Prometheus metrics.
 	Metrics *metrics.Registry
 
-	// IncidentRetry is the engine-wide incident retry policy (INC-4); the
+	// IncidentRetry is the engine-wide incident retry policy; the
 	// zero value retries nothing automatically: every incident waits for an
 	// operator. An activity's own policy overrides it.
 	IncidentRetry jobs.RetrySpec

@@ -17,7 +17,7 @@ import (
 
 // TestLoopReentersTimerNode visits one timer node five times within a
 // second: each visit is a new activation with its own timer id, so neither
-// the schedule subject nor the Nats-Msg-Id window collides (ARCH-6).
+// the schedule subject nor the Nats-Msg-Id window collides.
 func TestLoopReentersTimerNode(t *testing.T) {
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)

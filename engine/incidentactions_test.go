@@ -130,7 +130,7 @@ func TestRetryIncident(t *testing.T) {
 }
 
 // An external task's incident retry enqueues a new job (new id) with a
-// fresh job retry budget (INC-4).
+// fresh job retry budget.
 func TestRetryIncidentEnqueuesNewJob(t *testing.T) {
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)

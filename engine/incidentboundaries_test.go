@@ -1,6 +1,6 @@
 package engine_test
 
-// Incidents and the timer boundaries of the activity holding them (INC-5).
+// Incidents and the timer boundaries of the activity holding them.
 
 import (
 	"slices"
@@ -88,7 +88,7 @@ func TestNonInterruptingBoundaryFiresDuringIncident(t *testing.T) {
 
 // An activity whose input mapping fails holds an incident before it could
 // arm its boundaries on entry: they are armed at the raise, counted from
-// the entry, so an SLA timer still fires over the stuck token (INC-5).
+// the entry, so an SLA timer still fires over the stuck token.
 func TestBoundaryArmedWhenInputMappingFails(t *testing.T) {
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)

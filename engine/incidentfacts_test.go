@@ -127,7 +127,7 @@ func replayIncidentFacts(t testing.TB, env *streamstest.Env, processID string, w
 	return book.all()
 }
 
-// Incident facts (INC-9): a subscriber sees each incident's transitions in
+// Incident facts: a subscriber sees each incident's transitions in
 // order, numbered 1, 2, 3... without gaps, each naming the incident, its
 // instance, process, node and cause class; a late subscriber replays the
 // same from the facts stream.
@@ -263,7 +263,7 @@ func (b *logBook) matching(keep func(logRecord) bool) []logRecord {
 	return out
 }
 
-// Each incident is logged once, at Error, when raised (INC-9); its later
+// Each incident is logged once, at Error, when raised; its later
 // transitions are not errors.
 func TestIncidentLoggedOnce(t *testing.T) {
 	env := streamstest.Start(t)

@@ -62,7 +62,7 @@ func (e *Engine) incidentRecord(ctx context.Context, id string) (*incidents.Reco
 }
 
 // Incidents lists incident records matching f, oldest first failure first.
-// It reads the incidents bucket only, never an instance (INC-7).
+// It reads the incidents bucket only, never an instance.
 func (e *Engine) Incidents(ctx context.Context, f incidents.Filter) ([]*incidents.Record, error) {
 	lister, err := e.incidents.ListKeysFiltered(ctx, streams.IncidentKeys)
 	if err != nil {
@@ -95,7 +95,7 @@ func (e *Engine) Incidents(ctx context.Context, f incidents.Filter) ([]*incident
 }
 
 // RetryIncident re-enters the incident's node now, cancelling a scheduled
-// retry (INC-4, INC-8).
+// automatic retry.
 func (e *Engine) RetryIncident(ctx context.Context, id string) error {
 	return e.incidentCommand(ctx, id, instance.IncidentRetry, nil)
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
-// Issue 5: incidents (ADR-036, docs/incidents.md) on a real embedded
+// Incidents (docs/incidents.md) on a real embedded
 // JetStream. Every wait is bounded; nothing sleeps to synchronise.
 
 // openWith starts an engine on env with opts (quiet logs unless opts has a
@@ -114,7 +114,7 @@ func kindsAre(kinds ...incidents.Kind) func(*incidents.Record) bool {
 
 // checkRaised waits for instance id's incident on node and checks the
 // whole account of a first raise: the instance alive with its token on
-// the node, the cause, and the record and snapshot in the bucket (INC-1..3).
+// the node, the cause, and the record and snapshot in the bucket.
 func checkRaised(t *testing.T, env *streamstest.Env, eng *engine.Engine, id, node, class string, fragments ...string) *engine.IncidentView {
 	t.Helper()
 	v, sum := waitIncident(t, eng, id)
@@ -334,7 +334,7 @@ func TestInvariantViolationFailsInstance(t *testing.T) {
 // --- Scheduled retries and boundaries ---
 
 // A scheduled retry is a durable timer: it survives an engine and server
-// restart and fires once (INC-4, INC-7).
+// restart and fires once.
 func TestScheduledRetrySurvivesRestart(t *testing.T) {
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	op := &flipOp{}
@@ -389,7 +389,7 @@ func TestScheduledRetrySurvivesRestart(t *testing.T) {
 	}
 }
 
-// --- Instance status vocabulary (INC-10) ---
+// --- Instance status vocabulary: active, incident, completed, failed, terminated ---
 
 func TestInstanceStatusFilters(t *testing.T) {
 	env := streamstest.Start(t)

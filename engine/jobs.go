@@ -97,7 +97,7 @@ func decodeReport(data []byte) (*report, *jobAction) {
 
 // decideReports runs every report of a group through jobs.Decide before
 // the step: only terminal outcomes become events for the instance
-// (SVC-11). It returns those events and whether job bookkeeping changed.
+// (the waiting token parks once and wakes once). It returns those events and whether job bookkeeping changed.
 func (p *partition) decideReports(ctx context.Context, g *group, s *instance.State) (events []instance.Event, changed bool) {
 	for _, rep := range g.reports {
 		r, d := &rep.r, rep.delivery
@@ -137,7 +137,7 @@ func (p *partition) decideReports(ctx context.Context, g *group, s *instance.Sta
 	return events, changed
 }
 
-// logDecision writes one record per decided worker message (SVC-13):
+// logDecision writes one record per decided worker message:
 // debug for the routine, info for retries and terminal outcomes, warn for
 // refusals and exhaustion.
 func (p *partition) logDecision(instanceID string, r *jobs.Report, d jobs.Delivery, dec jobs.Decision) {
@@ -194,7 +194,7 @@ func (e *Engine) retryPolicy(name string) (jobs.RetryPolicy, bool) {
 }
 
 // sendJobActions acks, naks, terminates or extends job messages on the
-// workers' behalf (ARCH-3) and answers the workers. It runs after the
+// workers' behalf (workers never ack) and answers the workers. It runs after the
 // checkpoint that made the decisions durable; a lost action heals itself
 // (see docs/jobs.md §3).
 func (p *partition) sendJobActions(g *group) {
@@ -230,7 +230,7 @@ func (p *partition) sendJobActions(g *group) {
 
 // enqueueMsg is the message of an EnqueueJob effect. Expected last subject
 // sequence 0 makes the publish a no-op when the job is already queued, so
-// republishing the outbox never queues a job twice (ARCH-2, ARCH-6).
+// republishing the outbox never queues a job twice.
 func (e *Engine) enqueueMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Msg, error) {
 	job := *eff.Job
 	job.ReportTo = streams.ReportSubject(partition, job.Topic, s.ID)

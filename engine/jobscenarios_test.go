@@ -15,7 +15,9 @@ import (
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
-// The SRD-038 §6 scenarios on JetStream, driven by a raw-protocol worker.
+// The retry design's scenarios (classification, retries with backoff,
+// exhaustion, data-flow failures) on JetStream, driven by a raw-protocol
+// worker.
 
 // jobProcess deploys start → external task (topic "t", opts) → end, with
 // an error boundary "caught" for code ResourceConflict and an exclusive
@@ -139,7 +141,7 @@ func TestTechnicalRetriesThenExhausts(t *testing.T) {
 }
 
 // A poison job kills every worker that takes it: nobody reports, yet the
-// job reaches exhaustion when the next worker checks in (ARCH-4b).
+// job reaches exhaustion when the next worker checks in.
 func TestPoisonJobExhaustsWithoutReports(t *testing.T) {
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
@@ -162,8 +164,8 @@ func TestPoisonJobExhaustsWithoutReports(t *testing.T) {
 	w.expectNone(1500 * time.Millisecond)
 }
 
-// A failure applying a worker's outcome fails the task without running
-// the job again (SVC-8b): a required output path missing, a status
+// A failure applying a worker's outcome is a data-flow failure, and the
+// job does not run again: a required output path missing, a status
 // variable that exists and may not be overwritten.
 func TestDataFlowFailuresDoNotRetry(t *testing.T) {
 	env := streamstest.Start(t)

@@ -54,7 +54,7 @@ func TestParallelMultiInstanceWithOneIncident(t *testing.T) {
 		w.report(m, job, jobs.Report{Kind: jobs.Complete, Output: map[string]any{"squared": item * item}})
 	}
 	if len(jobIDs) != 50 {
-		t.Fatalf("%d distinct job ids for 50 iterations (ARCH-6)", len(jobIDs))
+		t.Fatalf("%d distinct job ids for 50 iterations; want one per iteration", len(jobIDs))
 	}
 	v, inc := waitIncident(t, eng, id)
 	if len(v.Incidents) != 1 || inc.Node != "work" || !strings.Contains(inc.Cause, "item 13") {

@@ -11,7 +11,7 @@ import (
 	"github.com/jetbpm/jetbpm/jobs"
 )
 
-// engineMetrics are the engine's Prometheus metrics (SVC-13). A nil
+// engineMetrics are the engine's Prometheus metrics. A nil
 // registry still gets working counters that nobody scrapes.
 type engineMetrics struct {
 	instances  *metrics.CounterVec // by lifecycle fact kind

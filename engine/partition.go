@@ -166,7 +166,7 @@ type group struct {
 
 // process applies a batch: every instance's events in one step and one
 // checkpoint write, the writes pipelined, then the effects published, then
-// the events acknowledged (ARCH-1b, ARCH-2).
+// the events acknowledged (docs/engine.md §5–6).
 func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
 	groups := p.groups(batch)
 	p.prefetch(ctx, groups)
@@ -439,7 +439,7 @@ func (p *partition) logEffects(g *group) {
 		case instance.EnqueueJob:
 			p.log.Debug("job enqueued", "instance", g.id, "job", eff.Job.ID, "topic", eff.Job.Topic, "node", eff.Job.Node)
 		case instance.PublishIncidentFact:
-			// Each incident is logged once, at Error, when raised (INC-9):
+			// Each incident is logged once, at Error, when raised:
 			// here, by the node that committed the raise, never on republish.
 			f := eff.IncidentFact
 			if f.Kind == incidents.Raised {

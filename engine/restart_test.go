@@ -15,7 +15,7 @@ import (
 
 // TestTimerFiresAfterRestart parks an instance on a timer, stops the engine
 // and the NATS server, restarts both on the same store: the timer fires
-// (ARCH-5) and the instance completes.
+// and the instance completes.
 func TestTimerFiresAfterRestart(t *testing.T) {
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := context.Background()
@@ -46,7 +46,7 @@ func TestTimerFiresAfterRestart(t *testing.T) {
 
 // TestCheckpointSizeLimit: a step whose checkpoint would exceed the limit
 // is discarded and the instance fails, naming the size and the limit
-// (ARCH-8); a single oversized variable fails it too.
+// (docs/engine.md §8); a single oversized variable fails it too.
 func TestCheckpointSizeLimit(t *testing.T) {
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}

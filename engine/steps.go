@@ -45,7 +45,7 @@ func (e *Engine) apply(ctx context.Context, s *instance.State, events []instance
 	return instance.Apply(s, env, events...)
 }
 
-// checkValue enforces the per-variable size limit (ARCH-8).
+// checkValue enforces the per-variable size limit (docs/engine.md §8).
 func (e *Engine) checkValue(name string, v any) error {
 	data, err := streams.Marshal(v)
 	if err != nil {
@@ -73,7 +73,7 @@ func (e *Engine) oversized(ctx context.Context, id string, size int, s **instanc
 		return err
 	}
 	(*s).Outbox = nil
-	instance.Abort(*s, e.opts.Now(), fmt.Sprintf("checkpoint would be %d bytes, over the %d-byte limit (ARCH-8); reduce variable sizes", size, e.opts.MaxCheckpointBytes))
+	instance.Abort(*s, e.opts.Now(), fmt.Sprintf("checkpoint would be %d bytes, over the %d-byte limit; reduce variable sizes", size, e.opts.MaxCheckpointBytes))
 	(*s).OutboxBy = e.currentSession()
 	return nil
 }

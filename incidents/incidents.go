@@ -1,6 +1,6 @@
 // Package incidents defines jetbpm's incident records and facts: the
 // durable, operable account of a technical failure the model did not handle
-// (ADR-036, docs/incidents.md).
+// (docs/incidents.md).
 //
 // An incident lives in two places. While open, its working state rides on
 // the instance checkpoint (package instance), so raising, retrying and
@@ -40,7 +40,7 @@ const (
 	CauseChildFailed      = "childFailed" // a called instance failed technically
 )
 
-// Kind names a transition and the fact announcing it (INC-9).
+// Kind names a transition and the fact announcing it.
 type Kind string
 
 // Transitions.

@@ -23,7 +23,8 @@ const (
 // TerminalKind is how a job ended for its instance.
 type TerminalKind string
 
-// Terminal outcomes: only these reach the instance (SVC-11).
+// Terminal outcomes: only these reach the instance; the waiting token
+// parks once and wakes once.
 const (
 	Done      TerminalKind = "done"      // success, with output
 	Errored   TerminalKind = "bpmnError" // a BPMN error for boundaries to catch
@@ -33,8 +34,8 @@ const (
 
 // Failure causes.
 const (
-	CauseExhausted = "retriesExhausted" // SVC-12
-	CauseDataFlow  = "outputMapping"    // SVC-8b: the work is done, it must not run again
+	CauseExhausted = "retriesExhausted" // the retry policy gave up
+	CauseDataFlow  = "outputMapping"    // the work is done, it must not run again
 )
 
 // Terminal is a job's final outcome, applied by the instance.
@@ -182,7 +183,7 @@ func fail(st *State, r *Report, d Delivery, v Verdict, dec Decision, env Env) De
 	dec.Changed = true
 	if !st.engineClassifies(r) {
 		// The worker retried within its lock; only an explicit retries
-		// override sends the job round again (SVC-10).
+		// override sends the job round again.
 		if r.Retries == nil || *r.Retries == 0 {
 			// Earlier deliveries each ran at least once; this one as often
 			// as the worker says.

@@ -27,7 +27,7 @@ type Classification struct {
 	Status    string
 }
 
-// ErrorMapper classifies a fault (SVC-6). Rules compiled by CompileRules
+// ErrorMapper classifies a fault. Rules compiled by CompileRules
 // are the shippable kind; a custom Go implementation may be registered with
 // the engine, which forces EngineAuthoritative since it cannot ship. An
 // error from Classify makes the engine treat the fault as Technical with
@@ -44,7 +44,7 @@ func (fn ErrorMapperFunc) Classify(f Fault) (Classification, error) { return fn(
 
 // CompileRules validates rules and compiles them into an ErrorMapper. The
 // mapper tries the rules in order and the first match decides; no match is
-// Technical (business outcomes are never inferred, ADR-021 §2.6). A rule
+// Technical (business outcomes are never inferred). A rule
 // matches when Code, if set, equals the fault's code and When, if set, an
 // expression (expr-lang, ${JUEL} or =FEEL) over `code` (a string) and
 // `body`, yields true. A predicate that fails to evaluate — `body.type` on

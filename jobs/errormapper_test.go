@@ -14,8 +14,8 @@ func obj(kv ...any) map[string]any {
 	return m
 }
 
-// adrStatus and adrError are ADR-021 §2.6's worked contrast, one mapper per
-// reading of a 404 NOT_FOUND.
+// adrStatus and adrError are the seed design's worked contrast
+// (docs/deviations.md), one mapper per reading of a 404 NOT_FOUND.
 var (
 	adrStatus = []Rule{
 		{Code: "404", When: `body.type == "NOT_FOUND"`, Outcome: BusinessStatus, Value: "NOT_FOUND"},

@@ -8,7 +8,7 @@ import (
 	"github.com/jetbpm/jetbpm/expression"
 )
 
-// OutputMapping extracts variables from a Complete payload (SVC-8): each
+// OutputMapping extracts variables from a Complete payload: each
 // rule evaluates its path over `body` and sets its variable. Without rules
 // the payload itself is the output. It is immutable and safe to share.
 type OutputMapping struct {
@@ -66,7 +66,8 @@ func CompileOutputs(rules []OutputRule) (*OutputMapping, error) {
 // expr-lang too). Nothing for a Required rule is an error naming the
 // variable and the path; for any other rule the variable is left unset
 // rather than nil written over a value the process may hold. Errors here
-// are data-flow failures: the task fails, the job is not retried (SVC-8b).
+// are data-flow failures: an incident on the task, and the job is not run
+// again.
 func (m *OutputMapping) Apply(body any) (map[string]any, error) {
 	if m == nil || len(m.rules) == 0 {
 		obj, ok := body.(map[string]any)

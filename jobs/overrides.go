@@ -20,7 +20,7 @@ type Overrides struct {
 }
 
 // Resolve returns the policy of a job: o's fields over engine's, over the
-// batteries' defaults (SVC-10: DefaultRetrySpec; WorkerTrusted; 60 s lock,
+// batteries' defaults (DefaultRetrySpec; WorkerTrusted; 60 s lock,
 // 30 min cap). Rules and a custom mapper come as a pair from one level.
 func (o Overrides) Resolve(engine Overrides) Policy {
 	p := Policy{

@@ -2,7 +2,7 @@ package jobs
 
 import "time"
 
-// Trust says who runs a job's policy (SVC-9).
+// Trust says who runs a job's policy (docs/jobs.md §4).
 type Trust string
 
 const (
@@ -30,7 +30,7 @@ type Policy struct {
 	// runs engine-side only, so it forces EngineAuthoritative.
 	Mapper string `msgpack:"mapper,omitempty" json:"-"`
 	// LockDuration and MaxLockDuration are the topic's lock and the cap on
-	// one delivery's total lock time (SVC-5).
+	// one delivery's total lock time (docs/jobs.md §3).
 	LockDuration    time.Duration `msgpack:"lock" json:"-"`
 	MaxLockDuration time.Duration `msgpack:"maxLock" json:"-"`
 }
@@ -45,7 +45,7 @@ const (
 // RetryKind names a retry battery.
 type RetryKind string
 
-// The batteries (SVC-10).
+// The batteries: the retry policies that ship with jetbpm.
 const (
 	RetryNone        RetryKind = "none"
 	RetryFixed       RetryKind = "fixed"
@@ -55,7 +55,7 @@ const (
 )
 
 // RetrySpec is a RetryPolicy as data. MaxAttempts counts executions: 3 =
-// the first + 2 retries (ARCH-7).
+// the first + 2 retries.
 type RetrySpec struct {
 	Kind        RetryKind     `msgpack:"kind" json:"kind"`
 	MaxAttempts int           `msgpack:"maxAttempts" json:"maxAttempts"`
@@ -69,7 +69,7 @@ type RetrySpec struct {
 // OutcomeKind is what a fault is classified as.
 type OutcomeKind string
 
-// Outcome kinds (SVC-6).
+// Outcome kinds of an error mapper rule.
 const (
 	Technical      OutcomeKind = "technical"
 	BusinessError  OutcomeKind = "bpmnError"
@@ -94,7 +94,8 @@ type Rule struct {
 
 // OutputRule maps part of a Complete payload to a variable: Path is an
 // expr-lang expression over `body` (e.g. `body.data.id`). A Required rule
-// whose path yields nil is a data-flow failure (SVC-8b).
+// whose path yields nil is a data-flow failure: an incident, and the job
+// is not run again.
 type OutputRule struct {
 	Path     string `msgpack:"path" json:"path"`
 	Variable string `msgpack:"var" json:"variable"`

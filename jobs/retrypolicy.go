@@ -9,9 +9,9 @@ import (
 )
 
 // RetryPolicy decides whether a technical fault is retried and the backoff
-// before the next attempt (SVC-10). attempt is the 1-based number of the
+// before the next attempt. attempt is the 1-based number of the
 // execution that just failed: executions, not retries, so MaxAttempts 3 is
-// the first execution + 2 retries (ARCH-7). Implementations must be safe for
+// the first execution + 2 retries. Implementations must be safe for
 // concurrent use; the batteries are.
 type RetryPolicy interface {
 	Retry(attempt int, cause error) (backoff time.Duration, retry bool)
@@ -41,7 +41,7 @@ func ExponentialBackoff(maxAttempts int, base, ceiling time.Duration, jitter flo
 
 // DefaultRetryPolicy is 3 executions, base 500 ms doubling to at most 30 s,
 // ±20 % jitter: Camunda 7's count of 3, but with a backoff, since retrying
-// at once is how a failing dependency gets a retry storm (ADR-021 §2.7).
+// at once is how a failing dependency gets a retry storm.
 func DefaultRetryPolicy() RetryPolicy {
 	return ExponentialBackoff(3, 500*time.Millisecond, 30*time.Second, 0.2)
 }

@@ -72,7 +72,7 @@ type Report struct {
 	// delivery before a WorkerTrusted fail (its own retries); 0 means one.
 	Attempts int `json:"attempts,omitempty"`
 	// CannotRunPolicy says the worker could not apply the shipped policy;
-	// the engine classifies and retries for it (SVC-10b).
+	// the engine classifies and retries for it (docs/worker-protocol.md §7).
 	CannotRunPolicy bool `json:"cannotRunPolicy,omitempty"`
 	// ExtendMs is the lock an extend request asks for, from now.
 	ExtendMs int64 `json:"extendMs,omitempty"`

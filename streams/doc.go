@@ -28,6 +28,8 @@
 //   - InstancesBucket, DefinitionsBucket, IncidentsBucket and MetaBucket hold
 //     checkpoints, deployed definitions, incident records with their
 //     variable snapshots, and the settings fixed at first provisioning.
+//     The definitions bucket takes atomic batches (PublishAtomic), so a
+//     deploy of several processes is stored all or none.
 //
 // Provision creates all of it idempotently; running it on every start is the
 // intended use. A setting that changed is applied in place and no message is

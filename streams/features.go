@@ -11,7 +11,7 @@ import (
 
 // MinServerVersion is the oldest nats-server jetbpm runs on. v2.12.0 added
 // the stream option AllowMsgSchedules and one-shot "@at" schedules (durable
-// timers, ARCH-5) together with atomic batch publish; nats-server's
+// timers) together with atomic batch publish; nats-server's
 // jetstream_versioning.go marks all of them "added in v2.12" at JetStream API
 // level 2. Per-message TTL and pinned priority groups came earlier (v2.11,
 // API level 1), so 2.12.0 is the binding minimum.

@@ -45,7 +45,7 @@ const (
 )
 
 // dupWindow is the Nats-Msg-Id de-duplication window of every stream; the
-// engine's idempotent re-publish of effects relies on it (ARCH-2, ARCH-6).
+// engine's idempotent re-publish of effects relies on it.
 const dupWindow = 2 * time.Minute
 
 // Provision creates or updates every stream, partition consumer and bucket
@@ -135,7 +135,7 @@ func provisionStreams(ctx context.Context, js jetstream.JetStream, cfg Config, l
 	err := ensureStream(ctx, js, EventsStream, func(c *jetstream.StreamConfig) {
 		c.Subjects = []string{EventsSubjects, TimersSubjects}
 		c.Retention = jetstream.WorkQueuePolicy
-		c.AllowMsgSchedules = true // durable timers (ARCH-5)
+		c.AllowMsgSchedules = true // durable timers
 		c.AllowRollup = true       // schedules need it; set so the server's config compares equal
 		c.DenyPurge = false        // cancelling a timer purges its subject
 		c.AllowMsgTTL = true
@@ -178,7 +178,7 @@ func provisionStreams(ctx context.Context, js jetstream.JetStream, cfg Config, l
 
 // partitionConsumer is a durable pull consumer of one partition (its
 // events, or its reports). The pinned priority group makes the server
-// deliver a partition to one engine node at a time (ARCH-1b); pinning is
+// deliver a partition to one engine node at a time; pinning is
 // routing, not a fence, so checkpoint writes still compare-and-set.
 func partitionConsumer(filter string, cfg Config) func(*jetstream.ConsumerConfig) {
 	return func(c *jetstream.ConsumerConfig) {
@@ -196,7 +196,7 @@ func partitionConsumer(filter string, cfg Config) func(*jetstream.ConsumerConfig
 
 func provisionBuckets(ctx context.Context, js jetstream.JetStream, cfg Config, log *slog.Logger) error {
 	// A checkpoint can be as large as a message may be; saying so in the
-	// bucket makes an oversize write fail with the bucket's error (ARCH-8).
+	// bucket makes an oversize write fail with the bucket's error.
 	maxValue := int32(math.MaxInt32)
 	if mp := js.Conn().MaxPayload(); mp > 0 && mp < math.MaxInt32 {
 		maxValue = int32(mp)
@@ -216,6 +216,15 @@ func provisionBuckets(ctx context.Context, js jetstream.JetStream, cfg Config, l
 	_, err = ensureKV(ctx, js, DefinitionsBucket, func(c *jetstream.KeyValueConfig) {
 		c.History = 1
 		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
+	if err != nil {
+		return err
+	}
+	// A deploy writes every version and version pointer it changes in one
+	// atomic batch, so it is all or none. A bucket's settings do not say
+	// so; its stream's do (and a bucket update resets it, hence every time).
+	err = ensureStream(ctx, js, KVStream(DefinitionsBucket), func(c *jetstream.StreamConfig) {
+		c.AllowAtomicPublish = true
 	}, log)
 	if err != nil {
 		return err

@@ -17,10 +17,10 @@ import (
 const TopicMaxAckPending = 100_000
 
 // EnsureTopic creates the durable pull consumer of a job topic, or updates
-// it in place. Its AckWait is the topic's lock duration (ARCH-4): a fetched
+// it in place. Its AckWait is the topic's lock duration: a fetched
 // job is redelivered when the lock expires without an ack or +WPI.
 // MaxDeliver is unlimited because the engine, not the server, decides when a
-// job has used up its attempts and terminates it (ARCH-4b).
+// job has used up its attempts and terminates it.
 //
 // replicas 0 lets the consumer follow the stream's replica count.
 func EnsureTopic(ctx context.Context, js jetstream.JetStream, topic string, lockDuration time.Duration, replicas int, log *slog.Logger) error {

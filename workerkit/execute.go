@@ -241,8 +241,8 @@ func businessReport(err error) *jobs.Report {
 
 // completion is the report of a successful run. Under WorkerTrusted the
 // worker applies the task's output mapping; if it cannot, it reports the
-// raw output with CannotRunPolicy and the engine fails the task without
-// running the job again (SVC-8b).
+// raw output with CannotRunPolicy and the engine raises a data-flow
+// incident without running the job again.
 func (x *execution) completion(out map[string]any) *jobs.Report {
 	if out == nil {
 		out = map[string]any{}

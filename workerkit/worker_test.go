@@ -76,7 +76,7 @@ func (f *fixture) start(process string, vars map[string]any) string {
 }
 
 // waitIncident waits until the instance has an open incident (a failure
-// the model did not handle no longer fails it, ADR-036) and returns the
+// the model did not handle no longer fails it) and returns the
 // view and that incident. It fails at once if the instance ends instead.
 func (f *fixture) waitIncident(id string) (*engine.InstanceView, engine.IncidentSummary) {
 	f.t.Helper()

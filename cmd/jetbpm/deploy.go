@@ -17,8 +17,9 @@ Deploys the processes of BPMN 2.0 XML files to the engine and prints
 "PROCESS_ID VERSION" for each, with "(unchanged)" after a process whose
 latest version already is this definition (deploying is idempotent).
 
-Every file is read first and all are sent in one request; the engine
-imports them all before deploying any, so one bad file deploys nothing.
+Every file is read first and all are sent in one request. The engine
+checks every process before it writes any, and writes all new versions
+in one atomic batch: a bad file, or a write that fails, deploys nothing.
 When a file has several import problems the error shows the first and
 "(and N more problems)"; jetbpm's importer reports at most 20.`
 

@@ -182,12 +182,13 @@ func fetchJob(ctx context.Context, t *testing.T, js jetstream.JetStream, topic s
 	return job
 }
 
-// checkWorkerLimits asserts what no worker user may do (SEC, ARCH-3); the
-// worker fetched job from topic.
+// checkWorkerLimits asserts what no worker user may do: above all, ack a
+// job message (only the engine does, after fencing). The worker fetched
+// job from topic.
 func checkWorkerLimits(ctx context.Context, t *testing.T, w *roleConn, js jetstream.JetStream, job jetstream.Msg, topic string) {
 	t.Helper()
 	if !w.refused(job.Ack) {
-		t.Error("worker acked a job message: ARCH-3 says only the engine acks")
+		t.Error("worker acked a job message: only the engine may ack one, after fencing")
 	}
 	// A report is a JetStream publish: stored, its PubAck on the worker's inbox.
 	if ack, err := js.Publish(ctx, streams.ReportSubject(0, topic, "i1"), []byte("{}")); err != nil || ack.Stream != streams.ReportsStream {

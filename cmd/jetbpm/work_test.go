@@ -81,7 +81,7 @@ type workView struct {
 }
 
 // incident checks that a failed job left the instance alive with one open
-// incident on its task "work" (ADR-036) and returns that incident's cause.
+// incident on its task "work" and returns that incident's cause.
 func (v workView) incident(t *testing.T, class string) string {
 	t.Helper()
 	if v.Status != "incident" || v.Failure != nil || len(v.Incidents) != 1 || v.Incidents[0].Node != "work" ||

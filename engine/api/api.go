@@ -6,8 +6,8 @@
 // and takes and returns JSON. Engine nodes serve in the queue group
 // streams.EngineQueue: each request is answered by one node. A reply is
 // either {"result": ...} or {"error": {"code": ..., "message": ...}} with
-// code one of not_found, invalid, finished, too_large, unavailable,
-// internal. docs/api.md lists the operations and their bodies.
+// code one of not_found, invalid, finished, too_large, internal.
+// docs/api.md lists the operations and their bodies.
 package api
 
 import (
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
 )
 
@@ -81,6 +82,22 @@ type ListRequest struct {
 	Limit     int    `json:"limit,omitempty"`
 }
 
+// InstanceStatuses are the values of ListRequest.Status: "active" includes
+// the instances with open incidents, "incident" lists only those.
+var InstanceStatuses = []string{"active", "incident", "completed", "failed", "terminated"}
+
+// Filter turns the request into the engine's filter.
+func (r ListRequest) Filter() (engine.Filter, error) {
+	f := engine.Filter{ProcessID: r.ProcessID, Status: instance.Status(r.Status), Limit: r.Limit}
+	if r.Status != "" && !slices.Contains(InstanceStatuses, r.Status) {
+		return f, fmt.Errorf("%w: status %q: want one of %s", engine.ErrInvalid, r.Status, strings.Join(InstanceStatuses, ", "))
+	}
+	if r.Limit < 0 {
+		return f, fmt.Errorf("%w: limit %d: want 0 (all) or more", engine.ErrInvalid, r.Limit)
+	}
+	return f, nil
+}
+
 // ListResponse holds the matching instances.
 type ListResponse struct {
 	Instances []*engine.InstanceView `json:"instances"`
@@ -115,6 +132,12 @@ type IncidentRequest struct {
 // IncidentStates are the values of IncidentListRequest.State.
 var IncidentStates = []string{"open", "closed", "all"}
 
+// IncidentCauses are the values of IncidentListRequest.Cause.
+var IncidentCauses = []string{
+	incidents.CauseOperation, incidents.CauseExpression, incidents.CauseDataFlow,
+	incidents.CauseRetriesExhausted, incidents.CauseBpmnError, incidents.CauseChildFailed,
+}
+
 // ParseAge parses an incident age: a Go duration ("90m", "36h") or whole
 // days ("7d"). It must not be negative.
 func ParseAge(s string) (time.Duration, error) {
@@ -140,6 +163,9 @@ func (r IncidentListRequest) Filter() (incidents.Filter, error) {
 	f := incidents.Filter{Instance: r.Instance, ProcessID: r.Process, Node: r.Node, Cause: r.Cause, State: r.State}
 	if r.State != "" && !slices.Contains(IncidentStates, r.State) {
 		return f, fmt.Errorf("%w: state %q: want one of %s", engine.ErrInvalid, r.State, strings.Join(IncidentStates, ", "))
+	}
+	if r.Cause != "" && !slices.Contains(IncidentCauses, r.Cause) {
+		return f, fmt.Errorf("%w: cause %q: want one of %s", engine.ErrInvalid, r.Cause, strings.Join(IncidentCauses, ", "))
 	}
 	if r.OlderThan != "" {
 		d, err := ParseAge(r.OlderThan)

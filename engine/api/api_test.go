@@ -72,6 +72,21 @@ const badXML = header + `<bpmn:process id="bad" isExecutable="true">
 </bpmn:definitions>
 `
 
+// workerXML is a process id with one external task on topic "payments"
+// holding its job for lock (an ISO-8601 duration).
+func workerXML(id, lock string) string {
+	return strings.ReplaceAll(header, `id="defs"`, `xmlns:jetbpm="https://jetbpm.dev/schema/bpmn/1.0" id="defs"`) +
+		`<bpmn:process id="` + id + `" isExecutable="true">
+  <bpmn:startEvent id="s"/>
+  <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+  <bpmn:serviceTask id="t"><bpmn:extensionElements><jetbpm:worker topic="payments" lockDuration="` + lock + `"/></bpmn:extensionElements></bpmn:serviceTask>
+  <bpmn:sequenceFlow id="f2" sourceRef="t" targetRef="e"/>
+  <bpmn:endEvent id="e"/>
+</bpmn:process>
+</bpmn:definitions>
+`
+}
+
 type fixture struct {
 	env    *streamstest.Env
 	eng    *engine.Engine
@@ -209,6 +224,26 @@ func TestDeployAllOrNothing(t *testing.T) {
 		}
 	}
 
+	// Every file imports, but together they cannot be deployed: the second
+	// file's task wants another lock on the first file's topic. Nothing is
+	// deployed, the first file's process included.
+	_, err = f.client.Deploy(ctx,
+		api.File{Name: "pay.bpmn", XML: workerXML("pay", "PT1M")},
+		api.File{Name: "refund.bpmn", XML: workerXML("refund", "PT30S")})
+	if !errors.As(err, &ae) || ae.Code != "invalid" || !strings.Contains(ae.Message, "per topic") {
+		t.Fatalf("deploy with conflicting topic locks: %v; want code invalid", err)
+	}
+	for _, p := range []string{"pay", "refund"} {
+		if _, err := f.client.Start(ctx, api.StartRequest{ProcessID: p}); !errors.Is(err, engine.ErrNotFound) {
+			t.Errorf("start %s after a failed deploy: %v, want ErrNotFound", p, err)
+		}
+	}
+	// One process id in two files.
+	_, err = f.client.Deploy(ctx, api.File{Name: "a.bpmn", XML: calcXML}, api.File{Name: "b.bpmn", XML: calcXML})
+	if !errors.As(err, &ae) || ae.Code != "invalid" || !strings.Contains(ae.Message, "a.bpmn") || !strings.Contains(ae.Message, "b.bpmn") {
+		t.Errorf("deploy of one process in two files: %v; want code invalid naming both files", err)
+	}
+
 	for name, files := range map[string][]api.File{
 		"no files":      nil,
 		"malformed XML": {{Name: "x.bpmn", XML: "<bpmn:definitions"}},
@@ -317,6 +352,18 @@ func TestErrors(t *testing.T) {
 			t.Errorf("Cancel(%q): %v, want ErrNotFound", id, err)
 		}
 	}
+	// Filters with values that exist nowhere are refused, not answered with
+	// an empty list.
+	for _, req := range []api.ListRequest{{Status: "running"}, {Status: "Active"}, {Limit: -1}} {
+		if _, err := f.client.Instances(ctx, req); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("list %+v: %v, want ErrInvalid", req, err)
+		}
+	}
+	for _, req := range []api.IncidentListRequest{{Cause: "timeout"}, {State: "done"}, {OlderThan: "soon"}} {
+		if _, err := f.client.Incidents(ctx, req); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("incident list %+v: %v, want ErrInvalid", req, err)
+		}
+	}
 	if _, err := f.client.Start(ctx, api.StartRequest{ProcessID: "missing"}); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("start of an unknown process: %v, want ErrNotFound", err)
 	}
@@ -343,7 +390,7 @@ func TestErrors(t *testing.T) {
 		t.Errorf("too large error = %#v", err)
 	}
 	// null vars are no vars: the script's nil arithmetic raises an
-	// expression incident on t, and the instance stays alive (ADR-036).
+	// expression incident on t, and the instance stays alive.
 	id := f.start(t, api.StartRequest{ProcessID: "calc", Vars: json.RawMessage(`null`)})
 	v := f.waitIncident(t, id)
 	if len(v.Incidents) != 1 || v.Incidents[0].Node != "t" || v.Incidents[0].CauseClass != "expression" ||

@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetbpm/jetbpm/engine"
-	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -148,7 +147,11 @@ func (s *Server) dispatch(ctx context.Context, op string, data []byte) (any, err
 		if err := decode(&req); err != nil {
 			return nil, err
 		}
-		list, err := s.eng.Instances(ctx, engine.Filter{ProcessID: req.ProcessID, Status: instance.Status(req.Status), Limit: req.Limit})
+		f, err := req.Filter()
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.eng.Instances(ctx, f)
 		if list == nil {
 			list = []*engine.InstanceView{}
 		}
@@ -207,25 +210,21 @@ func (s *Server) incident(ctx context.Context, op string, req IncidentRequest) (
 	return s.eng.Incident(ctx, req.ID)
 }
 
-// deploy imports every file before deploying any, so one bad file deploys
-// nothing.
+// deploy imports every file, then deploys all their processes or none
+// (engine.DeployAll).
 func (s *Server) deploy(ctx context.Context, req DeployRequest) (DeployResponse, error) {
 	if len(req.Files) == 0 {
 		return DeployResponse{}, fmt.Errorf("%w: no files to deploy", engine.ErrInvalid)
 	}
-	var out DeployResponse
 	procs, err := importAll(req.Files)
 	if err != nil {
-		return out, err
+		return DeployResponse{}, err
 	}
-	for _, p := range procs {
-		dep, err := s.eng.Deploy(ctx, p)
-		if err != nil {
-			return out, err
-		}
-		out.Deployments = append(out.Deployments, dep)
+	deps, err := s.eng.DeployAll(ctx, procs...)
+	if err != nil {
+		return DeployResponse{}, err
 	}
-	return out, nil
+	return DeployResponse{Deployments: deps}, nil
 }
 
 func decodeVars(raw json.RawMessage) (map[string]any, error) {

@@ -114,7 +114,7 @@ func (r *runner) throw(thrower *Track, from, scopeID, code, message string) {
 	}
 	if thrower != nil && r.s.Parent == nil {
 		// An activity's uncaught error is usually a missing boundary: an
-		// incident lets the model be fixed and the node retried (ADR-036).
+		// incident lets the model be fixed and the node retried.
 		// In a child it fails the child with the code, for the caller.
 		r.raise(thrower, r.p.Node(from), incidents.CauseBpmnError, msg)
 		return
@@ -171,11 +171,11 @@ func (r *runner) cancelAll() {
 
 // fault is a technical failure at a node: an operation error or timeout,
 // an expression or mapping error, a job's exhausted retries. It raises an
-// incident; the instance stays alive (ADR-036).
+// incident; the instance stays alive (docs/incidents.md).
 func (r *runner) fault(t *Track, n *model.Node, class, msg string) {
 	if r.s.Parent != nil {
 		// Incidents exist on top-level instances only: a child fails and
-		// its caller's call activity raises the incident (ADR-036 §2.1).
+		// its caller's call activity raises the incident.
 		r.fail(n.ID, "", msg)
 		return
 	}

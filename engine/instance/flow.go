@@ -233,7 +233,7 @@ func (r *runner) service(t *Track, n *model.Node) {
 
 // taskInput evaluates a service task's input mappings (its locals) and
 // returns what the work receives: the mapped inputs when there are any,
-// else every variable the task can see (SVC-3).
+// else every variable the task can see.
 func (r *runner) taskInput(t *Track, n *model.Node) (locals, input map[string]any, ok bool) {
 	if locals, ok = r.inputs(t, n); !ok {
 		return nil, nil, false

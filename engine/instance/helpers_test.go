@@ -250,7 +250,7 @@ func sameNodes(got, want []string) bool {
 }
 
 // assertIncident checks that a technical failure at node raised an open
-// incident (ADR-036): the instance stays active, the track holds the token
+// incident: the instance stays active, the track holds the token
 // in state incident, the cause names every fragment, and the raise was
 // announced and recorded.
 func assertIncident(t testing.TB, s *State, node string, fragments ...string) *Incident {

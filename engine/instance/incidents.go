@@ -44,7 +44,7 @@ func (s *State) incident(id string) *Incident {
 // OpenIncidents returns the ids of the instance's open incidents.
 func (s *State) OpenIncidents() []*Incident { return s.Incidents }
 
-// raise turns a technical failure at n into an incident (INC-1..3): the
+// raise turns a technical failure at n into an incident: the
 // track stays at the node in state incident, keeping its scope open and its
 // boundaries armed; a retry of the same incident raises it again.
 func (r *runner) raise(t *Track, n *model.Node, class, cause string) {
@@ -85,7 +85,7 @@ func (r *runner) raise(t *Track, n *model.Node, class, cause string) {
 // before they were armed — an in-process one, or one that arms them on
 // entry but failed before it parked (an input mapping, a multi-instance
 // collection): its token now stays on the node, and an SLA timer must keep
-// ticking over it (INC-5), counted from when the node was entered.
+// ticking over it, counted from when the node was entered.
 func (r *runner) armStuckBoundaries(t *Track, n *model.Node) {
 	if t.Inner || t.BoundariesArmed {
 		return
@@ -104,7 +104,7 @@ func (r *runner) armStuckBoundaries(t *Track, n *model.Node) {
 }
 
 // scheduleIncidentRetry arms a durable retry when the node's incident retry
-// policy allows another attempt (INC-4; default none). Backoff is taken
+// policy allows another attempt (by default none). Backoff is taken
 // without jitter so the step stays deterministic.
 func (r *runner) scheduleIncidentRetry(inc *Incident, t *Track, n *model.Node) {
 	spec := r.env.IncidentRetry
@@ -175,7 +175,7 @@ func (r *runner) dropRetryWait(inc *Incident) {
 }
 
 // retryIncident re-enters the node on a new track whose predecessor is the
-// failed one (ADR-036 §2.3). Boundaries are not re-armed: their waits move
+// failed one. Boundaries are not re-armed: their waits move
 // to the new track.
 func (r *runner) retryIncident(inc *Incident, cmd string) {
 	failed := r.s.track(inc.Track)
@@ -200,13 +200,13 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 	}
 	r.s.removeTrack(failed.ID)
 	inc.Track = nt.ID
-	inc.Lineage = append(inc.Lineage, nt.ID) // the attempts are track lineage (ADR-036 §2.2)
+	inc.Lineage = append(inc.Lineage, nt.ID) // the attempts are track lineage
 	inc.Retries++
 	r.transition(inc, incidents.Retried, cmd, fmt.Sprintf("attempt %d", inc.Attempts+1))
 }
 
 // resolveIncident completes the node as if its work had succeeded, with
-// vars as its results (INC-8): the track continues from the node's
+// vars as its results: the track continues from the node's
 // outgoing flows. An iteration of a multi-instance activity completes
 // inside its loop instead: vars are set in its iteration scope, where its
 // output element reads them, and the loop goes on as after any iteration.
@@ -253,7 +253,7 @@ func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any)
 }
 
 // abandonIncident closes the incident as dead-lettered and cancels its
-// track; an instance left with no token ends terminated (INC-8).
+// track; an instance left with no token ends terminated.
 func (r *runner) abandonIncident(inc *Incident, cmd string) {
 	failed := r.s.track(inc.Track)
 	r.closeIncident(inc, incidents.DeadLettered, incidents.DeadLetterKind, cmd, "")

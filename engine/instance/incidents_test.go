@@ -37,7 +37,7 @@ func historyKinds(inc *Incident) []incidents.Kind {
 
 // An in-process activity fails within its step, before any wait could arm
 // its boundaries: they are armed when the incident is raised, counted from
-// the node's entry, so the SLA keeps ticking over the stuck token (INC-5);
+// the node's entry, so the SLA keeps ticking over the stuck token;
 // the interrupting one then overtakes the incident.
 func TestInProcessIncidentKeepsBoundariesArmed(t *testing.T) {
 	down := true

@@ -9,7 +9,7 @@ import (
 // enqueue parks t on an external service task: it resolves the job's
 // policy (the task's options over the engine's), queues the job and arms
 // the task's timer boundaries. The job id is the wait id, unique per
-// activation (ARCH-6) and the worker's idempotency key.
+// activation and the worker's idempotency key.
 func (r *runner) enqueue(t *Track, n *model.Node) {
 	locals, input, ok := r.taskInput(t, n)
 	if !ok {
@@ -36,7 +36,7 @@ func (r *runner) enqueue(t *Track, n *model.Node) {
 	r.armBoundaries(t, n)
 }
 
-// jobDone applies a job's terminal outcome: the track wakes once (SVC-11).
+// jobDone applies a job's terminal outcome: the track wakes once.
 func (r *runner) jobDone(w *Wait, out *jobs.Terminal) {
 	t, n := r.wake(w)
 	switch out.Kind {
@@ -64,8 +64,8 @@ func (r *runner) jobDone(w *Wait, out *jobs.Terminal) {
 }
 
 // writeStatus writes a business status to the task's WithStatus variable
-// and completes the task (SVC-7). An existing variable with overwrite off
-// is a collision: the task fails, and the job is not run again (SVC-8b).
+// and completes the task. An existing variable with overwrite off is a
+// collision: a data-flow incident, and the job is not run again.
 func (r *runner) writeStatus(t *Track, n *model.Node, p jobs.Policy, value string) {
 	if p.Status == "" {
 		r.fault(t, n, incidents.CauseDataFlow, "the worker reported status "+value+" but the task has no WithStatus variable")

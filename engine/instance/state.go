@@ -10,7 +10,8 @@ import (
 // Status is an instance's lifecycle state.
 type Status string
 
-// Instance statuses (SPEC INC-10; "incident" arrives with incidents).
+// Instance statuses as stored. The views add "incident" for an active
+// instance with open incidents (engine.StatusIncident).
 const (
 	Active     Status = "active"
 	Completed  Status = "completed"
@@ -91,7 +92,7 @@ type Track struct {
 	// Locals are the activity's input-mapped variables while it waits.
 	Locals map[string]any `msgpack:"locals,omitempty"`
 	// BoundariesArmed says this visit's timer boundaries are armed: on
-	// entry, or when it failed before that (INC-5). An incident retry's
+	// entry, or when it failed before that. An incident retry's
 	// track inherits it with the waits, so they are not armed again.
 	BoundariesArmed bool `msgpack:"boundariesArmed,omitempty"`
 	// Inner marks an iteration of a multi-instance activity (it runs the
@@ -122,7 +123,7 @@ const (
 	TimerWait    WaitKind = "timer"    // intermediate timer catch event
 	BoundaryWait WaitKind = "boundary" // timer boundary event of an activity
 	JobWait      WaitKind = "job"      // an external service task's job
-	// IncidentRetryWait is a scheduled incident retry (INC-4).
+	// IncidentRetryWait is a scheduled incident retry.
 	IncidentRetryWait WaitKind = "incidentRetry"
 	// ChildWait is a call activity waiting for its child instance.
 	ChildWait WaitKind = "child"

@@ -61,7 +61,7 @@ type Env struct {
 	// under every external task's own options.
 	Jobs jobs.Defaults
 	// IncidentRetry is the engine-wide incident retry policy under each
-	// activity's own (INC-4); the zero value retries nothing automatically.
+	// activity's own; the zero value retries nothing automatically.
 	IncidentRetry jobs.RetrySpec
 }
 
@@ -262,7 +262,7 @@ func (r *runner) spawn(node, scope, pred, flow string) *Track {
 }
 
 // waitID names a wait (and the timer or job behind it) uniquely per
-// activation, so re-entering a node never reuses one (ARCH-6).
+// activation, so re-entering a node never reuses one.
 func (r *runner) waitID(node string, activation uint64) string {
 	return fmt.Sprintf("%s/%s/%d", r.s.ID, node, activation)
 }

@@ -116,7 +116,7 @@ func TestTimerDates(t *testing.T) {
 }
 
 // TestTimerLoopDistinctWaitIDs: re-entering a timer catch node creates a
-// new wait id every time (ARCH-6).
+// new wait id every time.
 func TestTimerLoopDistinctWaitIDs(t *testing.T) {
 	b := model.NewBuilder("loop").
 		StartEvent("start").ScriptTask("init", "0", "n").

@@ -61,7 +61,7 @@ func Output(target, source string) NodeOption {
 	return func(n *Node) { n.Outputs = append(n.Outputs, Mapping{Target: target, Source: source}) }
 }
 
-// Timeout bounds an in-process operation (SVC-2): past d its context is
+// Timeout bounds an in-process operation: past d its context is
 // cancelled and the task fails.
 func Timeout(d time.Duration) NodeOption {
 	return func(n *Node) {

@@ -100,7 +100,7 @@ type Node struct {
 	Inputs  []Mapping `msgpack:"inputs,omitempty"`
 	Outputs []Mapping `msgpack:"outputs,omitempty"`
 
-	// IncidentRetry is the activity's incident retry policy (INC-4); nil
+	// IncidentRetry is the activity's incident retry policy; nil
 	// defers to the engine's default, which retries nothing automatically.
 	IncidentRetry *jobs.RetrySpec `msgpack:"incidentRetry,omitempty"`
 

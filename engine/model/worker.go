@@ -9,7 +9,7 @@ import (
 // WorkerOption configures the external-worker locus of a service task.
 type WorkerOption func(*Worker)
 
-// WithWorker makes a service task external (SVC-1): on activation it
+// WithWorker makes a service task external: on activation it
 // enqueues a job on topic for workers to fetch, and waits. The task must
 // not also name an in-process operation; pass "" as the operation.
 func WithWorker(topic string, opts ...WorkerOption) NodeOption {
@@ -25,14 +25,14 @@ func WithWorker(topic string, opts ...WorkerOption) NodeOption {
 	}
 }
 
-// WithRetryPolicy sets the job's retry policy (SVC-10), e.g.
+// WithRetryPolicy sets the job's retry policy, e.g.
 // jobs.FixedDelaySpec(5, time.Second).
 func WithRetryPolicy(spec jobs.RetrySpec) WorkerOption {
 	return func(w *Worker) { w.Options.Retry = &spec }
 }
 
 // WithErrorMapper classifies the worker's faults by rules, first match
-// wins (SVC-6).
+// wins.
 func WithErrorMapper(rules ...jobs.Rule) WorkerOption {
 	return func(w *Worker) { w.Options.Rules = rules }
 }
@@ -43,29 +43,29 @@ func WithCustomErrorMapper(name string) WorkerOption {
 	return func(w *Worker) { w.Options.Mapper = name }
 }
 
-// WithOutputMapping extracts variables from the worker's payload (SVC-8).
+// WithOutputMapping extracts variables from the worker's payload.
 func WithOutputMapping(rules ...jobs.OutputRule) WorkerOption {
 	return func(w *Worker) { w.Options.Outputs = rules }
 }
 
 // WithStatus names the variable a business status is written to; with
-// overwrite false an existing variable makes the task fail (SVC-7).
+// overwrite false an existing variable is a data-flow failure (an incident).
 func WithStatus(name string, overwrite bool) WorkerOption {
 	return func(w *Worker) { w.Options.Status, w.Options.StatusOverwrite = name, overwrite }
 }
 
-// WithWorkerTrust says who runs the job's policy (SVC-9).
+// WithWorkerTrust says who runs the job's policy (docs/jobs.md §4).
 func WithWorkerTrust(t jobs.Trust) WorkerOption {
 	return func(w *Worker) { w.Options.Trust = t }
 }
 
-// WithLockDuration sets the topic's lock (ARCH-4: lock duration is per
-// topic, so every service on the topic must agree).
+// WithLockDuration sets the topic's lock (the lock duration is per topic,
+// so every service on the topic must agree).
 func WithLockDuration(d time.Duration) WorkerOption {
 	return func(w *Worker) { w.Options.LockDuration = d }
 }
 
-// WithMaxLockDuration caps one delivery's total lock time (SVC-5).
+// WithMaxLockDuration caps one delivery's total lock time.
 func WithMaxLockDuration(d time.Duration) WorkerOption {
 	return func(w *Worker) { w.Options.MaxLockDuration = d }
 }

@@ -1,0 +1,279 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine/bpmnxml"
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// MaxDeploy is the most processes one deploy takes: each writes a version
+// and a version pointer, in one atomic batch.
+const MaxDeploy = streams.MaxAtomicBatch / 2
+
+// Deploy deploys one process; see DeployAll.
+func (e *Engine) Deploy(ctx context.Context, p *model.Process) (Deployment, error) {
+	deps, err := e.DeployAll(ctx, p)
+	if err != nil {
+		return Deployment{}, err
+	}
+	return deps[0], nil
+}
+
+// DeployAll deploys processes, all or none. Each becomes the next version
+// of its process, unless it is identical to the latest version: then that
+// version is returned with New false (as Zeebe does), so redeploying on
+// every service start creates no versions.
+//
+// Everything is checked before anything is written: every process
+// validates, no process id comes twice, and the external tasks of a topic
+// agree on its lock, with each other and with the topic's consumer on the
+// server (the lock is the consumer's AckWait, so it is per topic). Then
+// the consumers of new topics are created, and last every new version and
+// version pointer is written in one atomic batch (streams.PublishAtomic):
+// a deploy that fails there — a write the server refuses, a lost
+// connection, a crash — leaves no version and moves no pointer. Only the
+// topic consumers it created stay: idle until a process uses the topic.
+func (e *Engine) DeployAll(ctx context.Context, procs ...*model.Process) ([]Deployment, error) {
+	switch {
+	case len(procs) == 0:
+		return nil, fmt.Errorf("%w: no process to deploy", ErrInvalid)
+	case len(procs) > MaxDeploy:
+		return nil, fmt.Errorf("%w: %d processes in one deploy; at most %d", ErrInvalid, len(procs), MaxDeploy)
+	}
+	seen := map[string]bool{}
+	for _, p := range procs {
+		if err := p.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		if seen[p.ID] {
+			return nil, fmt.Errorf("%w: process %q is in the deploy twice", ErrInvalid, p.ID)
+		}
+		seen[p.ID] = true
+	}
+	topics, err := e.topicLocks(ctx, procs)
+	if err != nil {
+		return nil, err
+	}
+	for _, tl := range topics {
+		if err := streams.EnsureTopic(ctx, e.js, tl.topic, tl.lock, e.layout.Replicas, e.log); err != nil {
+			return nil, fmt.Errorf("process %s: topic %q: %w", tl.process, tl.topic, err)
+		}
+	}
+	return e.defs.deploy(ctx, procs)
+}
+
+// DeployXML imports BPMN 2.0 XML and deploys every executable process in
+// it, all or none (DeployAll).
+func (e *Engine) DeployXML(ctx context.Context, r io.Reader) ([]Deployment, error) {
+	procs, err := bpmnxml.Parse(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return e.DeployAll(ctx, procs...)
+}
+
+// DeployFile deploys the BPMN file at path (DeployXML).
+func (e *Engine) DeployFile(ctx context.Context, path string) ([]Deployment, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	deps, err := e.DeployXML(ctx, bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return deps, nil
+}
+
+// topicLock is the lock a deploy needs on a topic, and the first task
+// that asked for it.
+type topicLock struct {
+	topic, process, node string
+	lock                 time.Duration
+}
+
+// topicLocks returns the topics procs' external tasks use, in order of
+// first use, each with its lock. It refuses a deploy whose tasks disagree
+// on a topic's lock, with each other or with the topic's consumer.
+func (e *Engine) topicLocks(ctx context.Context, procs []*model.Process) ([]topicLock, error) {
+	var out []topicLock
+	index := map[string]int{}
+	for _, p := range procs {
+		for _, n := range p.Nodes {
+			if !n.IsExternal() {
+				continue
+			}
+			tl := topicLock{topic: n.Service.Worker.Topic, process: p.ID, node: n.ID,
+				lock: n.Service.Worker.Overrides().Resolve(e.opts.jobDefaults().For(n.Service.Worker.Topic)).LockDuration}
+			i, ok := index[tl.topic]
+			if !ok {
+				index[tl.topic] = len(out)
+				out = append(out, tl)
+				continue
+			}
+			if first := out[i]; first.lock != tl.lock {
+				return nil, fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, service %q of process %s a %s lock; the lock is per topic",
+					ErrInvalid, p.ID, n.ID, tl.lock, tl.topic, first.node, first.process, first.lock)
+			}
+		}
+	}
+	for _, tl := range out {
+		cons, err := e.js.Consumer(ctx, streams.JobsStream, streams.TopicConsumer(tl.topic))
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("process %s: topic %q: %w", tl.process, tl.topic, err)
+		}
+		if have := cons.CachedInfo().Config.AckWait; have != tl.lock {
+			return nil, fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, which has %s; the lock is per topic",
+				ErrInvalid, tl.process, tl.node, tl.lock, tl.topic, have)
+		}
+	}
+	return out, nil
+}
+
+// errCodeAtomicPublishDisabled is the server's answer to an atomic batch
+// for a stream that does not allow them.
+const errCodeAtomicPublishDisabled jetstream.ErrorCode = 10174
+
+// deployAttempts bounds how often a deploy starts over after losing a race
+// for a version pointer to another deploy.
+const deployAttempts = 10
+
+// deploy writes the versions procs become in one atomic batch and returns
+// what each became. A batch refused because another deploy moved one of
+// its version pointers first is planned again from the new pointers.
+func (d *definitions) deploy(ctx context.Context, procs []*model.Process) ([]Deployment, error) {
+	for range deployAttempts {
+		plan, err := d.plan(ctx, procs)
+		if err != nil {
+			return nil, err
+		}
+		if len(plan.msgs) == 0 {
+			return plan.deps, nil // every process is unchanged
+		}
+		_, err = streams.PublishAtomic(ctx, d.nc, plan.msgs)
+		if isConflict(err) {
+			continue
+		}
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeAtomicPublishDisabled {
+			return nil, fmt.Errorf("deploy: nothing deployed: the definitions bucket takes no atomic batches; provision the streams with this version of jetbpm ('jetbpm serve' does at start): %w", err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("deploy: nothing deployed: %w", err)
+		}
+		for _, p := range plan.stored {
+			d.put(p)
+		}
+		return plan.deps, nil
+	}
+	return nil, fmt.Errorf("deploy kept racing with other deploys of the same processes; nothing deployed, try again")
+}
+
+// deployPlan is what a deploy writes, read from the version pointers as
+// they are now.
+type deployPlan struct {
+	deps   []Deployment
+	msgs   []*nats.Msg      // versions and version pointers, for one atomic batch
+	stored []*model.Process // the new versions, to cache once written
+}
+
+// maxHeaderBytes is room left in a message for the headers of a batch.
+const maxHeaderBytes = 1 << 10
+
+func (d *definitions) plan(ctx context.Context, procs []*model.Process) (deployPlan, error) {
+	var plan deployPlan
+	for _, p := range procs {
+		cp := *p
+		cp.Version = 0
+		body, err := streams.Marshal(&cp)
+		if err != nil {
+			return plan, fmt.Errorf("process %s: encode: %w", p.ID, err)
+		}
+		sum := sha256.Sum256(body)
+		latest, rev, err := d.latest(ctx, p.ID)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return plan, err
+		}
+		if bytes.Equal(latest.Hash, sum[:]) {
+			plan.deps = append(plan.deps, Deployment{ProcessID: p.ID, Version: latest.Version})
+			continue
+		}
+		v, stored, err := d.freeVersion(ctx, &cp, latest.Version+1)
+		if err != nil {
+			return plan, err
+		}
+		cp.Version = v
+		if !stored {
+			if body, err = streams.Marshal(&cp); err != nil {
+				return plan, fmt.Errorf("process %s: encode: %w", p.ID, err)
+			}
+			if limit := int(d.nc.MaxPayload()) - maxHeaderBytes; len(body) > limit {
+				return plan, fmt.Errorf("%w: process %s: its definition is %d bytes encoded; the server takes at most %d",
+					ErrTooLarge, p.ID, len(body), limit)
+			}
+			plan.msgs = append(plan.msgs, kvWrite(streams.DefinitionKey(p.ID, v), body, 0))
+		}
+		ptr, err := streams.Marshal(latestRecord{Version: v, Hash: sum[:]})
+		if err != nil {
+			return plan, err
+		}
+		plan.msgs = append(plan.msgs, kvWrite(streams.LatestKey(p.ID), ptr, rev))
+		plan.stored = append(plan.stored, &cp)
+		plan.deps = append(plan.deps, Deployment{ProcessID: p.ID, Version: v, New: true})
+	}
+	return plan, nil
+}
+
+// freeVersion returns the first version from v on that p can become: one
+// not stored yet, or one stored with p's very definition (stored true).
+// The latter, and versions stored with another definition, are left by a
+// deploy that stored a version without moving the pointer (jetbpm wrote
+// them apart before deploys were atomic); they are never overwritten.
+func (d *definitions) freeVersion(ctx context.Context, p *model.Process, v int) (int, bool, error) {
+	for ; ; v++ {
+		entry, err := d.kv.Get(ctx, streams.DefinitionKey(p.ID, v))
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return v, false, nil
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("process %s v%d: read: %w", p.ID, v, err)
+		}
+		var other model.Process
+		want := *p
+		want.Version = v
+		if streams.Unmarshal(entry.Value(), &other) == nil && sameDefinition(&other, &want) {
+			return v, true, nil
+		}
+	}
+}
+
+func sameDefinition(a, b *model.Process) bool {
+	x, err1 := streams.Marshal(a)
+	y, err2 := streams.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// kvWrite is a write of key in the definitions bucket that the server
+// takes only if the key's last revision is still rev (0: no such key).
+func kvWrite(key string, value []byte, rev uint64) *nats.Msg {
+	m := nats.NewMsg(streams.KVSubject(streams.DefinitionsBucket, key))
+	m.Data = value
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+	return m
+}
