@@ -193,7 +193,7 @@ func (v *validator) service(n *Node) {
 	case s.Timeout < 0:
 		v.nodef(n, "timeout %v is negative", s.Timeout)
 	case s.Worker != nil && s.Timeout > 0:
-		v.nodef(n, "WithTimeout applies to in-process operations only; external jobs use lock durations")
+		v.nodef(n, "a timeout (model.Timeout) applies to in-process operations only; external jobs use lock durations")
 	case s.Worker != nil && s.Worker.Retries < 0:
 		v.nodef(n, "retries %d is negative", s.Worker.Retries)
 	case s.Worker != nil:
