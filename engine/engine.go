@@ -30,7 +30,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -139,21 +138,18 @@ type Engine struct {
 	js     jetstream.JetStream
 	layout streams.Layout
 	events jetstream.Stream
-	// jobsStream holds external jobs; jobSeqs remembers the stream sequence
-	// of each job this node queued, to check deliveries without a read.
-	jobsStream jetstream.Stream
-	jobSeqs    sync.Map
-	store      *checkpoints
-	incidents  jetstream.KeyValue
-	metrics    *engineMetrics
-	defs       *definitions
+	// pub publishes the effects of every partition of this node.
+	pub       *publisher
+	store     *checkpoints
+	incidents jetstream.KeyValue
+	metrics   *engineMetrics
+	defs      *definitions
 
-	mu      sync.Mutex
-	session string // changes whenever this node may have lost outbox effects
-	parts   []*partition
-	cancel  context.CancelFunc
-	done    sync.WaitGroup
-	closed  bool
+	mu     sync.Mutex
+	parts  []*partition
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+	closed bool
 }
 
 // Open starts an engine node on a connection to a provisioned JetStream
@@ -169,13 +165,15 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	opts.setDefaults(nc.MaxPayload())
-	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout, session: nuid.Next()}
+	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout}
 	if e.events, err = js.Stream(ctx, streams.EventsStream); err != nil {
 		return nil, fmt.Errorf("engine: events stream: %w", err)
 	}
-	if e.jobsStream, err = js.Stream(ctx, streams.JobsStream); err != nil {
+	jobsStream, err := js.Stream(ctx, streams.JobsStream)
+	if err != nil {
 		return nil, fmt.Errorf("engine: jobs stream: %w", err)
 	}
+	e.pub = newPublisher(js, e.events, jobsStream, layout.Partitions, opts.IncidentRetention)
 	if err := opts.Jobs.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: job defaults: %w", err)
 	}
@@ -187,7 +185,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if e.incidents, err = js.KeyValue(ctx, streams.IncidentsBucket); err != nil {
 		return nil, fmt.Errorf("engine: incidents bucket: %w", err)
 	}
-	e.metrics = newEngineMetrics(opts.Metrics, e.jobsStream)
+	e.metrics = newEngineMetrics(opts.Metrics, jobsStream)
 	if e.store, err = openCheckpoints(ctx, js, opts.FinishedRetention); err != nil {
 		return nil, err
 	}
@@ -210,7 +208,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 			part.run(runCtx)
 		}()
 	}
-	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.session)
+	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.session())
 	return e, nil
 }
 
@@ -233,20 +231,6 @@ func (e *Engine) Close(ctx context.Context) error {
 		return fmt.Errorf("engine: close: %w", ctx.Err())
 	}
 	return nil
-}
-
-func (e *Engine) currentSession() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.session
-}
-
-// newSession is called after a failure to publish effects: from now on this
-// node treats outboxes it wrote before as possibly unpublished.
-func (e *Engine) newSession() {
-	e.mu.Lock()
-	e.session = nuid.Next()
-	e.mu.Unlock()
 }
 
 func (e *Engine) partitionOf(id string) int { return streams.PartitionOf(id, e.layout.Partitions) }
