@@ -47,9 +47,14 @@ type Options struct {
 	// 10,000); a miss costs one KV read.
 	CacheSize int
 	// OperationTimeout bounds in-process operations that set no timeout of
-	// their own (default 30 s). Operations run inside a step, so a slow one
-	// holds up its partition.
+	// their own (default 30 s). Operations run beside the partition loops,
+	// so a slow one holds up its own instance only; at its deadline the
+	// task fails with a timeout even if the operation ignores its context
+	// (docs/engine.md §3.1).
 	OperationTimeout time.Duration
+	// OperationConcurrency bounds the in-process operations this node runs
+	// at once (default 256); as many more may wait in its queue.
+	OperationConcurrency int
 	// FinishedRetention is how long a finished instance's final record stays
 	// readable (default 7 days).
 	FinishedRetention time.Duration
@@ -104,6 +109,9 @@ func (o *Options) setDefaults(maxPayload int64) {
 	if o.OperationTimeout <= 0 {
 		o.OperationTimeout = 30 * time.Second
 	}
+	if o.OperationConcurrency <= 0 {
+		o.OperationConcurrency = 256
+	}
 	if o.FinishedRetention <= 0 {
 		o.FinishedRetention = 7 * 24 * time.Hour
 	}
@@ -138,8 +146,10 @@ type Engine struct {
 	js     jetstream.JetStream
 	layout streams.Layout
 	events jetstream.Stream
-	// pub publishes the effects of every partition of this node.
+	// pub publishes the effects of every partition of this node; ops runs
+	// their in-process operations.
 	pub       *publisher
+	ops       *operationRunner
 	store     *checkpoints
 	incidents jetstream.KeyValue
 	metrics   *engineMetrics
@@ -173,7 +183,6 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: jobs stream: %w", err)
 	}
-	e.pub = newPublisher(js, e.events, jobsStream, layout.Partitions, opts.IncidentRetention)
 	if err := opts.Jobs.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: job defaults: %w", err)
 	}
@@ -192,6 +201,8 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if e.defs, err = openDefinitions(ctx, js); err != nil {
 		return nil, err
 	}
+	e.ops = newOperationRunner(&e.opts, js, layout.Partitions, e.metrics)
+	e.pub = newPublisher(js, e.events, jobsStream, layout.Partitions, opts.IncidentRetention, e.ops)
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	for p := range layout.Partitions {
@@ -199,6 +210,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		if err != nil {
 			cancel()
 			e.done.Wait()
+			e.ops.close(ctx)
 			return nil, err
 		}
 		e.parts = append(e.parts, part)
@@ -212,8 +224,11 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// Close stops consuming events, finishes the batches in flight and returns
-// when they are written and published, or when ctx ends.
+// Close stops consuming events, finishes the batches in flight and the
+// in-process operations running or queued, and returns when they are
+// written and published, or when ctx ends. Operations still running then
+// are cancelled and report nothing: their durable timeouts decide (see
+// docs/engine.md §3.1).
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	if e.closed {
@@ -228,7 +243,12 @@ func (e *Engine) Close(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
+		e.ops.close(ctx)
 		return fmt.Errorf("engine: close: %w", ctx.Err())
+	}
+	e.ops.close(ctx)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("engine: close: %w", err)
 	}
 	return nil
 }

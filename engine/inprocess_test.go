@@ -116,7 +116,7 @@ func TestSlowOperationDoesNotHoldItsPartition(t *testing.T) {
 		t.Fatal("the timeout was only applied when the operation returned")
 	}
 	awaitLog(t, logs, "the late result discarded", func(r logRecord) bool {
-		return r.msg == "operation result discarded" && r.attrs["instance"] == slowID
+		return r.msg == "operation result discarded" && r.attrs["instance"] == slowID && r.attrs["result"] == "completed"
 	})
 	if !slowReturned.Load() {
 		t.Fatal("a result was discarded before the operation returned")

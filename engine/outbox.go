@@ -28,6 +28,8 @@ type publisher struct {
 	partitions int
 	// incidentRetention is how long closed incident records and snapshots live.
 	incidentRetention time.Duration
+	// runner runs the in-process operations RunOperation effects ask for.
+	runner *operationRunner
 
 	mu      sync.Mutex
 	current string // changes whenever this node may have lost outbox effects
@@ -37,8 +39,11 @@ type publisher struct {
 	jobSeqs sync.Map
 }
 
-func newPublisher(js jetstream.JetStream, events, jobs jetstream.Stream, partitions int, incidentRetention time.Duration) *publisher {
-	return &publisher{js: js, events: events, jobs: jobs, partitions: partitions, incidentRetention: incidentRetention, current: nuid.Next()}
+func newPublisher(js jetstream.JetStream, events, jobs jetstream.Stream, partitions int, incidentRetention time.Duration, runner *operationRunner) *publisher {
+	return &publisher{
+		js: js, events: events, jobs: jobs, partitions: partitions, incidentRetention: incidentRetention, runner: runner,
+		current: nuid.Next(),
+	}
 }
 
 // session names this node's current session: a checkpoint whose outbox
@@ -70,10 +75,12 @@ func (pub *publisher) publish(ctx context.Context, partition int, s *instance.St
 
 // publishing is an outbox on its way to JetStream: a batch starts every
 // instance's publishes before it waits for any, so one instance's round
-// trips do not queue behind another's.
+// trips do not queue behind another's. Its operation runs are handed over
+// once everything else is stored.
 type publishing struct {
 	state   *instance.State
 	futures []jetstream.PubAckFuture
+	runs    []instance.Effect
 }
 
 // start sends s's outbox without waiting for the stream's acks (purges,
@@ -93,6 +100,19 @@ func (pub *publisher) start(ctx context.Context, partition int, s *instance.Stat
 				return nil, pub.failed(s, eff, err)
 			}
 			continue
+		case instance.RunOperation:
+			p.runs = append(p.runs, eff)
+			continue
+		case instance.CancelOperation:
+			pub.runner.cancel(eff.Wait)
+			if eff.Due.IsZero() {
+				continue // no timeout was scheduled, or it has fired
+			}
+			subj := streams.TimerSubject(partition, s.ID, eff.Wait)
+			if err := pub.events.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
+				return nil, pub.failed(s, eff, err)
+			}
+			continue
 		}
 		msg, err := pub.effectMsg(partition, s, eff)
 		if err != nil {
@@ -107,7 +127,8 @@ func (pub *publisher) start(ctx context.Context, partition int, s *instance.Stat
 	return p, nil
 }
 
-// await waits until JetStream has stored every effect p sent.
+// await waits until JetStream has stored every effect p sent, then hands
+// p's operation runs to the runner.
 func (pub *publisher) await(ctx context.Context, p *publishing) error {
 	timeout := time.After(10 * time.Second)
 	for _, f := range p.futures {
@@ -125,6 +146,11 @@ func (pub *publisher) await(ctx context.Context, p *publishing) error {
 			return pub.failed(p.state, instance.Effect{}, errors.New("timed out waiting for JetStream"))
 		case <-ctx.Done():
 			return pub.failed(p.state, instance.Effect{}, ctx.Err())
+		}
+	}
+	for _, eff := range p.runs {
+		if err := pub.runner.submit(ctx, eff); err != nil {
+			return pub.failed(p.state, eff, err)
 		}
 	}
 	return nil

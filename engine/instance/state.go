@@ -121,6 +121,9 @@ const (
 	IncidentRetryWait WaitKind = "incidentRetry"
 	// ChildWait is a call activity waiting for its child instance.
 	ChildWait WaitKind = "child"
+	// OperationWait is an in-process service task waiting for its
+	// operation's result; Due is the operation's deadline.
+	OperationWait WaitKind = "operation"
 )
 
 // Wait is something the instance is parked on. Its ID is the key an event

@@ -55,7 +55,7 @@ func (r *runner) unschedule(w *Wait) {
 	n := len(r.s.Outbox)
 	mine := r.s.Outbox[r.outboxBase:]
 	mine = slices.DeleteFunc(mine, func(e Effect) bool {
-		return (e.Kind == ScheduleTimer || e.Kind == EnqueueJob || e.Kind == StartChildEffect) && e.Wait == w.ID
+		return (e.Kind == ScheduleTimer || e.Kind == EnqueueJob || e.Kind == StartChildEffect || e.Kind == RunOperation) && e.Wait == w.ID
 	})
 	r.s.Outbox = r.s.Outbox[:r.outboxBase+len(mine)]
 	if len(r.s.Outbox) < n {
@@ -63,6 +63,10 @@ func (r *runner) unschedule(w *Wait) {
 	}
 	if w.Kind == ChildWait {
 		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.Child, Kind: CancelChild, Child: w.Child})
+		return
+	}
+	if w.Kind == OperationWait {
+		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.ID, Kind: CancelOperation, Wait: w.ID, Due: w.Due})
 		return
 	}
 	if w.Kind == JobWait {
@@ -92,6 +96,14 @@ func (r *runner) timerFired(w *Wait) {
 	if w.Kind == TimerWait {
 		t.State = Ready
 		r.complete(t, n, nil, nil)
+		return
+	}
+	if w.Kind == OperationWait {
+		// The durable timeout: the schedule has fired, a run of the
+		// operation on this node is stopped.
+		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.ID, Kind: CancelOperation, Wait: w.ID})
+		t.State = Ready
+		r.operationTimedOut(t, n, w)
 		return
 	}
 	if n.Interrupting {
