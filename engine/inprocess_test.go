@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -128,5 +130,92 @@ func TestSlowOperationDoesNotHoldItsPartition(t *testing.T) {
 	}
 	if v.Status.Finished() || len(v.Incidents) != 1 || v.Variables["late"] != nil {
 		t.Fatalf("after the late result: %+v", v)
+	}
+}
+
+// TestInterruptedOperationIsCancelled: an interrupting timer boundary
+// fires while the operation runs; the task leaves through the boundary at
+// once and the operation's context is cancelled (it is not left to run
+// until its own timeout).
+func TestInterruptedOperationIsCancelled(t *testing.T) {
+	env := streamstest.Start(t)
+	stopped := make(chan error, 1)
+	ops := &engine.Operations{}
+	ops.Register("wait", func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		select {
+		case <-ctx.Done():
+			stopped <- ctx.Err()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Second):
+			stopped <- nil
+			return map[string]any{"path": "op"}, nil
+		}
+	})
+	eng := openEngine(t, env, ops)
+	deployed(t, eng, model.NewBuilder("interrupt").
+		StartEvent("s").ServiceTask("work", "wait", model.Timeout(time.Hour)).EndEvent("e").
+		TimerBoundary("late", "work", model.Duration("PT0.3S"), true).ScriptTask("mark", `"boundary"`, "path").EndEvent("le").
+		Sequence("s", "work", "e").Sequence("late", "mark", "le"))
+	id := startJob(t, eng, "interrupt", nil)
+	if v := waitDone(t, eng, id); v.Status != instance.Completed || v.Variables["path"] != "boundary" {
+		t.Fatalf("%+v", v)
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the operation ended with %v, want its context cancelled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interrupted operation's context was never cancelled")
+	}
+}
+
+// TestNonInterruptingBoundaryFiresWhileOperationRuns: a non-interrupting
+// timer on an in-process task fires while its operation runs (impossible
+// while operations ran inside the step), and the operation's result still
+// completes the task.
+func TestNonInterruptingBoundaryFiresWhileOperationRuns(t *testing.T) {
+	env := streamstest.Start(t)
+	reminded := make(chan struct{})
+	ops := &engine.Operations{}
+	ops.Register("slow", func(ctx context.Context, _ map[string]any) (map[string]any, error) {
+		select {
+		case <-reminded:
+			return map[string]any{"result": "done"}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	var once sync.Once
+	ops.Register("remind", func(context.Context, map[string]any) (map[string]any, error) {
+		once.Do(func() { close(reminded) })
+		return map[string]any{"reminded": true}, nil
+	})
+	eng := openEngine(t, env, ops)
+	deployed(t, eng, model.NewBuilder("remind").
+		StartEvent("s").ServiceTask("work", "slow", model.Timeout(20*time.Second)).EndEvent("e").
+		TimerBoundary("nudge", "work", model.Duration("PT0.2S"), false).ServiceTask("note", "remind").EndEvent("ne").
+		Sequence("s", "work", "e").Sequence("nudge", "note", "ne"))
+	id := startJob(t, eng, "remind", nil)
+	v := waitDone(t, eng, id)
+	if v.Status != instance.Completed || v.Variables["result"] != "done" || v.Variables["reminded"] != true {
+		t.Fatalf("%+v", v)
+	}
+}
+
+// TestOperationResultTooLargeForAnEvent: a result that cannot travel as an
+// event fails the task with the size and the limit instead of vanishing.
+func TestOperationResultTooLargeForAnEvent(t *testing.T) {
+	env := streamstest.Start(t)
+	ops := &engine.Operations{}
+	ops.Register("huge", func(context.Context, map[string]any) (map[string]any, error) {
+		return map[string]any{"blob": strings.Repeat("x", 200<<10), "more": strings.Repeat("y", 200<<10)}, nil
+	})
+	eng := openWith(t, env, engine.Options{Operations: ops, MaxCheckpointBytes: 300 << 10})
+	deployed(t, eng, model.NewBuilder("huge").StartEvent("s").ServiceTask("work", "huge").EndEvent("e").Sequence("s", "work", "e"))
+	id := startJob(t, eng, "huge", nil)
+	_, sum := waitIncident(t, eng, id)
+	if !strings.Contains(sum.Cause, `operation "huge" returned`) || !strings.Contains(sum.Cause, "over the 307200-byte limit of an event") {
+		t.Fatalf("incident %+v", sum)
 	}
 }

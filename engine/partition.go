@@ -172,6 +172,9 @@ type group struct {
 	err   error
 	// fetched is the stored checkpoint read ahead of the step (prefetch).
 	fetched *fetched
+	// published is a revision of the checkpoint whose outbox this node has
+	// published already: read again, it is not republished.
+	published uint64
 	// abandoned groups are left unacknowledged (crash tests).
 	abandoned bool
 }
@@ -279,12 +282,12 @@ func (p *partition) groups(batch []jetstream.Msg) []*group {
 // checkpoint still waits for. So such a step runs again on the stored
 // checkpoint.
 func (p *partition) step(ctx context.Context, g *group) {
-	_, cached := p.cache.get(g.id)
+	c, cached := p.cache.get(g.id)
 	events, actions := g.events, g.actions
 	p.stepOnce(ctx, g)
 	if cached && g.err == nil && g.state == nil && (len(events) > 0 || len(g.reports) > 0) {
 		p.cache.drop(g.id)
-		g.events, g.actions = events, actions
+		g.events, g.actions, g.published = events, actions, c.rev
 		p.stepOnce(ctx, g)
 	}
 }
@@ -378,11 +381,16 @@ func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(s.Outbox) > 0 && s.OutboxBy != p.pub.session() {
+	if len(s.Outbox) > 0 && s.OutboxBy != p.pub.session() && rev != g.published {
 		if err := p.pub.publish(ctx, p.n, s); err != nil {
 			return nil, 0, err
 		}
 		p.log.Info("republished outbox after takeover", "instance", id, "effects", len(s.Outbox))
+		s.Outbox = nil
+		// Cached, the checkpoint is not read and republished again by the
+		// next event, which would run its operations once more.
+		p.cache.put(id, cached{state: s, rev: rev})
+		return s, rev, nil
 	}
 	s.Outbox = nil
 	return s, rev, nil
