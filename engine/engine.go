@@ -10,13 +10,16 @@
 //	view, err := eng.Wait(ctx, id)
 //
 // Every instance lives in one checkpoint in a JetStream KV bucket. Events
-// for an instance (start, fired timers, cancel) are published to the
-// instance's partition of the events stream; the engine node the server
-// pins that partition to applies them with the deterministic step of
-// package instance, writes the checkpoint with compare-and-set, then
-// publishes the step's effects and acknowledges the events. Nothing waits in
-// memory: a parked instance is a checkpoint plus a queued message or a
-// JetStream message schedule, so any node can pick it up after a restart.
+// for an instance (start, fired timers, cancel, in-process operation
+// results) are published to the instance's partition of the events stream;
+// the engine node the server pins that partition to applies them with the
+// deterministic step of package instance, writes the checkpoint with
+// compare-and-set, then publishes the step's effects and acknowledges the
+// events. In-process operations (Operations) run beside the partition
+// loops, never inside a step, and report their results as events. Nothing
+// waits in memory: a parked instance is a checkpoint plus a queued message
+// or a JetStream message schedule, so any node can pick it up after a
+// restart.
 // docs/engine.md describes the design and its failure cases.
 package engine
 

@@ -105,13 +105,6 @@ func (pub *publisher) start(ctx context.Context, partition int, s *instance.Stat
 			continue
 		case instance.CancelOperation:
 			pub.runner.cancel(eff.Wait)
-			if eff.Due.IsZero() {
-				continue // no timeout was scheduled, or it has fired
-			}
-			subj := streams.TimerSubject(partition, s.ID, eff.Wait)
-			if err := pub.events.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
-				return nil, pub.failed(s, eff, err)
-			}
 			continue
 		}
 		msg, err := pub.effectMsg(partition, s, eff)

@@ -70,8 +70,8 @@ const (
 	CancelChild      EffectKind = "cancelChild"
 	// RunOperation asks the engine to run Effect.Call beside the step, by
 	// Effect.Due (zero: no deadline), and report the result to the wait
-	// Effect.Wait; CancelOperation purges that wait's timeout (when
-	// Effect.Due is set) and stops a run of it on this node.
+	// Effect.Wait; CancelOperation stops a run of that wait's operation
+	// on this node, if there is one.
 	RunOperation    EffectKind = "runOperation"
 	CancelOperation EffectKind = "cancelOperation"
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine/model"
@@ -128,24 +129,92 @@ func (r *runner) service(t *Track, n *model.Node) {
 		timeout = r.env.DefaultTimeout
 	}
 	w := &Wait{ID: r.waitID(n.ID, t.Activation), Kind: OperationWait, Track: t.ID, Node: n.ID, Armed: r.env.Now}
-	if timeout > 0 {
-		w.Due = r.env.Now.Add(timeout)
-	}
 	t.State, t.Locals = Waiting, locals
 	r.s.Waits = append(r.s.Waits, w)
+	if timeout > 0 {
+		w.Due = r.env.Now.Add(timeout)
+		r.watchOperations(w.Due)
+	}
 	r.s.Outbox = append(r.s.Outbox, Effect{ID: "op:" + w.ID, Kind: RunOperation, Wait: w.ID, Due: w.Due, Call: &Call{
 		InstanceID: r.s.ID, Node: n.ID, Operation: n.Service.Operation, Activation: t.Activation, Input: deepCopyMap(input),
 	}})
-	if timeout > 0 {
-		r.s.Outbox = append(r.s.Outbox, Effect{ID: fmt.Sprintf("timer:%s:0", w.ID), Kind: ScheduleTimer, Wait: w.ID, Due: w.Due})
-	}
 	r.armBoundaries(t, n)
 }
 
+// The deadlines of an instance's operations are kept by one durable timer,
+// the operation watch, not one per operation: a timer is a stored message
+// schedule, and one per operation (armed, then purged a few milliseconds
+// later) would cost more than the operation itself. The watch is due no
+// later than the earliest deadline of the operations waiting; it is not
+// moved when an operation ends, only when an earlier deadline comes, and
+// it is dropped when it fires with no operation left or the instance
+// ends. It decides only when the engine's own report of a timeout never
+// comes (the node running the operation died).
+
+// watchID names the instance's operation watch.
+func (r *runner) watchID() string { return r.s.ID + "/operations" }
+
+// watchOperations makes the operation watch due at or before due.
+func (r *runner) watchOperations(due time.Time) {
+	w := r.s.wait(r.watchID())
+	switch {
+	case w == nil:
+		r.arm(&Wait{ID: r.watchID(), Kind: OperationWatch, Due: due, Armed: r.env.Now})
+	case due.Before(w.Due):
+		// Scheduled again on its subject, the timer replaces the later one;
+		// a firing of that one already under way is refused by number.
+		r.dropScheduled(w.ID)
+		w.Due, w.Armed, w.Firing = due, r.env.Now, w.Firing+1
+		r.s.Outbox = append(r.s.Outbox, Effect{
+			ID: fmt.Sprintf("timer:%s:%d", w.ID, w.Firing), Kind: ScheduleTimer, Wait: w.ID, Due: w.Due, Firing: w.Firing,
+		})
+	}
+}
+
+// watchFired times out every operation whose deadline has passed and
+// sets the watch for the next deadline, if an operation is left.
+func (r *runner) watchFired(w *Wait) {
+	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
+	var due []string
+	var next time.Time
+	for _, o := range r.s.Waits {
+		switch {
+		case o.Kind != OperationWait || o.Due.IsZero():
+		case !o.Due.After(r.env.Now):
+			due = append(due, o.ID)
+		case next.IsZero() || o.Due.Before(next):
+			next = o.Due
+		}
+	}
+	for _, id := range due {
+		if o := r.s.wait(id); o != nil { // timing one out may have ended another
+			r.unschedule(o)
+			t, n := r.wake(o)
+			r.operationTimedOut(t, n, o)
+		}
+	}
+	if !next.IsZero() && r.s.wait(w.ID) == nil && !r.s.Status.Finished() {
+		r.arm(&Wait{ID: w.ID, Kind: OperationWatch, Due: next, Armed: r.env.Now, Firing: w.Firing + 1})
+	}
+}
+
+// dropWatch removes the operation watch of an instance that has ended.
+func (r *runner) dropWatch() {
+	if w := r.s.wait(r.watchID()); w != nil {
+		r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
+		r.unschedule(w)
+	}
+}
+
+// dropScheduled takes back a timer for wait scheduled in this same step.
+func (r *runner) dropScheduled(wait string) {
+	mine := slices.DeleteFunc(r.s.Outbox[r.outboxBase:], func(e Effect) bool { return e.Kind == ScheduleTimer && e.Wait == wait })
+	r.s.Outbox = r.s.Outbox[:r.outboxBase+len(mine)]
+}
+
 // operationDone applies an operation's result to its task: the track
-// wakes once, and the wait's durable timeout is cancelled.
+// wakes once.
 func (r *runner) operationDone(w *Wait, res *OperationResult) {
-	r.unschedule(w)
 	t, n := r.wake(w)
 	switch res.Kind {
 	case OperationCompleted:
@@ -169,7 +238,7 @@ func (r *runner) operationDone(w *Wait, res *OperationResult) {
 }
 
 // operationTimedOut faults a task whose operation outlived its deadline:
-// its runner said so, or its durable timeout fired.
+// its runner said so, or the operation watch found it overdue.
 func (r *runner) operationTimedOut(t *Track, n *model.Node, w *Wait) {
 	var after time.Duration
 	if !w.Due.IsZero() {

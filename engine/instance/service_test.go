@@ -272,8 +272,8 @@ func TestServiceParksOnOperationWait(t *testing.T) {
 		!reflect.DeepEqual(c.Input, map[string]any{"qty": int64(4)}) {
 		t.Errorf("call %+v", c)
 	}
-	if got := effectWaits(s, ScheduleTimer); !slices.Equal(got, []string{w.ID}) || !effects(s, ScheduleTimer)[0].Due.Equal(w.Due) {
-		t.Errorf("timeout timers %v, want one for %s", got, w.ID)
+	if got := effectWaits(s, ScheduleTimer); !slices.Equal(got, []string{"i1/operations"}) || !effects(s, ScheduleTimer)[0].Due.Equal(w.Due) {
+		t.Errorf("timers %v, want the operation watch due at the deadline", got)
 	}
 	flush(s)
 
@@ -289,20 +289,28 @@ func TestServiceParksOnOperationWait(t *testing.T) {
 	if len(discarded) != 2 || discarded[1].Wait != w.ID {
 		t.Errorf("discarded %+v, want the stray and the duplicate result", discarded)
 	}
-	if got := effects(s, CancelOperation); len(got) != 1 || got[0].Wait != w.ID || !got[0].Due.Equal(w.Due) {
-		t.Errorf("CancelOperation effects %+v, want one purging %s's timeout", got, w.ID)
+	if got := effects(s, CancelOperation); len(got) != 0 {
+		t.Errorf("CancelOperation effects %+v after the result, want none", got)
+	}
+	if got := effectWaits(s, CancelTimer); len(s.Waits) != 0 || !slices.Equal(got, []string{"i1/operations"}) {
+		t.Errorf("waits %s, timer cancels %v: want the watch gone with the instance", dumpWaits(s), got)
 	}
 }
 
-// TestServiceTimeoutTimerFires: the durable timeout decides when the
+// TestServiceTimeoutTimerFires: the operation watch decides when the
 // engine's report never comes (its node died): the task times out, and a
-// result that arrives later is discarded.
+// result that arrives later is discarded. A timer event naming the
+// operation's own wait does nothing.
 func TestServiceTimeoutTimerFires(t *testing.T) {
 	env := newEnv(build(t, one("to", func(b *model.Builder) {
 		b.ServiceTask("act", "slow", model.Timeout(2*time.Second))
 	})), nil)
 	s := start(t, env, nil)
-	w := fire(t, s, env, "act")
+	w := waitAt(t, s, "act")
+	if n := apply(t, s, env, Event{Kind: TimerFired, Wait: w.ID}); n != 0 {
+		t.Fatalf("a timer event for the operation wait applied")
+	}
+	fire(t, s, env, "")
 	inc := assertIncident(t, s, "act", `operation "slow" timed out after 2s`)
 	if inc.CauseClass != "operation" {
 		t.Errorf("cause class %q", inc.CauseClass)
@@ -456,13 +464,13 @@ func TestServiceInterruptedByTimerBoundary(t *testing.T) {
 	s := start(t, env, nil)
 	op := waitAt(t, s, "call")
 	if got := effectWaits(s, ScheduleTimer); len(got) != 2 {
-		t.Fatalf("timers %v, want the boundary and the operation's timeout", got)
+		t.Fatalf("timers %v, want the boundary and the operation watch", got)
 	}
 	flush(s)
 	fire(t, s, env, "tooLong")
 	assertStatus(t, s, Completed)
 	assertVars(t, s.Variables(), map[string]any{"path": "late"})
-	if got := effects(s, CancelOperation); len(got) != 1 || got[0].Wait != op.ID || !got[0].Due.Equal(op.Due) {
+	if got := effects(s, CancelOperation); len(got) != 1 || got[0].Wait != op.ID {
 		t.Errorf("CancelOperation effects %+v, want one for %s", got, op.ID)
 	}
 	done := &OperationResult{Kind: OperationCompleted, Output: map[string]any{"r": 1}}
@@ -508,6 +516,69 @@ func TestServiceCancelledInTheSameStep(t *testing.T) {
 	for _, k := range []EffectKind{RunOperation, ScheduleTimer, CancelOperation, CancelTimer} {
 		if got := effects(s, k); len(got) != 0 {
 			t.Errorf("%s effects %+v, want none", k, got)
+		}
+	}
+}
+
+// TestOperationWatch: one durable timer watches every operation of an
+// instance, due at the earliest deadline. An earlier deadline moves it
+// (the later firing is refused); when it fires, only the operations past
+// their deadline time out and it is set for the next one.
+func TestOperationWatch(t *testing.T) {
+	b := model.NewBuilder("watch").StartEvent("start").ParallelGateway("fork").
+		ServiceTask("slow", "op", model.Timeout(time.Minute)).
+		TimerCatchEvent("pause", model.Duration("PT1S")).ServiceTask("quick", "op", model.Timeout(10*time.Second)).
+		ServiceTask("long", "op", model.Timeout(time.Hour)).
+		ParallelGateway("join").EndEvent("end").
+		Sequence("start", "fork", "slow", "join", "end").
+		Sequence("fork", "pause", "quick", "join").
+		Sequence("fork", "long", "join")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, nil)
+	watch := waitAt(t, s, "")
+	if watch.Kind != OperationWatch || !watch.Due.Equal(t0.Add(time.Minute)) || watch.Firing != 0 {
+		t.Fatalf("watch %+v, want due at the first deadline", watch)
+	}
+	if got := effectWaits(s, ScheduleTimer); !slices.Equal(got, []string{"i1/operations", waitAt(t, s, "pause").ID}) {
+		t.Fatalf("timers %v: want one watch for the two operations, and the pause", got)
+	}
+	flush(s)
+	first := *watch
+
+	// quick starts at t0+1s with a deadline at t0+11s: the watch moves.
+	fire(t, s, env, "pause")
+	watch = waitAt(t, s, "")
+	if !watch.Due.Equal(t0.Add(11*time.Second)) || watch.Firing != 1 {
+		t.Fatalf("watch %+v, want due at quick's deadline, firing 1", watch)
+	}
+	if n := apply(t, s, env, timerEvent(&first)); n != 0 {
+		t.Fatal("the replaced watch's firing was applied")
+	}
+	quick := waitAt(t, s, "quick").ID
+	flush(s)
+
+	// It fires: quick times out; slow and long do not; it is set for slow.
+	fire(t, s, env, "")
+	assertIncident(t, s, "quick", `operation "op" timed out after 10s`)
+	if len(s.Incidents) != 1 {
+		t.Fatalf("incidents %+v, want quick's only", s.Incidents)
+	}
+	watch = waitAt(t, s, "")
+	if !watch.Due.Equal(t0.Add(time.Minute)) || watch.Firing != 2 {
+		t.Fatalf("watch %+v, want due at slow's deadline, firing 2", watch)
+	}
+	if got := effectWaits(s, CancelOperation); !slices.Equal(got, []string{quick}) {
+		t.Errorf("CancelOperation for %v, want quick's", got)
+	}
+
+	// Once no operation is left when it fires, the watch is gone.
+	for _, node := range []string{"slow", "long"} {
+		apply(t, s, env, OperationEvent(waitAt(t, s, node).ID, &OperationResult{Kind: OperationCompleted}))
+	}
+	fire(t, s, env, "")
+	for _, w := range s.Waits {
+		if w.Kind == OperationWatch {
+			t.Fatalf("watch left with no operation: %s", dumpWaits(s))
 		}
 	}
 }

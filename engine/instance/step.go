@@ -139,7 +139,7 @@ func (r *runner) apply(ev Event) bool {
 	switch ev.Kind {
 	case TimerFired:
 		w := r.s.wait(ev.Wait)
-		if w == nil || w.Firing != ev.Firing {
+		if w == nil || w.Firing != ev.Firing || !w.Kind.timer() {
 			return false
 		}
 		r.timerFired(w)

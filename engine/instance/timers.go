@@ -66,7 +66,7 @@ func (r *runner) unschedule(w *Wait) {
 		return
 	}
 	if w.Kind == OperationWait {
-		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.ID, Kind: CancelOperation, Wait: w.ID, Due: w.Due})
+		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.ID, Kind: CancelOperation, Wait: w.ID})
 		return
 	}
 	if w.Kind == JobWait {
@@ -77,6 +77,10 @@ func (r *runner) unschedule(w *Wait) {
 }
 
 func (r *runner) timerFired(w *Wait) {
+	if w.Kind == OperationWatch {
+		r.watchFired(w)
+		return
+	}
 	t := r.s.track(w.Track)
 	if t == nil {
 		r.bug("wait %q belongs to missing track %q", w.ID, w.Track)
@@ -98,14 +102,7 @@ func (r *runner) timerFired(w *Wait) {
 		r.complete(t, n, nil, nil)
 		return
 	}
-	if w.Kind == OperationWait {
-		// The durable timeout: the schedule has fired, a run of the
-		// operation on this node is stopped.
-		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.ID, Kind: CancelOperation, Wait: w.ID})
-		t.State = Ready
-		r.operationTimedOut(t, n, w)
-		return
-	}
+
 	if n.Interrupting {
 		r.interrupt(t, n)
 		return
