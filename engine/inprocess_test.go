@@ -110,7 +110,7 @@ func TestSlowOperationDoesNotHoldItsPartition(t *testing.T) {
 		}
 	}
 
-	v, sum := waitIncident(t, eng, slowID)
+	_, sum := waitIncident(t, eng, slowID)
 	if want := `operation "work" timed out after 1s`; sum.Cause != want || sum.Node != "work" {
 		t.Fatalf("incident %+v, want %q on work", sum, want)
 	}

@@ -47,9 +47,6 @@ func (f *fakeExec) Execute(ctx context.Context, c Call) (map[string]any, error) 
 	return op(ctx, c)
 }
 
-// noop is an operation that returns nothing.
-func noop(context.Context, Call) (map[string]any, error) { return nil, nil }
-
 // returns is an operation that returns fixed results.
 func returns(out map[string]any) opFunc {
 	return func(context.Context, Call) (map[string]any, error) { return out, nil }
