@@ -175,6 +175,8 @@ type group struct {
 	// published is a revision of the checkpoint whose outbox this node has
 	// published already: read again, it is not republished.
 	published uint64
+	// discarded are the events the step skipped (logged once, after it).
+	discarded []instance.Event
 	// abandoned groups are left unacknowledged (crash tests).
 	abandoned bool
 }
@@ -290,6 +292,7 @@ func (p *partition) step(ctx context.Context, g *group) {
 		g.events, g.actions, g.published = events, actions, c.rev
 		p.stepOnce(ctx, g)
 	}
+	p.logDiscarded(g)
 }
 
 func (p *partition) stepOnce(ctx context.Context, g *group) {
@@ -321,7 +324,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		return
 	}
 	if len(g.events) > 0 && !s.Status.Finished() {
-		applied, err := p.apply(ctx, s, g.events)
+		applied, err := p.apply(ctx, g, s)
 		switch {
 		case err != nil:
 			stepErr := err

@@ -8,7 +8,7 @@ import (
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-func (p *partition) env(ctx context.Context, id, processID string, version int) (instance.Env, error) {
+func (p *partition) env(ctx context.Context, processID string, version int) (instance.Env, error) {
 	def, err := p.defs.get(ctx, processID, version)
 	if err != nil {
 		return instance.Env{}, err
@@ -20,25 +20,27 @@ func (p *partition) env(ctx context.Context, id, processID string, version int) 
 		CheckValue:     p.opts.checkValue,
 		Jobs:           p.opts.Jobs,
 		IncidentRetry:  p.opts.IncidentRetry,
-		Discarded:      func(ev instance.Event) { p.discarded(id, ev) },
 	}, nil
 }
 
-// discarded logs an event a step skipped: an operation's result for a
-// task that moved on (a timeout, an interruption, a re-run after a
+// logDiscarded logs the events g's step skipped: an operation's result for
+// a task that moved on (a timeout, an interruption, a re-run after a
 // takeover) at info, anything else at debug.
-func (p *partition) discarded(id string, ev instance.Event) {
-	if ev.Kind == instance.OperationDone && ev.Result != nil {
-		p.metrics.opResults.With("discarded").Inc()
-		p.log.Info("operation result discarded", "instance", id, "wait", ev.Wait, "result", ev.Result.Kind, "reason", "its task moved on")
-		return
+func (p *partition) logDiscarded(g *group) {
+	for _, ev := range g.discarded {
+		if ev.Kind == instance.OperationDone && ev.Result != nil {
+			p.metrics.opResults.With("discarded").Inc()
+			p.log.Info("operation result discarded", "instance", g.id, "wait", ev.Wait, "result", ev.Result.Kind, "reason", "its task moved on")
+			continue
+		}
+		p.log.Debug("event discarded", "instance", g.id, "event", ev.ID, "kind", ev.Kind, "wait", ev.Wait)
 	}
-	p.log.Debug("event discarded", "instance", id, "event", ev.ID, "kind", ev.Kind, "wait", ev.Wait)
+	g.discarded = nil
 }
 
 // create runs a start request to the instance's first wait state.
 func (p *partition) create(ctx context.Context, id string, req *startRequest) (*instance.State, error) {
-	env, err := p.env(ctx, id, req.ProcessID, req.Version)
+	env, err := p.env(ctx, req.ProcessID, req.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -48,12 +50,15 @@ func (p *partition) create(ctx context.Context, id string, req *startRequest) (*
 	return instance.Start(id, env, req.Vars)
 }
 
-func (p *partition) apply(ctx context.Context, s *instance.State, events []instance.Event) (int, error) {
-	env, err := p.env(ctx, s.ID, s.ProcessID, s.Version)
+// apply runs g's events on s; the events it skips are kept in g.discarded.
+func (p *partition) apply(ctx context.Context, g *group, s *instance.State) (int, error) {
+	env, err := p.env(ctx, s.ProcessID, s.Version)
 	if err != nil {
 		return 0, err
 	}
-	return instance.Apply(s, env, events...)
+	g.discarded = nil
+	env.Discarded = func(ev instance.Event) { g.discarded = append(g.discarded, ev) }
+	return instance.Apply(s, env, g.events...)
 }
 
 // checkValue enforces the per-variable size limit (ARCH-8).
