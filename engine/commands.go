@@ -53,7 +53,7 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 		return "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for name, v := range clean {
-		if err := e.checkValue(name, v); err != nil {
+		if err := e.opts.checkValue(name, v); err != nil {
 			return "", fmt.Errorf("variable %q: %w", name, err)
 		}
 	}

@@ -10,13 +10,16 @@
 //	view, err := eng.Wait(ctx, id)
 //
 // Every instance lives in one checkpoint in a JetStream KV bucket. Events
-// for an instance (start, fired timers, cancel) are published to the
-// instance's partition of the events stream; the engine node the server
-// pins that partition to applies them with the deterministic step of
-// package instance, writes the checkpoint with compare-and-set, then
-// publishes the step's effects and acknowledges the events. Nothing waits in
-// memory: a parked instance is a checkpoint plus a queued message or a
-// JetStream message schedule, so any node can pick it up after a restart.
+// for an instance (start, fired timers, cancel, in-process operation
+// results) are published to the instance's partition of the events stream;
+// the engine node the server pins that partition to applies them with the
+// deterministic step of package instance, writes the checkpoint with
+// compare-and-set, then publishes the step's effects and acknowledges the
+// events. In-process operations (Operations) run beside the partition
+// loops, never inside a step, and report their results as events. Nothing
+// waits in memory: a parked instance is a checkpoint plus a queued message
+// or a JetStream message schedule, so any node can pick it up after a
+// restart.
 // docs/engine.md describes the design and its failure cases.
 package engine
 
@@ -30,7 +33,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -48,9 +50,14 @@ type Options struct {
 	// 10,000); a miss costs one KV read.
 	CacheSize int
 	// OperationTimeout bounds in-process operations that set no timeout of
-	// their own (default 30 s). Operations run inside a step, so a slow one
-	// holds up its partition.
+	// their own (default 30 s). Operations run beside the partition loops,
+	// so a slow one holds up its own instance only; at its deadline the
+	// task fails with a timeout even if the operation ignores its context
+	// (docs/engine.md §3.1).
 	OperationTimeout time.Duration
+	// OperationConcurrency bounds the in-process operations this node runs
+	// at once (default 256); as many more may wait in its queue.
+	OperationConcurrency int
 	// FinishedRetention is how long a finished instance's final record stays
 	// readable (default 7 days; at least 1 s).
 	FinishedRetention time.Duration
@@ -111,6 +118,9 @@ func (o *Options) setDefaults(maxPayload int64) {
 	if o.OperationTimeout <= 0 {
 		o.OperationTimeout = 30 * time.Second
 	}
+	if o.OperationConcurrency <= 0 {
+		o.OperationConcurrency = 256
+	}
 	if o.FinishedRetention <= 0 {
 		o.FinishedRetention = 7 * 24 * time.Hour
 	}
@@ -150,21 +160,20 @@ type Engine struct {
 	js     jetstream.JetStream
 	layout streams.Layout
 	events jetstream.Stream
-	// jobsStream holds external jobs; jobSeqs remembers the stream sequence
-	// of each job this node queued, to check deliveries without a read.
-	jobsStream jetstream.Stream
-	jobSeqs    sync.Map
-	store      *checkpoints
-	incidents  jetstream.KeyValue
-	metrics    *engineMetrics
-	defs       *definitions
+	// pub publishes the effects of every partition of this node; ops runs
+	// their in-process operations.
+	pub       *publisher
+	ops       *operationRunner
+	store     *checkpoints
+	incidents jetstream.KeyValue
+	metrics   *engineMetrics
+	defs      *definitions
 
-	mu      sync.Mutex
-	session string // changes whenever this node may have lost outbox effects
-	parts   []*partition
-	cancel  context.CancelFunc
-	done    sync.WaitGroup
-	closed  bool
+	mu     sync.Mutex
+	parts  []*partition
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+	closed bool
 }
 
 // Open starts an engine node on a connection to a provisioned JetStream
@@ -180,11 +189,12 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	opts.setDefaults(nc.MaxPayload())
-	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout, session: nuid.Next()}
+	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout}
 	if e.events, err = js.Stream(ctx, streams.EventsStream); err != nil {
 		return nil, fmt.Errorf("engine: events stream: %w", err)
 	}
-	if e.jobsStream, err = js.Stream(ctx, streams.JobsStream); err != nil {
+	jobsStream, err := js.Stream(ctx, streams.JobsStream)
+	if err != nil {
 		return nil, fmt.Errorf("engine: jobs stream: %w", err)
 	}
 	if err := opts.jobDefaults().Validate(); err != nil {
@@ -203,13 +213,15 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if e.incidents, err = js.KeyValue(ctx, streams.IncidentsBucket); err != nil {
 		return nil, fmt.Errorf("engine: incidents bucket: %w", err)
 	}
-	e.metrics = newEngineMetrics(opts.Metrics, e.jobsStream)
+	e.metrics = newEngineMetrics(opts.Metrics, jobsStream)
 	if e.store, err = openCheckpoints(ctx, js, opts.FinishedRetention); err != nil {
 		return nil, err
 	}
 	if e.defs, err = openDefinitions(ctx, js); err != nil {
 		return nil, err
 	}
+	e.ops = newOperationRunner(&e.opts, js, layout.Partitions, e.metrics)
+	e.pub = newPublisher(js, e.events, jobsStream, e.incidents, layout.Partitions, opts.IncidentRetention, e.ops)
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	for p := range layout.Partitions {
@@ -217,6 +229,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		if err != nil {
 			cancel()
 			e.done.Wait()
+			e.ops.close(ctx)
 			return nil, err
 		}
 		e.parts = append(e.parts, part)
@@ -226,12 +239,15 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 			part.run(runCtx)
 		}()
 	}
-	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.session)
+	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.session())
 	return e, nil
 }
 
-// Close stops consuming events, finishes the batches in flight and returns
-// when they are written and published, or when ctx ends.
+// Close stops consuming events, finishes the batches in flight and the
+// in-process operations running or queued, and returns when they are
+// written and published, or when ctx ends. Operations still running then
+// are cancelled and report nothing: their durable timeouts decide (see
+// docs/engine.md §3.1).
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	if e.closed {
@@ -246,23 +262,14 @@ func (e *Engine) Close(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
+		e.ops.close(ctx)
 		return fmt.Errorf("engine: close: %w", ctx.Err())
 	}
+	e.ops.close(ctx)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("engine: close: %w", err)
+	}
 	return nil
-}
-
-func (e *Engine) currentSession() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.session
-}
-
-// newSession is called after a failure to publish effects: from now on this
-// node treats outboxes it wrote before as possibly unpublished.
-func (e *Engine) newSession() {
-	e.mu.Lock()
-	e.session = nuid.Next()
-	e.mu.Unlock()
 }
 
 func (e *Engine) partitionOf(id string) int { return streams.PartitionOf(id, e.layout.Partitions) }

@@ -5,7 +5,7 @@ package engine
 // published, no events acknowledged. Tests set the hook per engine
 // (export_test.go); binaries built with the failpoint tag can also kill
 // themselves there (failpoint_kill.go).
-func (e *Engine) crashPoint(instanceID string) bool {
+func (p *partition) crashPoint(instanceID string) bool {
 	killAfterWrite()
-	return e.opts.crashAfterWrite != nil && e.opts.crashAfterWrite(instanceID)
+	return p.opts.crashAfterWrite != nil && p.opts.crashAfterWrite(instanceID)
 }

@@ -108,7 +108,7 @@ func (e *Engine) ResolveIncident(ctx context.Context, id string, vars map[string
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for name, v := range clean {
-		if err := e.checkValue(name, v); err != nil {
+		if err := e.opts.checkValue(name, v); err != nil {
 			return fmt.Errorf("variable %q: %w", name, err)
 		}
 	}

@@ -110,18 +110,18 @@ func (p *partition) decideReports(ctx context.Context, g *group, s *instance.Sta
 		case st == nil:
 			act.verdict.Reason = "unknown or finished job"
 			p.log.Info("job report refused", "instance", g.id, "job", r.JobID, "kind", r.Kind, "reason", act.verdict.Reason)
-			if p.e.isJobMessage(ctx, d.Seq, r.JobID, g.id, rep.topic) {
+			if p.pub.isJobMessage(ctx, d.Seq, r.JobID, g.id, rep.topic) {
 				act.action = jobs.Term // its ack was lost, or its task was cancelled
 			}
 		case rep.topic != streams.Token(st.Topic):
 			act.verdict.Reason = fmt.Sprintf("report subject names topic %q, not the topic of job %s", rep.topic, r.JobID)
 			p.log.Warn("job report refused", "instance", g.id, "job", r.JobID, "kind", r.Kind, "subject", rep.msg.Subject(), "reason", act.verdict.Reason)
-		case d.Consumer != streams.TopicConsumer(st.Topic) || !p.e.jobSeqMatches(ctx, st, d.Seq):
+		case d.Consumer != streams.TopicConsumer(st.Topic) || !p.pub.jobSeqMatches(ctx, st, d.Seq):
 			act.verdict.Reason = fmt.Sprintf("delivery %s is not a delivery of job %s", r.Delivery, r.JobID)
 		default:
 			before := st.Delivery
-			dec := jobs.Decide(st, r, d, jobs.Env{Now: p.e.opts.Now(), Mapper: p.e.mapper, Retry: p.e.retryPolicy})
-			p.e.metrics.countDecision(st.Topic, r, before, dec, st)
+			dec := jobs.Decide(st, r, d, jobs.Env{Now: p.opts.Now(), Mapper: p.opts.mapper, Retry: p.opts.retryPolicy})
+			p.metrics.countDecision(st.Topic, r, before, dec, st)
 			act.verdict, act.action, act.delay = dec.Verdict, dec.Action, dec.Delay
 			changed = changed || dec.Changed
 			if dec.Terminal != nil {
@@ -163,33 +163,37 @@ func (p *partition) logDecision(instanceID string, r *jobs.Report, d jobs.Delive
 
 // jobSeqMatches checks a delivery names the job's own message, so a forged
 // reply subject cannot make the engine ack another job.
-func (e *Engine) jobSeqMatches(ctx context.Context, st *jobs.State, seq uint64) bool {
+func (pub *publisher) jobSeqMatches(ctx context.Context, st *jobs.State, seq uint64) bool {
 	if st.Seq != 0 {
 		return st.Seq == seq
 	}
-	if known, ok := e.jobSeqs.Load(st.ID); ok {
+	if known, ok := pub.jobSeqs.Load(st.ID); ok {
 		return known.(uint64) == seq
 	}
-	m, err := e.jobsStream.GetLastMsgForSubject(ctx, streams.JobSubject(st.Topic, st.ID))
+	m, err := pub.jobs.GetLastMsgForSubject(ctx, streams.JobSubject(st.Topic, st.ID))
 	return err == nil && m.Sequence == seq
 }
+
+// forgetJob drops the stream sequence remembered for job id: its message
+// is acknowledged, terminated or purged.
+func (pub *publisher) forgetJob(id string) { pub.jobSeqs.Delete(id) }
 
 // isJobMessage reports whether stream sequence seq still holds job id of
 // instance instanceID on the topic whose token is topic: a report sent to
 // another instance's or another topic's subject must not terminate a job.
-func (e *Engine) isJobMessage(ctx context.Context, seq uint64, id, instanceID, topic string) bool {
-	m, err := e.jobsStream.GetMsg(ctx, seq)
+func (pub *publisher) isJobMessage(ctx context.Context, seq uint64, id, instanceID, topic string) bool {
+	m, err := pub.jobs.GetMsg(ctx, seq)
 	return err == nil && m.Header.Get(headerJob) == id && m.Header.Get(headerInstance) == instanceID &&
 		streams.JobTopicToken(m.Subject) == topic
 }
 
-func (e *Engine) mapper(name string) (jobs.ErrorMapper, bool) {
-	m, ok := e.opts.ErrorMappers[name]
+func (o *Options) mapper(name string) (jobs.ErrorMapper, bool) {
+	m, ok := o.ErrorMappers[name]
 	return m, ok
 }
 
-func (e *Engine) retryPolicy(name string) (jobs.RetryPolicy, bool) {
-	r, ok := e.opts.RetryPolicies[name]
+func (o *Options) retryPolicy(name string) (jobs.RetryPolicy, bool) {
+	r, ok := o.RetryPolicies[name]
 	return r, ok
 }
 
@@ -211,16 +215,16 @@ func (p *partition) sendJobActions(g *group) {
 			body = "+WPI"
 		}
 		if a.action == jobs.Ack || a.action == jobs.Term {
-			p.e.jobSeqs.Delete(a.verdict.JobID)
+			p.pub.forgetJob(a.verdict.JobID)
 		}
 		if body != "" && a.delivery != "" {
-			if err := p.e.nc.Publish(a.delivery, []byte(body)); err != nil {
+			if err := p.nc.Publish(a.delivery, []byte(body)); err != nil {
 				p.log.Warn("job action not sent", "job", a.verdict.JobID, "err", err)
 			}
 		}
 		if validReplyTo(a.replyTo) {
 			b, _ := json.Marshal(a.verdict)
-			_ = p.e.nc.Publish(a.replyTo, b)
+			_ = p.nc.Publish(a.replyTo, b)
 		} else if a.replyTo != "" {
 			p.log.Warn("verdict not sent: replyTo is not an inbox", "job", a.verdict.JobID, "reply_to", a.replyTo)
 		}
@@ -231,7 +235,7 @@ func (p *partition) sendJobActions(g *group) {
 // enqueueMsg is the message of an EnqueueJob effect. Expected last subject
 // sequence 0 makes the publish a no-op when the job is already queued, so
 // republishing the outbox never queues a job twice.
-func (e *Engine) enqueueMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Msg, error) {
+func (pub *publisher) enqueueMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Msg, error) {
 	job := *eff.Job
 	job.ReportTo = streams.ReportSubject(partition, job.Topic, s.ID)
 	body, err := json.Marshal(job)
@@ -253,9 +257,9 @@ func alreadyQueued(err error) bool { return isConflict(err) }
 
 // cancelJob removes a job's message: its task was interrupted or its
 // instance ended. A worker holding it is refused when it reports.
-func (e *Engine) cancelJob(ctx context.Context, topic, id string) error {
-	e.jobSeqs.Delete(id)
-	err := e.jobsStream.Purge(ctx, jetstream.WithPurgeSubject(streams.JobSubject(topic, id)))
+func (pub *publisher) cancelJob(ctx context.Context, topic, id string) error {
+	pub.forgetJob(id)
+	err := pub.jobs.Purge(ctx, jetstream.WithPurgeSubject(streams.JobSubject(topic, id)))
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil
 	}

@@ -23,6 +23,11 @@ type engineMetrics struct {
 	capHits    *metrics.CounterVec // by topic
 	expiries   *metrics.CounterVec // by topic
 	terminals  *metrics.CounterVec // by topic, outcome
+
+	// In-process operations (docs/engine.md §3.1).
+	opResults  *metrics.CounterVec // by result kind, and "discarded"
+	opsRunning *metrics.Gauge
+	opsOverdue *metrics.Gauge
 }
 
 func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream) *engineMetrics {
@@ -39,6 +44,11 @@ func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream) *engineM
 		capHits:    r.NewCounterVec("jetbpm_job_lock_cap_hits_total", "Lock extensions refused at maxLockDuration.", "topic"),
 		expiries:   r.NewCounterVec("jetbpm_job_lock_expiries_total", "Deliveries whose lock expired without a verdict.", "topic"),
 		terminals:  r.NewCounterVec("jetbpm_job_outcomes_total", "Terminal job outcomes applied to instances.", "topic", "outcome"),
+		opResults: r.NewCounterVec("jetbpm_operation_results_total",
+			"In-process operation results this node reported, by kind (completed, bpmnError, failed, timedOut), or discarded (late, or for a task that moved on).", "result"),
+		opsRunning: r.NewGauge("jetbpm_operations_running", "In-process operations holding a slot of this node's pool."),
+		opsOverdue: r.NewGauge("jetbpm_operations_overdue",
+			"In-process operations still running after their deadline or cancellation; their goroutines cannot be stopped and their results are discarded."),
 	}
 	gauge := func(name, help string, read func(*jetstream.ConsumerInfo) float64) {
 		r.NewGaugeVecFunc(name, help, []string{"topic"}, func(emit func(float64, ...string)) {

@@ -13,6 +13,13 @@ import (
 // (see ThrowError) to throw a BPMN error an error boundary can catch; any
 // other error is a technical failure. Operations run at-least-once: use
 // Call.Activation from CallInfo as an idempotency key when it matters.
+//
+// An operation runs on a goroutine of the engine's operation pool, beside
+// the partition loops, with a context that ends at the task's deadline (or
+// when the task is interrupted): honour it. One that does not is not
+// waited for: the task times out at the deadline and whatever the
+// operation returns later is discarded. Confine its effects to what it
+// returns.
 type Operation func(ctx context.Context, input map[string]any) (map[string]any, error)
 
 // BpmnError is the error an operation returns to throw a BPMN error.

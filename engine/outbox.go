@@ -6,101 +6,166 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
+// publisher carries a node's effects to JetStream: every partition of the
+// node publishes its checkpoints' outboxes through it. It owns the node's
+// session, which says whether an outbox this node wrote is known to be
+// published (docs/engine.md §5), and the stream sequences of the jobs it
+// queued.
+type publisher struct {
+	js     jetstream.JetStream
+	events jetstream.Stream
+	jobs   jetstream.Stream
+	// incidents holds incident records and snapshots; a closing incident's
+	// snapshots are read back to be written again with a TTL.
+	incidents  jetstream.KeyValue
+	partitions int
+	// incidentRetention is how long closed incident records and snapshots live.
+	incidentRetention time.Duration
+	// runner runs the in-process operations RunOperation effects ask for.
+	runner *operationRunner
+
+	mu      sync.Mutex
+	current string // changes whenever this node may have lost outbox effects
+
+	// jobSeqs remembers the stream sequence of each job this node queued,
+	// to check deliveries without a read.
+	jobSeqs sync.Map
+}
+
+func newPublisher(js jetstream.JetStream, events, jobs jetstream.Stream, incidents jetstream.KeyValue, partitions int, incidentRetention time.Duration, runner *operationRunner) *publisher {
+	return &publisher{
+		js: js, events: events, jobs: jobs, incidents: incidents, partitions: partitions, incidentRetention: incidentRetention, runner: runner,
+		current: nuid.Next(),
+	}
+}
+
+// session names this node's current session: a checkpoint whose outbox
+// another session wrote may hold effects that were never published.
+func (pub *publisher) session() string {
+	pub.mu.Lock()
+	defer pub.mu.Unlock()
+	return pub.current
+}
+
+// newSession is called after a failure to publish effects: from now on this
+// node treats outboxes it wrote before as possibly unpublished.
+func (pub *publisher) newSession() {
+	pub.mu.Lock()
+	pub.current = nuid.Next()
+	pub.mu.Unlock()
+}
+
 // publish sends every effect of s's outbox and waits until JetStream has
 // stored each. Every effect is safe to publish twice (see instance.Effect),
 // so after a crash the outbox is simply published again.
-func (e *Engine) publish(ctx context.Context, partition int, s *instance.State) error {
-	p, err := e.startPublish(ctx, partition, s)
+func (pub *publisher) publish(ctx context.Context, partition int, s *instance.State) error {
+	p, err := pub.start(ctx, partition, s)
 	if err != nil {
 		return err
 	}
-	return e.awaitPublish(ctx, p)
+	return pub.await(ctx, p)
 }
 
 // publishing is an outbox on its way to JetStream: a batch starts every
 // instance's publishes before it waits for any, so one instance's round
-// trips do not queue behind another's.
+// trips do not queue behind another's. Its operation runs are handed over
+// once everything else is stored.
 type publishing struct {
 	state   *instance.State
 	futures []jetstream.PubAckFuture
+	runs    []instance.Effect
 }
 
-// startPublish sends s's outbox without waiting for the stream's acks
-// (purges, which are requests, are waited for).
-func (e *Engine) startPublish(ctx context.Context, partition int, s *instance.State) (*publishing, error) {
+// start sends s's outbox without waiting for the stream's acks (purges,
+// which are requests, are waited for).
+func (pub *publisher) start(ctx context.Context, partition int, s *instance.State) (*publishing, error) {
 	p := &publishing{state: s}
 	for _, eff := range s.Outbox {
 		switch eff.Kind {
 		case instance.CancelTimer:
 			subj := streams.TimerSubject(partition, s.ID, eff.Wait)
-			if err := e.events.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
-				return nil, e.publishFailed(s, eff, err)
+			if err := pub.events.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
+				return nil, pub.failed(s, eff, err)
 			}
 			continue
 		case instance.CancelJob:
-			if err := e.cancelJob(ctx, eff.Topic, eff.Wait); err != nil {
-				return nil, e.publishFailed(s, eff, err)
+			if err := pub.cancelJob(ctx, eff.Topic, eff.Wait); err != nil {
+				return nil, pub.failed(s, eff, err)
 			}
 			continue
 		case instance.PutIncident:
 			if eff.Incident.State.Closed() {
-				if err := e.expireSnapshots(ctx, s, eff.Incident, p); err != nil {
-					return nil, e.publishFailed(s, eff, err)
+				if err := pub.expireSnapshots(ctx, s, eff.Incident, p); err != nil {
+					return nil, pub.failed(s, eff, err)
 				}
 			}
+		case instance.RunOperation:
+			p.runs = append(p.runs, eff)
+			continue
+		case instance.CancelOperation:
+			pub.runner.cancel(eff.Wait)
+			continue
 		}
-		msg, err := e.effectMsg(partition, s, eff)
+		msg, err := pub.effectMsg(partition, s, eff)
 		if err != nil {
-			return nil, e.publishFailed(s, eff, err)
+			return nil, pub.failed(s, eff, err)
 		}
-		f, err := e.js.PublishMsgAsync(msg)
+		f, err := pub.js.PublishMsgAsync(msg)
 		if err != nil {
-			return nil, e.publishFailed(s, eff, err)
+			return nil, pub.failed(s, eff, err)
 		}
 		p.futures = append(p.futures, f)
 	}
 	return p, nil
 }
 
-// awaitPublish waits until JetStream has stored every effect p sent.
-func (e *Engine) awaitPublish(ctx context.Context, p *publishing) error {
+// await waits until JetStream has stored every effect p sent, then hands
+// p's operation runs to the runner.
+func (pub *publisher) await(ctx context.Context, p *publishing) error {
 	timeout := time.After(10 * time.Second)
 	for _, f := range p.futures {
 		select {
 		case ack := <-f.Ok():
 			if id := f.Msg().Header.Get(headerJob); id != "" {
-				e.jobSeqs.Store(id, ack.Sequence)
+				pub.jobSeqs.Store(id, ack.Sequence)
 			}
 		case err := <-f.Err():
 			if f.Msg().Header.Get(headerJob) != "" && alreadyQueued(err) {
 				continue
 			}
-			return e.publishFailed(p.state, instance.Effect{ID: f.Msg().Header.Get(jetstream.MsgIDHeader)}, err)
+			return pub.failed(p.state, instance.Effect{ID: f.Msg().Header.Get(jetstream.MsgIDHeader)}, err)
 		case <-timeout:
-			return e.publishFailed(p.state, instance.Effect{}, errors.New("timed out waiting for JetStream"))
+			return pub.failed(p.state, instance.Effect{}, errors.New("timed out waiting for JetStream"))
 		case <-ctx.Done():
-			return e.publishFailed(p.state, instance.Effect{}, ctx.Err())
+			return pub.failed(p.state, instance.Effect{}, ctx.Err())
+		}
+	}
+	for _, eff := range p.runs {
+		if err := pub.runner.submit(ctx, eff); err != nil {
+			return pub.failed(p.state, eff, err)
 		}
 	}
 	return nil
 }
 
-func (e *Engine) publishFailed(s *instance.State, eff instance.Effect, err error) error {
-	e.newSession()
+func (pub *publisher) failed(s *instance.State, eff instance.Effect, err error) error {
+	pub.newSession()
 	return fmt.Errorf("instance %s: publish effect %s: %w", s.ID, eff.ID, err)
 }
 
-func (e *Engine) effectMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Msg, error) {
+func (pub *publisher) effectMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Msg, error) {
 	switch eff.Kind {
 	case instance.ScheduleTimer:
 		body, err := streams.Marshal(envelope{Instance: s.ID, Event: &instance.Event{
@@ -116,24 +181,24 @@ func (e *Engine) effectMsg(partition int, s *instance.State, eff instance.Effect
 		m.Header.Set(jetstream.MsgIDHeader, eff.ID)
 		return m, nil
 	case instance.EnqueueJob:
-		return e.enqueueMsg(partition, s, eff)
+		return pub.enqueueMsg(partition, s, eff)
 	case instance.StartChildEffect:
 		c := eff.Start
-		return e.envelopeMsg(c.ID, envelope{Instance: c.ID, Start: &startRequest{
+		return pub.envelopeMsg(c.ID, envelope{Instance: c.ID, Start: &startRequest{
 			ProcessID: c.ProcessID, Version: c.Version, Vars: c.Vars, Parent: &c.Parent,
 		}}, "start:"+c.ID)
 	case instance.NotifyParent:
-		return e.envelopeMsg(eff.Parent.Instance, envelope{Instance: eff.Parent.Instance, Event: &instance.Event{
+		return pub.envelopeMsg(eff.Parent.Instance, envelope{Instance: eff.Parent.Instance, Event: &instance.Event{
 			ID: "child:" + eff.Result.Child + ":done", Kind: instance.ChildDone, Wait: eff.Parent.Wait, Child: eff.Result,
 		}}, "child:"+eff.Result.Child+":done")
 	case instance.CancelChild:
-		return e.envelopeMsg(eff.Child, envelope{Instance: eff.Child, Event: &instance.Event{
+		return pub.envelopeMsg(eff.Child, envelope{Instance: eff.Child, Event: &instance.Event{
 			ID: "cancel:" + eff.Child, Kind: instance.Cancel, Reason: "its call activity was cancelled",
 		}}, "cancel:"+eff.Child)
 	case instance.PutIncident:
-		return e.kvPut(streams.IncidentKey(eff.Incident.ID), eff.Incident, eff.Incident.State.Closed())
+		return pub.kvPut(streams.IncidentKey(eff.Incident.ID), eff.Incident, eff.Incident.State.Closed())
 	case instance.PutSnapshot:
-		return e.kvPut(streams.SnapshotKey(eff.Snapshot.Incident, eff.Snapshot.Attempt), eff.Snapshot, !incidentOpen(s, eff.Snapshot.Incident))
+		return pub.kvPut(streams.SnapshotKey(eff.Snapshot.Incident, eff.Snapshot.Attempt), eff.Snapshot, !incidentOpen(s, eff.Snapshot.Incident))
 	case instance.PublishIncidentFact:
 		f := eff.IncidentFact
 		body, err := json.Marshal(f)
@@ -160,19 +225,19 @@ func (e *Engine) effectMsg(partition int, s *instance.State, eff instance.Effect
 // kvPut is a write of v to the incidents bucket; with expire the record
 // lives for the incident retention only (closed records and their
 // snapshots). Records and snapshots of an open incident never expire.
-func (e *Engine) kvPut(key string, v any, expire bool) (*nats.Msg, error) {
+func (pub *publisher) kvPut(key string, v any, expire bool) (*nats.Msg, error) {
 	body, err := streams.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return e.incidentsMsg(key, body, expire), nil
+	return pub.incidentsMsg(key, body, expire), nil
 }
 
-func (e *Engine) incidentsMsg(key string, body []byte, expire bool) *nats.Msg {
+func (pub *publisher) incidentsMsg(key string, body []byte, expire bool) *nats.Msg {
 	m := nats.NewMsg("$KV." + streams.IncidentsBucket + "." + key)
 	m.Data = body
 	if expire {
-		m.Header.Set("Nats-TTL", e.opts.IncidentRetention.String())
+		m.Header.Set("Nats-TTL", pub.incidentRetention.String())
 	}
 	return m
 }
@@ -187,7 +252,7 @@ func incidentOpen(s *instance.State, id string) bool {
 // written while it was open, they carry no TTL, so each is written again
 // with one. Snapshots in this same outbox get their TTL as they are
 // written; one already gone (a republished outbox) is skipped.
-func (e *Engine) expireSnapshots(ctx context.Context, s *instance.State, rec *incidents.Record, p *publishing) error {
+func (pub *publisher) expireSnapshots(ctx context.Context, s *instance.State, rec *incidents.Record, p *publishing) error {
 	for _, attempt := range rec.Snapshots {
 		if slices.ContainsFunc(s.Outbox, func(eff instance.Effect) bool {
 			return eff.Kind == instance.PutSnapshot && eff.Snapshot.Incident == rec.ID && eff.Snapshot.Attempt == attempt
@@ -195,14 +260,14 @@ func (e *Engine) expireSnapshots(ctx context.Context, s *instance.State, rec *in
 			continue
 		}
 		key := streams.SnapshotKey(rec.ID, attempt)
-		entry, err := e.incidents.Get(ctx, key)
+		entry, err := pub.incidents.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("snapshot %s: %w", key, err)
 		}
-		f, err := e.js.PublishMsgAsync(e.incidentsMsg(key, entry.Value(), true))
+		f, err := pub.js.PublishMsgAsync(pub.incidentsMsg(key, entry.Value(), true))
 		if err != nil {
 			return err
 		}
@@ -214,12 +279,12 @@ func (e *Engine) expireSnapshots(ctx context.Context, s *instance.State, rec *in
 // envelopeMsg is an event for instance id on its own partition: effects
 // that reach another instance (a child, a parent) travel as its events,
 // idempotent by msgID and by the receiver's waits.
-func (e *Engine) envelopeMsg(id string, env envelope, msgID string) (*nats.Msg, error) {
+func (pub *publisher) envelopeMsg(id string, env envelope, msgID string) (*nats.Msg, error) {
 	body, err := streams.Marshal(env)
 	if err != nil {
 		return nil, err
 	}
-	m := nats.NewMsg(streams.EventSubject(e.partitionOf(id), id))
+	m := nats.NewMsg(streams.EventSubject(streams.PartitionOf(id, pub.partitions), id))
 	m.Data = body
 	m.Header.Set(jetstream.MsgIDHeader, msgID)
 	return m, nil

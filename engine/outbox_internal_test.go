@@ -12,7 +12,7 @@ import (
 // closed by the step that took it; an open incident's snapshots carry none
 // (the retention starts when the incident closes, see expireSnapshots).
 func TestSnapshotTTLOnlyOnceClosed(t *testing.T) {
-	e := &Engine{opts: Options{IncidentRetention: 2 * time.Hour}}
+	pub := &publisher{incidentRetention: 2 * time.Hour}
 	s := &instance.State{ID: "i-1", Incidents: []*instance.Incident{{Record: incidents.Record{ID: "i-1/a/1", State: incidents.Open}}}}
 	for _, tc := range []struct {
 		incident string
@@ -21,7 +21,7 @@ func TestSnapshotTTLOnlyOnceClosed(t *testing.T) {
 		{"i-1/a/1", ""},       // still open after the step
 		{"i-1/b/1", "2h0m0s"}, // raised and closed within the step
 	} {
-		m, err := e.effectMsg(0, s, instance.Effect{Kind: instance.PutSnapshot, Snapshot: &incidents.Snapshot{Incident: tc.incident, Attempt: 1}})
+		m, err := pub.effectMsg(0, s, instance.Effect{Kind: instance.PutSnapshot, Snapshot: &incidents.Snapshot{Incident: tc.incident, Attempt: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/instance"
@@ -19,12 +20,19 @@ import (
 // server pins the partition's consumer to one engine node at a time; the
 // checkpoint compare-and-set fences the moments when two nodes overlap.
 type partition struct {
-	e *Engine
 	n int
 	// events carries the engine's own events; reports the workers'.
 	events, reports jetstream.Consumer
 	cache           *lru
 	log             *slog.Logger
+
+	opts    *Options
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	store   *checkpoints
+	defs    *definitions
+	pub     *publisher
+	metrics *engineMetrics
 }
 
 func (e *Engine) newPartition(ctx context.Context, n int) (*partition, error) {
@@ -37,13 +45,16 @@ func (e *Engine) newPartition(ctx context.Context, n int) (*partition, error) {
 		return nil, fmt.Errorf("engine: reports consumer %s: %w", streams.ReportsConsumer(n), err)
 	}
 	size := e.opts.CacheSize/e.layout.Partitions + 1
-	return &partition{e: e, n: n, events: events, reports: reports, cache: newLRU(size), log: e.log.With("partition", n)}, nil
+	return &partition{
+		n: n, events: events, reports: reports, cache: newLRU(size), log: e.log.With("partition", n),
+		opts: &e.opts, nc: e.nc, js: e.js, store: e.store, defs: e.defs, pub: e.pub, metrics: e.metrics,
+	}, nil
 }
 
 // run consumes the partition's events and reports until ctx ends, then
 // applies what was already received.
 func (p *partition) run(ctx context.Context) {
-	batch := p.e.opts.BatchSize
+	batch := p.opts.BatchSize
 	msgs := make(chan jetstream.Msg, 2*batch)
 	for ctx.Err() == nil {
 		var running []jetstream.ConsumeContext
@@ -61,7 +72,7 @@ func (p *partition) run(ctx context.Context) {
 		}
 		// Connections reconnect forever; a closed one was closed on
 		// purpose, and nothing can be consumed on it again.
-		closed := err != nil && p.e.nc.IsClosed()
+		closed := err != nil && p.nc.IsClosed()
 		if err != nil && !closed {
 			p.log.Warn("partition consume failed; retrying", "err", err)
 		}
@@ -160,6 +171,11 @@ type group struct {
 	err   error
 	// fetched is the stored checkpoint read ahead of the step (prefetch).
 	fetched *fetched
+	// published is a revision of the checkpoint whose outbox this node has
+	// published already: read again, it is not republished.
+	published uint64
+	// discarded are the events the step skipped (logged once, after it).
+	discarded []instance.Event
 	// abandoned groups are left unacknowledged (crash tests).
 	abandoned bool
 }
@@ -178,17 +194,17 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
 	}
 	sent := make([]*publishing, len(groups))
 	for i, g := range groups {
-		if g.err == nil && g.state != nil && p.e.crashPoint(g.id) {
+		if g.err == nil && g.state != nil && p.crashPoint(g.id) {
 			p.abandon(g)
 			continue
 		}
 		if g.err == nil && g.state != nil && len(g.state.Outbox) > 0 {
-			sent[i], g.err = p.e.startPublish(ctx, p.n, g.state)
+			sent[i], g.err = p.pub.start(ctx, p.n, g.state)
 		}
 	}
 	for i, g := range groups {
 		if sent[i] != nil {
-			g.err = p.e.awaitPublish(ctx, sent[i])
+			g.err = p.pub.await(ctx, sent[i])
 		}
 	}
 	for _, g := range groups {
@@ -196,7 +212,7 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
 			continue
 		}
 		if g.err == nil && g.state != nil {
-			p.e.metrics.countEffects(g.state.Outbox)
+			p.metrics.countEffects(g.state.Outbox)
 			p.logEffects(g)
 		}
 		p.settle(g)
@@ -209,7 +225,7 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
 func (p *partition) abandon(g *group) {
 	g.abandoned = true
 	p.cache.drop(g.id)
-	p.e.newSession()
+	p.pub.newSession()
 }
 
 func (p *partition) groups(batch []jetstream.Msg) []*group {
@@ -264,14 +280,15 @@ func (p *partition) groups(batch []jetstream.Msg) []*group {
 // checkpoint still waits for. So such a step runs again on the stored
 // checkpoint.
 func (p *partition) step(ctx context.Context, g *group) {
-	_, cached := p.cache.get(g.id)
+	c, cached := p.cache.get(g.id)
 	events, actions := g.events, g.actions
 	p.stepOnce(ctx, g)
 	if cached && g.err == nil && g.state == nil && (len(events) > 0 || len(g.reports) > 0) {
 		p.cache.drop(g.id)
-		g.events, g.actions = events, actions
+		g.events, g.actions, g.published = events, actions, c.rev
 		p.stepOnce(ctx, g)
 	}
+	p.logDiscarded(g)
 }
 
 func (p *partition) stepOnce(ctx context.Context, g *group) {
@@ -290,10 +307,10 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		}
 		return
 	case s == nil:
-		if s, err = p.e.create(ctx, g.id, g.start); err != nil {
+		if s, err = p.create(ctx, g.id, g.start); err != nil {
 			log.Error("instance start failed", "process", g.start.ProcessID, "err", err)
 			if g.start.Parent != nil {
-				g.err = p.e.childStartFailed(ctx, g.id, g.start, err)
+				g.err = p.childStartFailed(ctx, g.id, g.start, err)
 			}
 			return
 		}
@@ -303,7 +320,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		return
 	}
 	if len(g.events) > 0 && !s.Status.Finished() {
-		applied, err := p.e.apply(ctx, s, g.events)
+		applied, err := p.apply(ctx, g, s)
 		switch {
 		case err != nil:
 			stepErr := err
@@ -313,7 +330,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 				g.err = err
 				return
 			}
-			instance.Abort(s, p.e.opts.Now(), "engine: "+stepErr.Error())
+			instance.Abort(s, p.opts.Now(), "engine: "+stepErr.Error())
 			changed = true
 		case applied > 0:
 			changed = true
@@ -322,12 +339,12 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 	if !changed {
 		return
 	}
-	s.OutboxBy = p.e.currentSession()
-	msg, err := p.e.store.encode(s, rev)
-	if err == nil && len(msg.Data) > p.e.opts.MaxCheckpointBytes {
-		err = p.e.oversized(ctx, g.id, len(msg.Data), &s, &rev)
+	s.OutboxBy = p.pub.session()
+	msg, err := p.store.encode(s, rev)
+	if err == nil && len(msg.Data) > p.opts.MaxCheckpointBytes {
+		s, rev, err = p.oversized(ctx, s, rev, len(msg.Data))
 		if err == nil {
-			msg, err = p.e.store.encode(s, rev)
+			msg, err = p.store.encode(s, rev)
 		}
 	}
 	if err != nil {
@@ -335,7 +352,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		return
 	}
 	g.state, g.rev = s, rev
-	if g.write, err = p.e.js.PublishMsgAsync(msg); err != nil {
+	if g.write, err = p.js.PublishMsgAsync(msg); err != nil {
 		g.err = err
 	}
 }
@@ -355,7 +372,7 @@ func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64
 		g.fetched = nil // a second step reads the store again
 		s, rev, err = f.state, f.rev, f.err
 	} else {
-		s, rev, err = p.e.store.get(ctx, id)
+		s, rev, err = p.store.get(ctx, id)
 	}
 	if errors.Is(err, ErrNotFound) {
 		return nil, 0, nil
@@ -363,11 +380,16 @@ func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(s.Outbox) > 0 && s.OutboxBy != p.e.currentSession() {
-		if err := p.e.publish(ctx, p.n, s); err != nil {
+	if len(s.Outbox) > 0 && s.OutboxBy != p.pub.session() && rev != g.published {
+		if err := p.pub.publish(ctx, p.n, s); err != nil {
 			return nil, 0, err
 		}
 		p.log.Info("republished outbox after takeover", "instance", id, "effects", len(s.Outbox))
+		s.Outbox = nil
+		// Cached, the checkpoint is not read and republished again by the
+		// next event, which would run its operations once more.
+		p.cache.put(id, cached{state: s, rev: rev})
+		return s, rev, nil
 	}
 	s.Outbox = nil
 	return s, rev, nil
@@ -395,7 +417,7 @@ func (p *partition) awaitWrite(ctx context.Context, g *group) {
 		// The write may have landed even so (a timeout, a dropped
 		// connection): a new session makes the next load of this
 		// checkpoint publish its outbox, which this node never sent.
-		p.e.newSession()
+		p.pub.newSession()
 	}
 }
 

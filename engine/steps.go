@@ -8,26 +8,39 @@ import (
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-func (e *Engine) env(ctx context.Context, processID string, version int) (instance.Env, error) {
-	def, err := e.defs.get(ctx, processID, version)
+func (p *partition) env(ctx context.Context, processID string, version int) (instance.Env, error) {
+	def, err := p.defs.get(ctx, processID, version)
 	if err != nil {
 		return instance.Env{}, err
 	}
 	return instance.Env{
 		Process:        def,
-		Now:            e.opts.Now(),
-		Exec:           e.opts.Operations,
-		Context:        ctx,
-		DefaultTimeout: e.opts.OperationTimeout,
-		CheckValue:     e.checkValue,
-		Jobs:           e.opts.jobDefaults(),
-		IncidentRetry:  e.opts.IncidentRetry,
+		Now:            p.opts.Now(),
+		DefaultTimeout: p.opts.OperationTimeout,
+		CheckValue:     p.opts.checkValue,
+		Jobs:           p.opts.jobDefaults(),
+		IncidentRetry:  p.opts.IncidentRetry,
 	}, nil
 }
 
+// logDiscarded logs the events g's step skipped: an operation's result for
+// a task that moved on (a timeout, an interruption, a re-run after a
+// takeover) at info, anything else at debug.
+func (p *partition) logDiscarded(g *group) {
+	for _, ev := range g.discarded {
+		if ev.Kind == instance.OperationDone && ev.Result != nil {
+			p.metrics.opResults.With("discarded").Inc()
+			p.log.Info("operation result discarded", "instance", g.id, "wait", ev.Wait, "result", ev.Result.Kind, "reason", "its task moved on")
+			continue
+		}
+		p.log.Debug("event discarded", "instance", g.id, "event", ev.ID, "kind", ev.Kind, "wait", ev.Wait)
+	}
+	g.discarded = nil
+}
+
 // create runs a start request to the instance's first wait state.
-func (e *Engine) create(ctx context.Context, id string, req *startRequest) (*instance.State, error) {
-	env, err := e.env(ctx, req.ProcessID, req.Version)
+func (p *partition) create(ctx context.Context, id string, req *startRequest) (*instance.State, error) {
+	env, err := p.env(ctx, req.ProcessID, req.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -37,57 +50,60 @@ func (e *Engine) create(ctx context.Context, id string, req *startRequest) (*ins
 	return instance.Start(id, env, req.Vars)
 }
 
-func (e *Engine) apply(ctx context.Context, s *instance.State, events []instance.Event) (int, error) {
-	env, err := e.env(ctx, s.ProcessID, s.Version)
+// apply runs g's events on s; the events it skips are kept in g.discarded.
+func (p *partition) apply(ctx context.Context, g *group, s *instance.State) (int, error) {
+	env, err := p.env(ctx, s.ProcessID, s.Version)
 	if err != nil {
 		return 0, err
 	}
-	return instance.Apply(s, env, events...)
+	g.discarded = nil
+	env.Discarded = func(ev instance.Event) { g.discarded = append(g.discarded, ev) }
+	return instance.Apply(s, env, g.events...)
 }
 
 // checkValue enforces the per-variable size limit (docs/engine.md §8).
-func (e *Engine) checkValue(name string, v any) error {
+func (o *Options) checkValue(name string, v any) error {
 	data, err := streams.Marshal(v)
 	if err != nil {
 		return err
 	}
-	if len(data) > e.opts.MaxVariableBytes {
-		return fmt.Errorf("%w: %d bytes encoded, the limit is %d", ErrTooLarge, len(data), e.opts.MaxVariableBytes)
+	if len(data) > o.MaxVariableBytes {
+		return fmt.Errorf("%w: %d bytes encoded, the limit is %d", ErrTooLarge, len(data), o.MaxVariableBytes)
 	}
 	return nil
 }
 
-// oversized handles a step whose checkpoint would exceed the limit: the
-// step is discarded and the instance, as it was before, fails with the
-// reason, since the state it reached cannot be stored.
-func (e *Engine) oversized(ctx context.Context, id string, size int, s **instance.State, rev *uint64) error {
-	prev, prevRev, err := e.store.get(ctx, id)
+// oversized handles a step whose checkpoint (size bytes, over revision
+// rev) would exceed the limit: the step is discarded and the instance, as
+// it was before, fails with the reason, since the state it reached cannot
+// be stored. It returns that failed state and the revision to write it over.
+func (p *partition) oversized(ctx context.Context, s *instance.State, rev uint64, size int) (*instance.State, uint64, error) {
+	prev, prevRev, err := p.store.get(ctx, s.ID)
 	switch {
 	case err == nil:
-		*s, *rev = prev, prevRev
-	case *rev == 0:
-		failed := *s
-		*s = &instance.State{ID: id, ProcessID: failed.ProcessID, Version: failed.Version, Status: instance.Active,
-			StartedAt: failed.StartedAt, Scopes: []*instance.Scope{{ID: instance.RootScope}}}
+		s, rev = prev, prevRev
+	case rev == 0:
+		s = &instance.State{ID: s.ID, ProcessID: s.ProcessID, Version: s.Version, Status: instance.Active,
+			StartedAt: s.StartedAt, Scopes: []*instance.Scope{{ID: instance.RootScope}}}
 	default:
-		return err
+		return nil, 0, err
 	}
-	(*s).Outbox = nil
-	instance.Abort(*s, e.opts.Now(), fmt.Sprintf("checkpoint would be %d bytes, over the %d-byte limit; reduce variable sizes", size, e.opts.MaxCheckpointBytes))
-	(*s).OutboxBy = e.currentSession()
-	return nil
+	s.Outbox = nil
+	instance.Abort(s, p.opts.Now(), fmt.Sprintf("checkpoint would be %d bytes, over the %d-byte limit; reduce variable sizes", size, p.opts.MaxCheckpointBytes))
+	s.OutboxBy = p.pub.session()
+	return s, rev, nil
 }
 
 // childStartFailed tells a call activity its child could not start (the
 // called process is not deployed, say): to the caller it failed.
-func (e *Engine) childStartFailed(ctx context.Context, id string, req *startRequest, cause error) error {
+func (p *partition) childStartFailed(ctx context.Context, id string, req *startRequest, cause error) error {
 	res := &instance.ChildResult{Child: id, Status: instance.Failed, Failure: &instance.Failure{Message: "could not start: " + cause.Error()}}
-	m, err := e.envelopeMsg(req.Parent.Instance, envelope{Instance: req.Parent.Instance, Event: &instance.Event{
+	m, err := p.pub.envelopeMsg(req.Parent.Instance, envelope{Instance: req.Parent.Instance, Event: &instance.Event{
 		ID: "child:" + id + ":done", Kind: instance.ChildDone, Wait: req.Parent.Wait, Child: res,
 	}}, "child:"+id+":done")
 	if err != nil {
 		return err
 	}
-	_, err = e.js.PublishMsg(ctx, m)
+	_, err = p.js.PublishMsg(ctx, m)
 	return err
 }

@@ -8,12 +8,14 @@
 //
 //	(state, events, now) -> (state', effects)
 //
-// A step runs every in-process node (gateways, scripts, in-process service
-// tasks) up to the next wait state — a timer, an external job, a join — so a
-// chain of in-process work costs one checkpoint. The step does no I/O: time
-// comes from Env.Now, ids from a counter in the state, and in-process
-// operations run through the injected Executor. Given the same results from
-// the executor, a step is deterministic.
+// A step runs every node it can (gateways, scripts, sub-process entry and
+// exit) up to the next wait state — a timer, an external job, an in-process
+// operation, a join — so a chain of such nodes costs one checkpoint. The
+// step does no I/O and runs no user code: time comes from Env.Now, ids from
+// a counter in the state. An in-process service task parks on an operation
+// wait; the engine runs the operation beside the step (Invoke classifies
+// what it returns) and reports the result as an OperationDone event. A step
+// is deterministic.
 //
 // Events are applied at most once. An event that wakes a wait names it
 // (Event.Wait); a wait is removed when it is consumed, so a duplicate or
@@ -21,8 +23,9 @@
 // the instance id, the node and an activation counter, so a loop that
 // re-enters a node never reuses an id.
 //
-// Effects (timers to schedule or cancel, facts to publish) are appended to
-// State.Outbox; the engine publishes them after the checkpoint is written.
+// Effects (timers to schedule or cancel, jobs to queue, operations to run,
+// facts to publish) are appended to State.Outbox; the engine publishes them
+// after the checkpoint is written.
 //
 // A step ends by recording the parallel joins that can never fire
 // (State.Stuck): those of a scope whose every token waits at a join, as

@@ -192,6 +192,7 @@ func (r *runner) finish(status Status, f *Failure, text string) {
 		return
 	}
 	r.s.Status, r.s.Failure, r.s.EndedAt = status, f, r.env.Now
+	r.dropWatch()
 	kind := map[Status]FactKind{Completed: FactCompleted, Failed: FactFailed, Terminated: FactTerminated}[status]
 	r.fact(kind, text)
 	r.notifyParent()

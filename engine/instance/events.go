@@ -27,21 +27,25 @@ const (
 	// ChildDone reports a child instance's end (Event.Child) to the call
 	// activity's wait Event.Wait.
 	ChildDone EventKind = "childDone"
+	// OperationDone reports an in-process operation's result
+	// (Event.Result) to the operation wait Event.Wait.
+	OperationDone EventKind = "operationDone"
 )
 
 // Event is an input to an instance. Start is not an event: it creates the
 // state (see Start).
 type Event struct {
 	// ID identifies the event for logs and de-duplication at the edge.
-	ID       string         `msgpack:"id"`
-	Kind     EventKind      `msgpack:"kind"`
-	Wait     string         `msgpack:"wait,omitempty"`
-	Firing   int            `msgpack:"firing,omitempty"`
-	Reason   string         `msgpack:"reason,omitempty"`
-	Outcome  *jobs.Terminal `msgpack:"outcome,omitempty"`
-	Incident string         `msgpack:"incident,omitempty"`
-	Vars     map[string]any `msgpack:"vars,omitempty"`
-	Child    *ChildResult   `msgpack:"child,omitempty"`
+	ID       string           `msgpack:"id"`
+	Kind     EventKind        `msgpack:"kind"`
+	Wait     string           `msgpack:"wait,omitempty"`
+	Firing   int              `msgpack:"firing,omitempty"`
+	Reason   string           `msgpack:"reason,omitempty"`
+	Outcome  *jobs.Terminal   `msgpack:"outcome,omitempty"`
+	Incident string           `msgpack:"incident,omitempty"`
+	Vars     map[string]any   `msgpack:"vars,omitempty"`
+	Child    *ChildResult     `msgpack:"child,omitempty"`
+	Result   *OperationResult `msgpack:"result,omitempty"`
 }
 
 // EffectKind names something the engine must do after the checkpoint.
@@ -64,6 +68,12 @@ const (
 	StartChildEffect EffectKind = "startChild"
 	NotifyParent     EffectKind = "notifyParent"
 	CancelChild      EffectKind = "cancelChild"
+	// RunOperation asks the engine to run Effect.Call beside the step, by
+	// Effect.Due (zero: no deadline), and report the result to the wait
+	// Effect.Wait; CancelOperation stops a run of that wait's operation
+	// on this node, if there is one.
+	RunOperation    EffectKind = "runOperation"
+	CancelOperation EffectKind = "cancelOperation"
 )
 
 // Effect is one entry of the outbox. Publishing an effect again must be
@@ -88,6 +98,8 @@ type Effect struct {
 	Parent *ParentRef   `msgpack:"parent,omitempty"`
 	Result *ChildResult `msgpack:"result,omitempty"`
 	Child  string       `msgpack:"child,omitempty"`
+
+	Call *Call `msgpack:"call,omitempty"`
 }
 
 // FactKind is the kind of a lifecycle fact.

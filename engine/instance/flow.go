@@ -1,8 +1,6 @@
 package instance
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"maps"
 
@@ -174,63 +172,6 @@ func (r *runner) script(t *Track, n *model.Node) {
 	r.complete(t, n, locals, map[string]any{n.Script.ResultVariable: v})
 }
 
-// service runs an in-process operation within the step. Its deadline is
-// the task's timeout or the earliest interrupting timer boundary, whichever
-// comes first; a boundary deadline interrupts the task as the timer would.
-func (r *runner) service(t *Track, n *model.Node) {
-	if n.IsExternal() {
-		r.enqueue(t, n)
-		return
-	}
-	locals, input, ok := r.taskInput(t, n)
-	if !ok {
-		return
-	}
-	timeout := n.Service.Timeout
-	if timeout == 0 {
-		timeout = r.env.DefaultTimeout
-	}
-	var boundary *model.Node
-	limited := timeout > 0
-	for _, b := range r.p.Boundaries(n.ID) {
-		if b.Event != model.TimerEvent || !b.Interrupting {
-			continue
-		}
-		due, ok := b.Timer.Due(r.env.Now, 0)
-		if d := due.Sub(r.env.Now); ok && (!limited || d < timeout) {
-			timeout, boundary, limited = max(d, 0), b, true
-		}
-	}
-	ctx, cancel := r.env.Context, context.CancelFunc(func() {})
-	if limited {
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-	}
-	results, err := r.execOperation(ctx, t, n, deepCopyMap(input))
-	cancel()
-	var be *BpmnError
-	switch {
-	case err == nil:
-	case errors.As(err, &be):
-		r.throw(t, n.ID, t.Scope, be.Code, be.Message)
-		return
-	case errors.Is(err, context.DeadlineExceeded) && boundary != nil:
-		r.interrupt(t, boundary)
-		return
-	case errors.Is(err, context.DeadlineExceeded):
-		r.fault(t, n, incidents.CauseOperation, fmt.Sprintf("operation %q timed out after %v", n.Service.Operation, timeout))
-		return
-	default:
-		r.fault(t, n, incidents.CauseOperation, fmt.Sprintf("operation %q failed: %v", n.Service.Operation, err))
-		return
-	}
-	out, err := NormalizeVars(results)
-	if err != nil {
-		r.fault(t, n, incidents.CauseOperation, fmt.Sprintf("operation %q returned %v", n.Service.Operation, err))
-		return
-	}
-	r.complete(t, n, locals, out)
-}
-
 // taskInput evaluates a service task's input mappings (its locals) and
 // returns what the work receives: the mapped inputs when there are any,
 // else every variable the task can see.
@@ -242,20 +183,6 @@ func (r *runner) taskInput(t *Track, n *model.Node) (locals, input map[string]an
 		return locals, locals, true
 	}
 	return locals, r.visible(t), true
-}
-
-func (r *runner) execOperation(ctx context.Context, t *Track, n *model.Node, input map[string]any) (out map[string]any, err error) {
-	if r.env.Exec == nil {
-		return nil, fmt.Errorf("no executor for in-process operations")
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("panic: %v", v)
-		}
-	}()
-	return r.env.Exec.Execute(ctx, Call{
-		InstanceID: r.s.ID, Node: n.ID, Operation: n.Service.Operation, Activation: t.Activation, Input: input,
-	})
 }
 
 // complete writes an activity's results through its output mappings (or

@@ -47,43 +47,86 @@ func (f *fakeExec) Execute(ctx context.Context, c Call) (map[string]any, error) 
 	return op(ctx, c)
 }
 
-// noop is an operation that returns nothing.
-func noop(context.Context, Call) (map[string]any, error) { return nil, nil }
-
 // returns is an operation that returns fixed results.
 func returns(out map[string]any) opFunc {
 	return func(context.Context, Call) (map[string]any, error) { return out, nil }
 }
 
-// newEnv is the environment of a step at t0.
-func newEnv(p *model.Process, exec Executor) *Env {
-	return &Env{Process: p, Now: t0, Exec: exec}
+// testEnv is the environment of a step plus the part of the engine the
+// tests play: with an executor, start and apply run every operation a step
+// asks for (RunOperation) and apply its result, as the engine does after
+// the checkpoint, until no operation is left to run.
+type testEnv struct {
+	Env
+	exec Executor
+	ran  map[string]bool // RunOperation effects run, by state and effect id
+}
+
+// newEnv is the environment of a step at t0; exec may be nil (operations
+// then stay parked).
+func newEnv(p *model.Process, exec Executor) *testEnv {
+	return &testEnv{Env: Env{Process: p, Now: t0}, exec: exec, ran: map[string]bool{}}
+}
+
+// runOps runs the operations s asks for, one at a time in outbox order,
+// each with a deadline of its Due on the step's clock, and applies their
+// results.
+func (env *testEnv) runOps(t testing.TB, s *State) {
+	t.Helper()
+	if env.exec == nil {
+		return
+	}
+	for {
+		var next *Effect
+		for i := range s.Outbox {
+			e := &s.Outbox[i]
+			if key := fmt.Sprintf("%p/%s", s, e.ID); e.Kind == RunOperation && !env.ran[key] {
+				env.ran[key], next = true, e
+				break
+			}
+		}
+		if next == nil {
+			return
+		}
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if !next.Due.IsZero() {
+			ctx, cancel = context.WithTimeout(ctx, next.Due.Sub(env.Now))
+		}
+		res := Invoke(ctx, env.exec, *next.Call)
+		cancel()
+		if _, err := Apply(s, env.Env, OperationEvent(next.Wait, res)); err != nil {
+			t.Fatalf("Apply(result of %s): %v", next.Wait, err)
+		}
+	}
 }
 
 // start starts instance "i1" and fails the test on an error.
-func start(t testing.TB, env *Env, vars map[string]any) *State {
+func start(t testing.TB, env *testEnv, vars map[string]any) *State {
 	t.Helper()
-	s, err := Start("i1", *env, vars)
+	s, err := Start("i1", env.Env, vars)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
+	env.runOps(t, s)
 	return s
 }
 
 // run builds p and starts it with vars and no executor.
-func run(t testing.TB, b *model.Builder, vars map[string]any) (*State, *Env) {
+func run(t testing.TB, b *model.Builder, vars map[string]any) (*State, *testEnv) {
 	t.Helper()
 	env := newEnv(build(t, b), nil)
 	return start(t, env, vars), env
 }
 
-// apply applies events and fails the test on an error.
-func apply(t testing.TB, s *State, env *Env, evs ...Event) int {
+// apply applies events and fails the test on an error; it returns how
+// many of evs were applied.
+func apply(t testing.TB, s *State, env *testEnv, evs ...Event) int {
 	t.Helper()
-	n, err := Apply(s, *env, evs...)
+	n, err := Apply(s, env.Env, evs...)
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
+	env.runOps(t, s)
 	return n
 }
 
@@ -94,7 +137,7 @@ func timerEvent(w *Wait) Event {
 
 // fire advances the clock to the due time of the wait at node and applies
 // its TimerFired event, expecting it to be applied.
-func fire(t testing.TB, s *State, env *Env, node string) *Wait {
+func fire(t testing.TB, s *State, env *testEnv, node string) *Wait {
 	t.Helper()
 	w := waitAt(t, s, node)
 	w0 := *w

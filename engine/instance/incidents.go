@@ -82,8 +82,8 @@ func (r *runner) raise(t *Track, n *model.Node, class, cause string) {
 }
 
 // armStuckBoundaries arms the timer boundaries of an activity that failed
-// before they were armed — an in-process one, or one that arms them on
-// entry but failed before it parked (an input mapping, a multi-instance
+// before they were armed — one that never parks (a script task), or one
+// that arms them on entry but failed before it parked (an input mapping, a multi-instance
 // collection): its token now stays on the node, and an SLA timer must keep
 // ticking over it, counted from when the node was entered.
 func (r *runner) armStuckBoundaries(t *Track, n *model.Node) {

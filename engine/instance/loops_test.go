@@ -43,14 +43,14 @@ func (x *tripExec) Execute(_ context.Context, c Call) (map[string]any, error) {
 
 // trip is a multi-instance visit over cities whose outputs are collected
 // in visited, followed by one service task: the node after the loop.
-func trip(t *testing.T, sequential bool, x *tripExec, cities ...any) (*State, *Env) {
+func trip(t *testing.T, sequential bool, x *tripExec, cities ...any) (*State, *testEnv) {
 	t.Helper()
 	return tripWith(t, model.Loop{Sequential: sequential, OutputElement: "seen"}, x, cities...)
 }
 
 // tripWith is trip with l's sequential flag, output element and
 // completion condition.
-func tripWith(t *testing.T, l model.Loop, x *tripExec, cities ...any) (*State, *Env) {
+func tripWith(t *testing.T, l model.Loop, x *tripExec, cities ...any) (*State, *testEnv) {
 	t.Helper()
 	l.Collection, l.ElementVariable, l.OutputCollection = "cities", "city", "visited"
 	b := model.NewBuilder("trip").StartEvent("s").

@@ -245,9 +245,113 @@ func TestServiceFailures(t *testing.T) {
 	}
 }
 
-func TestServiceWithoutExecutorFails(t *testing.T) {
-	s, _ := run(t, one("f", func(b *model.Builder) { b.ServiceTask("act", "op") }), nil)
-	assertIncident(t, s, "act", "no executor")
+// TestServiceParksOnOperationWait: an in-process task does not run its
+// operation in the step: it parks on an operation wait, asks for the run
+// with its input and deadline, and schedules the deadline as a durable
+// timer. A result wakes it once; a result for another wait, or a second
+// one, is discarded.
+func TestServiceParksOnOperationWait(t *testing.T) {
+	env := newEnv(build(t, one("park", func(b *model.Builder) {
+		b.ServiceTask("act", "op", model.Input("qty", "n * 2"))
+	})), nil)
+	env.DefaultTimeout = 30 * time.Second
+	var discarded []Event
+	env.Discarded = func(ev Event) { discarded = append(discarded, ev) }
+	s := start(t, env, map[string]any{"n": 2})
+	assertStatus(t, s, Active)
+	w := waitAt(t, s, "act")
+	if w.Kind != OperationWait || !w.Due.Equal(t0.Add(30*time.Second)) || !w.Armed.Equal(t0) {
+		t.Fatalf("wait %+v", w)
+	}
+	runs := effects(s, RunOperation)
+	if len(runs) != 1 || runs[0].Wait != w.ID || !runs[0].Due.Equal(w.Due) {
+		t.Fatalf("RunOperation effects %+v", runs)
+	}
+	c := runs[0].Call
+	if c.InstanceID != "i1" || c.Node != "act" || c.Operation != "op" || c.Activation == 0 ||
+		!reflect.DeepEqual(c.Input, map[string]any{"qty": int64(4)}) {
+		t.Errorf("call %+v", c)
+	}
+	if got := effectWaits(s, ScheduleTimer); !slices.Equal(got, []string{"i1/operations"}) || !effects(s, ScheduleTimer)[0].Due.Equal(w.Due) {
+		t.Errorf("timers %v, want the operation watch due at the deadline", got)
+	}
+	flush(s)
+
+	done := &OperationResult{Kind: OperationCompleted, Output: map[string]any{"r": int64(1)}}
+	if n := apply(t, s, env, OperationEvent(w.ID+"x", done)); n != 0 {
+		t.Fatalf("a result for another wait applied (%d)", n)
+	}
+	if n := apply(t, s, env, OperationEvent(w.ID, done), OperationEvent(w.ID, done)); n != 1 {
+		t.Fatalf("applied %d results, want 1", n)
+	}
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"r": int64(1)})
+	if len(discarded) != 2 || discarded[1].Wait != w.ID {
+		t.Errorf("discarded %+v, want the stray and the duplicate result", discarded)
+	}
+	if got := effects(s, CancelOperation); len(got) != 0 {
+		t.Errorf("CancelOperation effects %+v after the result, want none", got)
+	}
+	if got := effectWaits(s, CancelTimer); len(s.Waits) != 0 || !slices.Equal(got, []string{"i1/operations"}) {
+		t.Errorf("waits %s, timer cancels %v: want the watch gone with the instance", dumpWaits(s), got)
+	}
+}
+
+// TestServiceTimeoutTimerFires: the operation watch decides when the
+// engine's report never comes (its node died): the task times out, and a
+// result that arrives later is discarded. A timer event naming the
+// operation's own wait does nothing.
+func TestServiceTimeoutTimerFires(t *testing.T) {
+	env := newEnv(build(t, one("to", func(b *model.Builder) {
+		b.ServiceTask("act", "slow", model.Timeout(2*time.Second))
+	})), nil)
+	s := start(t, env, nil)
+	w := waitAt(t, s, "act")
+	if n := apply(t, s, env, Event{Kind: TimerFired, Wait: w.ID}); n != 0 {
+		t.Fatalf("a timer event for the operation wait applied")
+	}
+	fire(t, s, env, "")
+	inc := assertIncident(t, s, "act", `operation "slow" timed out after 2s`)
+	if inc.CauseClass != "operation" {
+		t.Errorf("cause class %q", inc.CauseClass)
+	}
+	before := snapshot(t, s)
+	late := &OperationResult{Kind: OperationCompleted, Output: map[string]any{"late": true}}
+	if n := apply(t, s, env, OperationEvent(w.ID, late)); n != 0 || snapshot(t, s) != before {
+		t.Fatalf("a late result was applied (%d)", n)
+	}
+}
+
+// TestServiceResultKinds: what each result does to the task.
+func TestServiceResultKinds(t *testing.T) {
+	b := model.NewBuilder("kinds").
+		StartEvent("start").ServiceTask("act", "op", model.Timeout(time.Minute)).EndEvent("end").
+		ErrorBoundary("caught", "act", "E1").EndEvent("errEnd").
+		Sequence("start", "act", "end").Flow("caught", "errEnd")
+	for _, tc := range []struct {
+		res  OperationResult
+		want []string // incident fragments; nil = completed
+	}{
+		{OperationResult{Kind: OperationCompleted}, nil},
+		{OperationResult{Kind: OperationThrew, Code: "E1"}, nil},
+		{OperationResult{Kind: OperationThrew, Code: "E2", Message: "other"}, []string{`uncaught BPMN error "E2"`, "other"}},
+		{OperationResult{Kind: OperationFailed, Message: `operation "op" failed: down`}, []string{`operation "op" failed: down`}},
+		{OperationResult{Kind: OperationFailed}, []string{`operation "op" failed`}},
+		{OperationResult{Kind: OperationTimedOut}, []string{`operation "op" timed out after 1m0s`}},
+	} {
+		t.Run(string(tc.res.Kind)+tc.res.Code, func(t *testing.T) {
+			env := newEnv(build(t, b), nil)
+			s := start(t, env, nil)
+			w := waitAt(t, s, "act")
+			res := tc.res
+			apply(t, s, env, OperationEvent(w.ID, &res))
+			if tc.want == nil {
+				assertStatus(t, s, Completed)
+				return
+			}
+			assertIncident(t, s, "act", tc.want...)
+		})
+	}
 }
 
 func TestCheckValueRefusesVariable(t *testing.T) {
@@ -346,55 +450,135 @@ func TestServiceBpmnErrorBoundary(t *testing.T) {
 	})
 }
 
-// TestServiceInterruptedByTimerBoundary: an interrupting timer boundary due
-// before the operation's own timeout bounds the operation; when the context
-// expires the instance leaves through the boundary.
+// TestServiceInterruptedByTimerBoundary: an interrupting timer boundary
+// fires while the operation runs: the task is left through the boundary,
+// the run is cancelled with its timeout purged, and its result, when it
+// comes, is discarded.
 func TestServiceInterruptedByTimerBoundary(t *testing.T) {
 	b := model.NewBuilder("tb").
 		StartEvent("start").ServiceTask("call", "slow", model.Timeout(time.Hour)).ScriptTask("done", "'ok'", "path").EndEvent("end").
 		TimerBoundary("tooLong", "call", model.Duration("PT0.02S"), true).ScriptTask("late", "'late'", "path").EndEvent("lateEnd").
 		Sequence("start", "call", "done", "end").
 		Sequence("tooLong", "late", "lateEnd")
-	x := newExec(map[string]opFunc{"slow": blockOnCtx(time.Second)})
-	s := start(t, newEnv(build(t, b), x), nil)
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, nil)
+	op := waitAt(t, s, "call")
+	if got := effectWaits(s, ScheduleTimer); len(got) != 2 {
+		t.Fatalf("timers %v, want the boundary and the operation watch", got)
+	}
+	flush(s)
+	fire(t, s, env, "tooLong")
 	assertStatus(t, s, Completed)
 	assertVars(t, s.Variables(), map[string]any{"path": "late"})
-	if len(x.calls) != 1 {
-		t.Errorf("calls = %d", len(x.calls))
+	if got := effects(s, CancelOperation); len(got) != 1 || got[0].Wait != op.ID {
+		t.Errorf("CancelOperation effects %+v, want one for %s", got, op.ID)
 	}
-	if len(effects(s, ScheduleTimer))+len(effects(s, CancelTimer)) != 0 {
-		t.Errorf("an in-step boundary left timer effects: %+v", s.Outbox)
+	done := &OperationResult{Kind: OperationCompleted, Output: map[string]any{"r": 1}}
+	if n := apply(t, s, env, OperationEvent(op.ID, done)); n != 0 {
+		t.Errorf("the interrupted task's result applied")
 	}
 }
 
-// TestServiceBoundaryFastOpCompletes: a boundary that is not reached does
-// not interfere.
-func TestServiceBoundaryFastOpCompletes(t *testing.T) {
-	b := model.NewBuilder("tb").
-		StartEvent("start").ServiceTask("call", "fast").ScriptTask("done", "'ok'", "path").EndEvent("end").
-		TimerBoundary("tooLong", "call", model.Duration("PT1H"), true).ScriptTask("late", "'late'", "path").EndEvent("lateEnd").
-		Sequence("start", "call", "done", "end").
-		Sequence("tooLong", "late", "lateEnd")
-	x := newExec(map[string]opFunc{"fast": returns(map[string]any{"r": 1})})
-	s := start(t, newEnv(build(t, b), x), nil)
-	assertStatus(t, s, Completed)
-	assertVars(t, s.Variables(), map[string]any{"path": "ok", "r": int64(1)})
-}
-
-// TestServiceEarliestBoundaryBounds: with two interrupting timer boundaries,
-// the earliest bounds the operation — also when it is already due (a date
-// in the past), which service() clamps to a zero timeout and then mistakes
-// for "no timeout yet".
-func TestServiceEarliestBoundaryBounds(t *testing.T) {
+// TestServiceNonInterruptingBoundaryWhileOperationRuns: a
+// non-interrupting timer fires while the operation runs (it could not
+// when operations ran inside the step), and the result still completes
+// the task.
+func TestServiceNonInterruptingBoundaryWhileOperationRuns(t *testing.T) {
 	b := model.NewBuilder("tb").
 		StartEvent("start").ServiceTask("call", "slow").EndEvent("end").
-		TimerBoundary("overdue", "call", model.Date("2020-01-01T00:00:00Z"), true).ScriptTask("o", "'overdue'", "path").EndEvent("e1").
-		TimerBoundary("later", "call", model.Duration("PT1H"), true).ScriptTask("l", "'later'", "path").EndEvent("e2").
+		TimerBoundary("remind", "call", model.Duration("PT1M"), false).ScriptTask("note", "'reminded'", "note").EndEvent("noteEnd").
 		Sequence("start", "call", "end").
-		Sequence("overdue", "o", "e1").
-		Sequence("later", "l", "e2")
-	x := newExec(map[string]opFunc{"slow": blockOnCtx(time.Second)})
-	s := start(t, newEnv(build(t, b), x), nil)
+		Sequence("remind", "note", "noteEnd")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, nil)
+	op := waitAt(t, s, "call")
+	fire(t, s, env, "remind")
+	assertStatus(t, s, Active)
+	assertVars(t, s.Variables(), map[string]any{"note": "reminded"})
+	apply(t, s, env, OperationEvent(op.ID, &OperationResult{Kind: OperationCompleted, Output: map[string]any{"r": 1}}))
 	assertStatus(t, s, Completed)
-	assertVars(t, s.Variables(), map[string]any{"path": "overdue"})
+	assertVars(t, s.Variables(), map[string]any{"r": int64(1)})
+}
+
+// TestServiceCancelledInTheSameStep: a task entered and cancelled in one
+// step takes back its run and its timeout instead of cancelling them.
+func TestServiceCancelledInTheSameStep(t *testing.T) {
+	b := model.NewBuilder("same").
+		StartEvent("start").TimerCatchEvent("wait", model.Duration("PT1M")).ServiceTask("call", "op", model.Timeout(time.Minute)).EndEvent("end").
+		Sequence("start", "wait", "call", "end")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, nil)
+	flush(s)
+	w := waitAt(t, s, "wait")
+	env.Now = w.Due
+	apply(t, s, env, timerEvent(w), Event{ID: "c", Kind: Cancel})
+	assertStatus(t, s, Terminated)
+	for _, k := range []EffectKind{RunOperation, ScheduleTimer, CancelOperation, CancelTimer} {
+		if got := effects(s, k); len(got) != 0 {
+			t.Errorf("%s effects %+v, want none", k, got)
+		}
+	}
+}
+
+// TestOperationWatch: one durable timer watches every operation of an
+// instance, due at the earliest deadline. An earlier deadline moves it
+// (the later firing is refused); when it fires, only the operations past
+// their deadline time out and it is set for the next one.
+func TestOperationWatch(t *testing.T) {
+	b := model.NewBuilder("watch").StartEvent("start").ParallelGateway("fork").
+		ServiceTask("slow", "op", model.Timeout(time.Minute)).
+		TimerCatchEvent("pause", model.Duration("PT1S")).ServiceTask("quick", "op", model.Timeout(10*time.Second)).
+		ServiceTask("long", "op", model.Timeout(time.Hour)).
+		ParallelGateway("join").EndEvent("end").
+		Sequence("start", "fork", "slow", "join", "end").
+		Sequence("fork", "pause", "quick", "join").
+		Sequence("fork", "long", "join")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, nil)
+	watch := waitAt(t, s, "")
+	if watch.Kind != OperationWatch || !watch.Due.Equal(t0.Add(time.Minute)) || watch.Firing != 0 {
+		t.Fatalf("watch %+v, want due at the first deadline", watch)
+	}
+	if got := effectWaits(s, ScheduleTimer); !slices.Equal(got, []string{"i1/operations", waitAt(t, s, "pause").ID}) {
+		t.Fatalf("timers %v: want one watch for the two operations, and the pause", got)
+	}
+	flush(s)
+	first := *watch
+
+	// quick starts at t0+1s with a deadline at t0+11s: the watch moves.
+	fire(t, s, env, "pause")
+	watch = waitAt(t, s, "")
+	if !watch.Due.Equal(t0.Add(11*time.Second)) || watch.Firing != 1 {
+		t.Fatalf("watch %+v, want due at quick's deadline, firing 1", watch)
+	}
+	if n := apply(t, s, env, timerEvent(&first)); n != 0 {
+		t.Fatal("the replaced watch's firing was applied")
+	}
+	quick := waitAt(t, s, "quick").ID
+	flush(s)
+
+	// It fires: quick times out; slow and long do not; it is set for slow.
+	fire(t, s, env, "")
+	assertIncident(t, s, "quick", `operation "op" timed out after 10s`)
+	if len(s.Incidents) != 1 {
+		t.Fatalf("incidents %+v, want quick's only", s.Incidents)
+	}
+	watch = waitAt(t, s, "")
+	if !watch.Due.Equal(t0.Add(time.Minute)) || watch.Firing != 2 {
+		t.Fatalf("watch %+v, want due at slow's deadline, firing 2", watch)
+	}
+	if got := effectWaits(s, CancelOperation); !slices.Equal(got, []string{quick}) {
+		t.Errorf("CancelOperation for %v, want quick's", got)
+	}
+
+	// Once no operation is left when it fires, the watch is gone.
+	for _, node := range []string{"slow", "long"} {
+		apply(t, s, env, OperationEvent(waitAt(t, s, node).ID, &OperationResult{Kind: OperationCompleted}))
+	}
+	fire(t, s, env, "")
+	for _, w := range s.Waits {
+		if w.Kind == OperationWatch {
+			t.Fatalf("watch left with no operation: %s", dumpWaits(s))
+		}
+	}
 }

@@ -127,7 +127,19 @@ const (
 	IncidentRetryWait WaitKind = "incidentRetry"
 	// ChildWait is a call activity waiting for its child instance.
 	ChildWait WaitKind = "child"
+	// OperationWait is an in-process service task waiting for its
+	// operation's result; Due is the operation's deadline.
+	OperationWait WaitKind = "operation"
+	// OperationWatch is the instance's one durable timer over the
+	// deadlines of its operations (no track): due no later than the
+	// earliest of them.
+	OperationWatch WaitKind = "operationWatch"
 )
+
+// timer reports whether waits of kind k are woken by a timer.
+func (k WaitKind) timer() bool {
+	return k == TimerWait || k == BoundaryWait || k == IncidentRetryWait || k == OperationWatch
+}
 
 // Wait is something the instance is parked on. Its ID is the key an event
 // must name to wake it; it is also the timer id published to JetStream.

@@ -1,7 +1,6 @@
 package instance
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -10,47 +9,13 @@ import (
 	"github.com/jetbpm/jetbpm/jobs"
 )
 
-// Executor runs in-process operations for a step. The engine resolves
-// Call.Operation to a registered function; tests pass their own.
-type Executor interface {
-	Execute(ctx context.Context, call Call) (map[string]any, error)
-}
-
-// Call is one invocation of an in-process operation. Operations run
-// at-least-once: a crash before the checkpoint runs the step again.
-type Call struct {
-	InstanceID string
-	Node       string
-	Operation  string
-	// Activation is unique per visit of the node; with InstanceID and Node it
-	// is an idempotency key for the operation.
-	Activation uint64
-	Input      map[string]any
-}
-
-// BpmnError is the error an operation returns to throw a BPMN error, which
-// an error boundary event can catch.
-type BpmnError struct {
-	Code    string
-	Message string
-}
-
-func (e *BpmnError) Error() string {
-	if e.Message == "" {
-		return "bpmn error " + e.Code
-	}
-	return "bpmn error " + e.Code + ": " + e.Message
-}
-
 // Env is what a step may read besides the state: the process definition,
-// the time, and the executor for in-process operations.
+// the time, and the engine's settings.
 type Env struct {
 	Process *model.Process
 	Now     time.Time
-	Exec    Executor
-	// Context is the parent of every operation's context; nil means Background.
-	Context context.Context
-	// DefaultTimeout bounds operations without their own timeout; 0 = none.
+	// DefaultTimeout bounds in-process operations without a timeout of
+	// their own; 0 = none.
 	DefaultTimeout time.Duration
 	// MaxNodes bounds node executions per step, so a loop without a wait
 	// state fails the instance instead of spinning; 0 means 10,000.
@@ -63,6 +28,10 @@ type Env struct {
 	// IncidentRetry is the engine-wide incident retry policy under each
 	// activity's own; the zero value retries nothing automatically.
 	IncidentRetry jobs.RetrySpec
+	// Discarded, when set, is told of each event the step skips because
+	// it is a duplicate or its wait is gone (a late operation result, a
+	// timer that fired after it was cancelled).
+	Discarded func(Event)
 }
 
 var timeZero time.Time
@@ -116,11 +85,11 @@ func Apply(s *State, env Env, events ...Event) (applied int, err error) {
 	r := newRunner(s, env)
 	defer r.recover(&err)
 	for _, ev := range events {
-		if s.Status.Finished() {
-			break
-		}
-		if r.apply(ev) {
+		switch {
+		case !s.Status.Finished() && r.apply(ev):
 			applied++
+		case env.Discarded != nil:
+			env.Discarded(ev)
 		}
 		r.run()
 	}
@@ -140,9 +109,6 @@ type runner struct {
 }
 
 func newRunner(s *State, env Env) *runner {
-	if env.Context == nil {
-		env.Context = context.Background()
-	}
 	if env.MaxNodes == 0 {
 		env.MaxNodes = 10_000
 	}
@@ -175,10 +141,17 @@ func (r *runner) apply(ev Event) bool {
 	switch ev.Kind {
 	case TimerFired:
 		w := r.s.wait(ev.Wait)
-		if w == nil || w.Firing != ev.Firing {
+		if w == nil || w.Firing != ev.Firing || !w.Kind.timer() {
 			return false
 		}
 		r.timerFired(w)
+		return true
+	case OperationDone:
+		w := r.s.wait(ev.Wait)
+		if w == nil || w.Kind != OperationWait || ev.Result == nil {
+			return false
+		}
+		r.operationDone(w, ev.Result)
 		return true
 	case JobOutcome:
 		w := r.s.wait(ev.Wait)

@@ -119,7 +119,7 @@ func TestMaxNodesIsPerEvent(t *testing.T) {
 		Sequence("fork", "tb", "b1", "b2", "b3", "join")
 	p := build(t, b)
 
-	startAt := func() (*State, *Env) {
+	startAt := func() (*State, *testEnv) {
 		env := newEnv(p, nil)
 		env.MaxNodes = 6
 		return start(t, env, nil), env

@@ -55,7 +55,7 @@ func (r *runner) unschedule(w *Wait) {
 	n := len(r.s.Outbox)
 	mine := r.s.Outbox[r.outboxBase:]
 	mine = slices.DeleteFunc(mine, func(e Effect) bool {
-		return (e.Kind == ScheduleTimer || e.Kind == EnqueueJob || e.Kind == StartChildEffect) && e.Wait == w.ID
+		return (e.Kind == ScheduleTimer || e.Kind == EnqueueJob || e.Kind == StartChildEffect || e.Kind == RunOperation) && e.Wait == w.ID
 	})
 	r.s.Outbox = r.s.Outbox[:r.outboxBase+len(mine)]
 	if len(r.s.Outbox) < n {
@@ -63,6 +63,10 @@ func (r *runner) unschedule(w *Wait) {
 	}
 	if w.Kind == ChildWait {
 		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.Child, Kind: CancelChild, Child: w.Child})
+		return
+	}
+	if w.Kind == OperationWait {
+		r.s.Outbox = append(r.s.Outbox, Effect{ID: "cancel:" + w.ID, Kind: CancelOperation, Wait: w.ID})
 		return
 	}
 	if w.Kind == JobWait {
@@ -73,6 +77,10 @@ func (r *runner) unschedule(w *Wait) {
 }
 
 func (r *runner) timerFired(w *Wait) {
+	if w.Kind == OperationWatch {
+		r.watchFired(w)
+		return
+	}
 	t := r.s.track(w.Track)
 	if t == nil {
 		r.bug("wait %q belongs to missing track %q", w.ID, w.Track)
@@ -94,6 +102,7 @@ func (r *runner) timerFired(w *Wait) {
 		r.complete(t, n, nil, nil)
 		return
 	}
+
 	if n.Interrupting {
 		r.interrupt(t, n)
 		return
