@@ -55,6 +55,7 @@ func callSetup(t *testing.T) (*engine.Engine, *atomic.Bool) {
 }
 
 func TestCallActivity(t *testing.T) {
+	t.Parallel()
 	eng, broken := callSetup(t)
 	ctx := context.Background()
 
@@ -130,6 +131,7 @@ func TestCallActivity(t *testing.T) {
 }
 
 func TestCallActivityOfMissingProcess(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := context.Background()
@@ -146,6 +148,7 @@ func TestCallActivityOfMissingProcess(t *testing.T) {
 // The call-activity conformance file calls start-end: with both deployed,
 // the caller completes.
 func TestCallActivityConformanceFile(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := context.Background()
@@ -166,6 +169,7 @@ func TestCallActivityConformanceFile(t *testing.T) {
 // A child waiting on a timer across an engine restart completes and
 // reports to its caller, which then completes.
 func TestCallActivityAcrossRestart(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := context.Background()
 	eng := openEngine(t, env, nil)

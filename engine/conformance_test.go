@@ -342,6 +342,7 @@ var runnable = []conformanceRun{
 }
 
 func TestConformanceFilesRun(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}
 	eng := openEngine(t, env, ops)
@@ -430,6 +431,7 @@ func sorted(s []string) []string {
 // status by an XML error mapper, an XML output mapping applied by the
 // engine, the lock duration and the trust of jetbpm:worker.
 func TestXMLJobOptionsRun(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := context.Background()

@@ -15,6 +15,7 @@ import (
 // losing them would, and provisions them again: the engine's partitions
 // notice their consumers stopped and consume again, so new instances run.
 func TestPartitionsConsumeAgainAfterConsumerLoss(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	deployed(t, eng, model.NewBuilder("plain").StartEvent("s").ScriptTask("a", "1 + 1", "two").EndEvent("e").Sequence("s", "a", "e"))

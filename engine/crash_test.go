@@ -22,6 +22,7 @@ import (
 // completing step. A fresh node must publish the lost effects and finish
 // every instance exactly once (docs/engine.md §5).
 func TestCrashBetweenCheckpointAndEffects(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		crash int // which checkpoint write of the instance crashes: 1 = start step, 2 = the step after the timer
@@ -89,6 +90,7 @@ func TestCrashBetweenCheckpointAndEffects(t *testing.T) {
 // operation runs. Another node finishes the instance; the operation ran at
 // least once and the instance completed once (docs/engine.md §3.1).
 func TestCrashAroundInProcessOperation(t *testing.T) {
+	t.Parallel()
 	deploy := func(t *testing.T, eng *engine.Engine, timeout time.Duration) {
 		t.Helper()
 		p := build(t, model.NewBuilder("crashop").StartEvent("s").

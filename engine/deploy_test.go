@@ -48,6 +48,7 @@ func ctxT(t *testing.T) context.Context {
 }
 
 func TestDeployAllIsAllOrNone(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := ctxT(t)
@@ -92,6 +93,7 @@ func TestDeployAllIsAllOrNone(t *testing.T) {
 // definition is over the bucket's message size — leaves nothing deployed:
 // not the first process, not a version pointer.
 func TestDeployAllWriteFailsMidway(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := ctxT(t)
@@ -149,6 +151,7 @@ func TestDeployAllWriteFailsMidway(t *testing.T) {
 // Concurrent deploys of one process each get their own version: a deploy
 // that lost the race to the version pointer starts over.
 func TestDeployAllConcurrent(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	const n = 6
 	engs := []*engine.Engine{openEngine(t, env, nil), openEngine(t, env, nil)}
@@ -185,6 +188,7 @@ func TestDeployAllConcurrent(t *testing.T) {
 // On streams provisioned by a jetbpm that wrote deploys apart, a deploy
 // says what to do instead of half-deploying.
 func TestDeployOnAnOldLayout(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := ctxT(t)

@@ -43,6 +43,7 @@ func waitDone(t testing.TB, eng *engine.Engine, id string) *engine.InstanceView 
 }
 
 func TestStartRunsToCompletion(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}
 	ops.Register("double", func(ctx context.Context, in map[string]any) (map[string]any, error) {
@@ -82,6 +83,7 @@ func TestStartRunsToCompletion(t *testing.T) {
 }
 
 func TestTimerCatchAndCancel(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := context.Background()

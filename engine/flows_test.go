@@ -19,6 +19,7 @@ import (
 // second: each visit is a new activation with its own timer id, so neither
 // the schedule subject nor the Nats-Msg-Id window collides.
 func TestLoopReentersTimerNode(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := context.Background()
@@ -47,6 +48,7 @@ func TestLoopReentersTimerNode(t *testing.T) {
 // non-interrupting cycle boundary that fires twice and an interrupting one
 // that ends the wait; the hour timer's schedule is purged.
 func TestBoundaryTimers(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := context.Background()
@@ -91,6 +93,7 @@ func TestBoundaryTimers(t *testing.T) {
 // is caught by the sub-process's error boundary; an uncaught one fails the
 // instance with the code.
 func TestErrorEndCaughtOnSubProcess(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := context.Background()

@@ -53,6 +53,7 @@ func (f *flipOp) activations() []uint64 {
 // the instance completes only once the incident is resolved, and the
 // variables the operator set are there.
 func TestParallelBranchRunsWhileSiblingHoldsIncident(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	op := &flipOp{}
 	ops := &engine.Operations{}
@@ -91,6 +92,7 @@ func TestParallelBranchRunsWhileSiblingHoldsIncident(t *testing.T) {
 // completes it. The history shows raised then retried, and the lineage
 // both tracks.
 func TestRetryIncident(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	op := &flipOp{}
 	ops := &engine.Operations{}
@@ -132,6 +134,7 @@ func TestRetryIncident(t *testing.T) {
 // An external task's incident retry enqueues a new job (new id) with a
 // fresh job retry budget.
 func TestRetryIncidentEnqueuesNewJob(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	deployed(t, eng, model.NewBuilder("ext").StartEvent("s").
@@ -191,6 +194,7 @@ func TestRetryIncidentEnqueuesNewJob(t *testing.T) {
 // Abandon dead-letters the incident and cancels its token: alone, the
 // instance ends terminated; with a parallel branch, it continues.
 func TestAbandonIncident(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}
 	ops.Register("charge", (&flipOp{}).run)
@@ -242,6 +246,7 @@ func TestAbandonIncident(t *testing.T) {
 // Actions on closed or unknown incidents are refused and change nothing;
 // of two concurrent resolves exactly one wins.
 func TestIncidentActionsRefused(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	op := &flipOp{}
 	ops := &engine.Operations{}

@@ -38,6 +38,7 @@ func failJob(t *testing.T, w *rawWorker) jobs.Job {
 // An interrupting timer boundary armed before the failure fires over the
 // incident: the node is cancelled and the incident closed as overtaken.
 func TestInterruptingBoundaryOvertakesIncident(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	boundaryProcess(t, eng, "sla", "sla", "PT3S", true)
@@ -63,6 +64,7 @@ func TestInterruptingBoundaryOvertakesIncident(t *testing.T) {
 // A non-interrupting timer boundary fires while the incident is open: its
 // path runs and the incident stays; resolving it then completes.
 func TestNonInterruptingBoundaryFiresDuringIncident(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	boundaryProcess(t, eng, "remind", "remind", "PT2S", false)
@@ -90,6 +92,7 @@ func TestNonInterruptingBoundaryFiresDuringIncident(t *testing.T) {
 // arm its boundaries on entry: they are armed at the raise, counted from
 // the entry, so an SLA timer still fires over the stuck token.
 func TestBoundaryArmedWhenInputMappingFails(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	deployed(t, eng, model.NewBuilder("gated").StartEvent("s").

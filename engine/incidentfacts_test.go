@@ -132,6 +132,7 @@ func replayIncidentFacts(t testing.TB, env *streamstest.Env, processID string, w
 // instance, process, node and cause class; a late subscriber replays the
 // same from the facts stream.
 func TestIncidentFacts(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	book := newFactBook()
 	sub, err := env.Conn.Subscribe("jetbpm.fact.incident.>", func(m *nats.Msg) { book.add(m.Subject, m.Data) })
@@ -266,6 +267,7 @@ func (b *logBook) matching(keep func(logRecord) bool) []logRecord {
 // Each incident is logged once, at Error, when raised; its later
 // transitions are not errors.
 func TestIncidentLoggedOnce(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	logs := &logBook{}
 	ops := &engine.Operations{}
@@ -304,6 +306,7 @@ func TestIncidentLoggedOnce(t *testing.T) {
 // retries, as zeebe-node's job.fail(..., 0) does: an incident on the task,
 // which the operator resolves with the variable that routes to path B.
 func TestConformanceWorkerRaiseIncident(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := bounded(t)
@@ -344,6 +347,7 @@ func TestConformanceWorkerRaiseIncident(t *testing.T) {
 // exhausted and the task holds an incident; an incident retry gets a new
 // job that completes.
 func TestConformanceWorkerFailureRetries(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := bounded(t)

@@ -155,6 +155,7 @@ func checkRaised(t *testing.T, env *streamstest.Env, eng *engine.Engine, id, nod
 // --- What raises an incident (docs/incidents.md §1) ---
 
 func TestIncidentOnOperationFailure(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}
 	ops.Register("fails", func(context.Context, map[string]any) (map[string]any, error) {
@@ -190,6 +191,7 @@ func TestIncidentOnOperationFailure(t *testing.T) {
 }
 
 func TestIncidentOnExpressionError(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	deployed(t, eng, model.NewBuilder("route").StartEvent("s").ExclusiveGateway("big").
@@ -200,6 +202,7 @@ func TestIncidentOnExpressionError(t *testing.T) {
 }
 
 func TestIncidentOnDataFlowFailure(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	deployed(t, eng, model.NewBuilder("mapped").StartEvent("s").
@@ -217,6 +220,7 @@ func TestIncidentOnDataFlowFailure(t *testing.T) {
 }
 
 func TestIncidentOnRetriesExhausted(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	deployed(t, eng, model.NewBuilder("charge").StartEvent("s").
@@ -241,6 +245,7 @@ func TestIncidentOnRetriesExhausted(t *testing.T) {
 }
 
 func TestIncidentOnUncaughtBpmnError(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}
 	ops.Register("charge", func(context.Context, map[string]any) (map[string]any, error) {
@@ -259,6 +264,7 @@ func TestIncidentOnUncaughtBpmnError(t *testing.T) {
 // uncaught it fails the instance, from the root or from a sub-process, and
 // raises no incident.
 func TestErrorEndEventFailsInstance(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	deployed(t, eng, model.NewBuilder("reject").StartEvent("s").ErrorEndEvent("no", "REJECTED").Sequence("s", "no"))
@@ -285,6 +291,7 @@ func TestErrorEndEventFailsInstance(t *testing.T) {
 // worse. The honest way to reach one from outside is a corrupt checkpoint:
 // here a wait names a node its process does not have.
 func TestInvariantViolationFailsInstance(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := bounded(t)
 	eng := openWith(t, env, engine.Options{})
@@ -336,6 +343,7 @@ func TestInvariantViolationFailsInstance(t *testing.T) {
 // A scheduled retry is a durable timer: it survives an engine and server
 // restart and fires once.
 func TestScheduledRetrySurvivesRestart(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	op := &flipOp{}
 	ops := &engine.Operations{}
@@ -392,6 +400,7 @@ func TestScheduledRetrySurvivesRestart(t *testing.T) {
 // --- Instance status vocabulary: active, incident, completed, failed, terminated ---
 
 func TestInstanceStatusFilters(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}
 	ops.Register("charge", (&flipOp{}).run)

@@ -138,6 +138,7 @@ func TestSlowOperationDoesNotHoldItsPartition(t *testing.T) {
 // once and the operation's context is cancelled (it is not left to run
 // until its own timeout).
 func TestInterruptedOperationIsCancelled(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	stopped := make(chan error, 1)
 	ops := &engine.Operations{}
@@ -175,6 +176,7 @@ func TestInterruptedOperationIsCancelled(t *testing.T) {
 // while operations ran inside the step), and the operation's result still
 // completes the task.
 func TestNonInterruptingBoundaryFiresWhileOperationRuns(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	reminded := make(chan struct{})
 	ops := &engine.Operations{}
@@ -206,6 +208,7 @@ func TestNonInterruptingBoundaryFiresWhileOperationRuns(t *testing.T) {
 // TestOperationResultTooLargeForAnEvent: a result that cannot travel as an
 // event fails the task with the size and the limit instead of vanishing.
 func TestOperationResultTooLargeForAnEvent(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}
 	ops.Register("huge", func(context.Context, map[string]any) (map[string]any, error) {

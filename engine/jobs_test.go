@@ -98,6 +98,7 @@ func (w *rawWorker) report(m jetstream.Msg, job jobs.Job, r jobs.Report) jobs.Ve
 }
 
 func TestRawWorkerCompletesJob(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := context.Background()
@@ -130,6 +131,7 @@ func TestRawWorkerCompletesJob(t *testing.T) {
 }
 
 func TestJobMetrics(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	reg := metrics.NewRegistry()
 	ctx := context.Background()

@@ -60,6 +60,7 @@ var contrastRules = []jobs.Rule{
 // BPMN error (caught by the boundary) or a status (the task completes and
 // a gateway branches on it); neither is retried (NFR-4).
 func TestEngineClassifiesFaults(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	jobProcess(t, eng, "classify", model.WithWorkerTrust(jobs.EngineAuthoritative),
@@ -94,6 +95,7 @@ func TestEngineClassifiesFaults(t *testing.T) {
 // comes before the backoff's lower bound. Exhaustion fails the task with
 // topic, attempts and last error, and terminates the job.
 func TestTechnicalRetriesThenExhausts(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	const backoff = 300 * time.Millisecond
@@ -143,6 +145,7 @@ func TestTechnicalRetriesThenExhausts(t *testing.T) {
 // A poison job kills every worker that takes it: nobody reports, yet the
 // job reaches exhaustion when the next worker checks in.
 func TestPoisonJobExhaustsWithoutReports(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	jobProcess(t, eng, "poison", model.WithLockDuration(time.Second), model.WithRetryPolicy(jobs.FixedDelaySpec(2, 0)))
@@ -168,6 +171,7 @@ func TestPoisonJobExhaustsWithoutReports(t *testing.T) {
 // job does not run again: a required output path missing, a status
 // variable that exists and may not be overwritten.
 func TestDataFlowFailuresDoNotRetry(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	jobProcess(t, eng, "mapped", model.WithWorkerTrust(jobs.EngineAuthoritative),
@@ -197,6 +201,7 @@ func TestDataFlowFailuresDoNotRetry(t *testing.T) {
 // overrides the batteries' default; under WorkerTrusted the job carries
 // the resolved policy.
 func TestTwoLevelPolicy(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	ctx := context.Background()
 	eng, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog, Jobs: jobs.Overrides{

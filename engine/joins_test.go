@@ -19,6 +19,7 @@ import (
 // incident, listed by --status incident and active — across an engine
 // restart; cancelling it ends it.
 func TestAbandonedBranchLeavesInstanceStuckAtJoin(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := context.Background()
 	eng := openEngine(t, env, nil)

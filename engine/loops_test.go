@@ -22,6 +22,7 @@ import (
 // iteration only, the other 49 complete, and after an engine restart a
 // retry of the incident completes the instance with every output in order.
 func TestParallelMultiInstanceWithOneIncident(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := context.Background()
 	eng := openEngine(t, env, nil)
@@ -89,6 +90,7 @@ func TestParallelMultiInstanceWithOneIncident(t *testing.T) {
 // incident on iteration 2 blocks 3 until it is resolved; a completion
 // condition can end the loop early.
 func TestSequentialMultiInstance(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}
 	ops.Register("visit", func(_ context.Context, in map[string]any) (map[string]any, error) {
@@ -136,6 +138,7 @@ func TestSequentialMultiInstance(t *testing.T) {
 // The Zeebe multi-instance conformance file: a sub-process per operating
 // system, each with a runTests job, runs to completion.
 func TestMultiInstanceConformanceFile(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	ctx := context.Background()
@@ -163,6 +166,7 @@ func TestMultiInstanceConformanceFile(t *testing.T) {
 // the next engine resumes at the next iteration, never repeats a finished
 // one, and collects the outputs in order.
 func TestSequentialMultiInstanceAcrossRestart(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := context.Background()
 	eng := openEngine(t, env, nil)
@@ -265,6 +269,7 @@ func (o *tripOps) fix(city string) {
 // on, leaves its node once (the node after it runs once), and collects
 // every output in order — the resolved one from the operator's variables.
 func TestMultiInstanceIterationIncidentActions(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}
 	trips := newTripOps("Atlantis")

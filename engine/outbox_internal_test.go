@@ -12,6 +12,7 @@ import (
 // closed by the step that took it; an open incident's snapshots carry none
 // (the retention starts when the incident closes, see expireSnapshots).
 func TestSnapshotTTLOnlyOnceClosed(t *testing.T) {
+	t.Parallel()
 	pub := &publisher{incidentRetention: 2 * time.Hour}
 	s := &instance.State{ID: "i-1", Incidents: []*instance.Incident{{Record: incidents.Record{ID: "i-1/a/1", State: incidents.Open}}}}
 	for _, tc := range []struct {

@@ -17,6 +17,7 @@ import (
 // and the NATS server, restarts both on the same store: the timer fires
 // and the instance completes.
 func TestTimerFiresAfterRestart(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := context.Background()
 	eng := openEngine(t, env, nil)
@@ -48,6 +49,7 @@ func TestTimerFiresAfterRestart(t *testing.T) {
 // is discarded and the instance fails, naming the size and the limit
 // (docs/engine.md §8); a single oversized variable fails it too.
 func TestCheckpointSizeLimit(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}
 	ops.Register("blob", func(_ context.Context, in map[string]any) (map[string]any, error) {

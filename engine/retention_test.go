@@ -23,6 +23,7 @@ import (
 // was raised and waits until everything of B is gone: by then A's snapshot
 // is older than the retention, and must still be there.
 func TestRetentionExpiresClosedKeepsOpen(t *testing.T) {
+	t.Parallel()
 	const retention = time.Second
 	env := streamstest.Start(t)
 	ops := &engine.Operations{}
@@ -89,6 +90,7 @@ func TestRetentionExpiresClosedKeepsOpen(t *testing.T) {
 // A retention under a second cannot be a per-message TTL: Open refuses it
 // rather than have every expiring write rejected later.
 func TestRetentionUnderASecondRefused(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	for _, opts := range []engine.Options{{IncidentRetention: 500 * time.Millisecond}, {FinishedRetention: 999 * time.Millisecond}} {
 		eng, err := engine.Open(bounded(t), env.Conn, opts)

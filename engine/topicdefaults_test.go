@@ -16,6 +16,7 @@ import (
 // its lock becomes the topic consumer's AckWait, its retry policy ships
 // with the topic's jobs, and a task's own option still wins.
 func TestTopicDefaults(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openWith(t, env, engine.Options{
 		Jobs: jobs.Overrides{Retry: ptr(jobs.FixedDelaySpec(7, time.Second)), LockDuration: 90 * time.Second},
@@ -62,6 +63,7 @@ func TestTopicDefaults(t *testing.T) {
 
 // Open refuses topic defaults that do not validate, naming the topic.
 func TestTopicDefaultsValidated(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	for _, tc := range []struct {
 		opts engine.Options

@@ -9,6 +9,7 @@ import (
 // TestDoesNotLinkTheServer keeps worker binaries small: workerkit may use
 // package streams' names, never the embedded nats-server.
 func TestDoesNotLinkTheServer(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)

@@ -48,6 +48,7 @@ func (f *failingReports) PublishMsg(ctx context.Context, m *nats.Msg, opts ...je
 // died): it retries the publish until the lock would expire instead of
 // giving up after a few attempts, so the job is not run again.
 func TestReportOutlastsUnavailableStream(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("flaky-nats", "flaky-nats")
 	js := &failingReports{n: 5}
@@ -104,6 +105,7 @@ func (s *strandingReports) PublishMsg(ctx context.Context, m *nats.Msg, opts ...
 // not come is published again as a new copy (a new message id), so a
 // stranded first copy cannot keep the stream deduplicating the rest.
 func TestReportCopyAfterVerdictTimeout(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("stranded", "stranded")
 	js := &strandingReports{}
@@ -147,6 +149,7 @@ func (l *lostLookup) Consumer(ctx context.Context, stream, name string) (jetstre
 // distant deadline: a lost consumer lookup must time out on its own and
 // be tried again, not hold the worker until that deadline.
 func TestWorkerSurvivesLostConsumerLookup(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("lookup-lost", "lookup-lost")
 	js := &lostLookup{}

@@ -172,6 +172,7 @@ func (c *calls) all() []workerkit.Job {
 }
 
 func TestCompleteWithOutput(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	var c calls
 	// The worker starts before the topic's consumer exists and waits for it.
@@ -200,6 +201,7 @@ func TestCompleteWithOutput(t *testing.T) {
 }
 
 func TestBpmnErrorCaughtByBoundary(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("pay", "payments")
 	f.worker(func(w *workerkit.Worker) {
@@ -214,6 +216,7 @@ func TestBpmnErrorCaughtByBoundary(t *testing.T) {
 }
 
 func TestStatusBranches(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("lookup", "lookup", model.WithStatus("lookup", false))
 	f.worker(func(w *workerkit.Worker) {
@@ -231,6 +234,7 @@ func TestStatusBranches(t *testing.T) {
 func fmtWrap(err error) error { return errors.Join(errors.New("lookup"), err) }
 
 func TestEngineAuthoritativeRetriesAcrossDeliveries(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("pay", "payments", model.WithWorkerTrust(jobs.EngineAuthoritative),
 		model.WithRetryPolicy(jobs.FixedDelaySpec(3, 50*time.Millisecond)))
@@ -258,6 +262,7 @@ func TestEngineAuthoritativeRetriesAcrossDeliveries(t *testing.T) {
 }
 
 func TestWorkerTrustedRetriesWithinOneDelivery(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("pay", "payments", model.WithRetryPolicy(jobs.FixedDelaySpec(3, 50*time.Millisecond)))
 	var c calls
@@ -285,6 +290,7 @@ func TestWorkerTrustedRetriesWithinOneDelivery(t *testing.T) {
 }
 
 func TestWorkerTrustedErrorMapper(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("lookup", "lookup", model.WithStatus("lookup", false), model.WithErrorMapper(
 		jobs.Rule{Code: "404", When: `body.type == "NOT_FOUND"`, Outcome: jobs.BusinessStatus, Value: "NOT_FOUND"},
@@ -311,6 +317,7 @@ func TestWorkerTrustedErrorMapper(t *testing.T) {
 }
 
 func TestLockExtendedForSlowHandler(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("slow", "slow", model.WithLockDuration(time.Second))
 	var c calls
@@ -335,6 +342,7 @@ func TestLockExtendedForSlowHandler(t *testing.T) {
 }
 
 func TestMaxLockCancelsHandler(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("capped", "capped", model.WithLockDuration(time.Second), model.WithMaxLockDuration(2*time.Second))
 	var c calls
@@ -364,6 +372,7 @@ func TestMaxLockCancelsHandler(t *testing.T) {
 }
 
 func TestShutdownDrainsJobInFlight(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("pay", "payments")
 	started, release := make(chan struct{}), make(chan struct{})
@@ -404,6 +413,7 @@ func TestShutdownDrainsJobInFlight(t *testing.T) {
 }
 
 func TestShutdownTimeoutCancelsJob(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("pay", "payments")
 	started := make(chan struct{})
@@ -426,6 +436,7 @@ func TestShutdownTimeoutCancelsJob(t *testing.T) {
 }
 
 func TestRunReturnsPromptly(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("pay", "payments") // one topic with a consumer, one without
 	r := f.worker(func(w *workerkit.Worker) {
@@ -443,6 +454,7 @@ func TestRunReturnsPromptly(t *testing.T) {
 }
 
 func TestConcurrency(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("pay", "payments")
 	const n = 4
@@ -475,6 +487,7 @@ func TestConcurrency(t *testing.T) {
 }
 
 func TestPanicIsTechnicalFault(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("pay", "payments", model.WithRetryPolicy(jobs.NoRetrySpec()))
 	f.worker(func(w *workerkit.Worker) {
@@ -492,6 +505,7 @@ func TestPanicIsTechnicalFault(t *testing.T) {
 }
 
 func TestOutputMappingFailureFailsWithoutRetry(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("pay", "payments", model.WithOutputMapping(jobs.OutputRule{Path: "body.receipt.id", Variable: "receipt", Required: true}))
 	var c calls
@@ -511,6 +525,7 @@ func TestOutputMappingFailureFailsWithoutRetry(t *testing.T) {
 }
 
 func TestOutputMappingAppliedByWorker(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("pay", "payments", model.WithOutputMapping(jobs.OutputRule{Path: "body.receipt.id", Variable: "receipt", Required: true}))
 	f.worker(func(w *workerkit.Worker) {
@@ -525,6 +540,7 @@ func TestOutputMappingAppliedByWorker(t *testing.T) {
 }
 
 func TestHandleMisuse(t *testing.T) {
+	t.Parallel()
 	w, err := workerkit.New(setup(t).env.NewConn(t), workerkit.Options{Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)
@@ -556,6 +572,7 @@ func TestHandleMisuse(t *testing.T) {
 // after a worker died holding delivery 1, delivery 2 runs attempts 2 and 3
 // of 3, not three more.
 func TestWorkerTrustedRedeliveryKeepsTheBudget(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy("pay", "payments", model.WithRetryPolicy(jobs.FixedDelaySpec(3, 50*time.Millisecond)), model.WithLockDuration(time.Second))
 	started := make(chan struct{}, 1)

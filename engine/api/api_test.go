@@ -170,6 +170,7 @@ func (f *fixture) waitDone(t *testing.T, id string) *engine.InstanceView {
 }
 
 func TestDeploy(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	ctx := ctxT(t)
 	deps, err := f.client.Deploy(ctx, api.File{Name: "calc.bpmn", XML: calcXML}, api.File{Name: "greet.bpmn", XML: greetXML})
@@ -202,6 +203,7 @@ func TestDeploy(t *testing.T) {
 }
 
 func TestDeployAllOrNothing(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	ctx := ctxT(t)
 	deps, err := f.client.Deploy(ctx,
@@ -256,6 +258,7 @@ func TestDeployAllOrNothing(t *testing.T) {
 }
 
 func TestInstanceLifecycle(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	ctx := ctxT(t)
 	f.deploy(t, api.File{Name: "calc.bpmn", XML: calcXML}, api.File{Name: "wait.bpmn", XML: waitXML})
@@ -340,6 +343,7 @@ func TestInstanceLifecycle(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	ctx := ctxT(t)
 	f.deploy(t, api.File{Name: "calc.bpmn", XML: calcXML})
@@ -420,6 +424,7 @@ func rawReply(t *testing.T, nc *nats.Conn, op string, body []byte) (result json.
 }
 
 func TestRawRequests(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	f.deploy(t, api.File{Name: "wait.bpmn", XML: waitXML})
 	for _, op := range []string{api.OpDeploy, api.OpStart, api.OpInstanceGet, api.OpInstanceList, api.OpInstanceCancel} {
@@ -452,6 +457,7 @@ func TestRawRequests(t *testing.T) {
 }
 
 func TestNoEngine(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	ctx := ctxT(t)
 	f.deploy(t, api.File{Name: "calc.bpmn", XML: calcXML})
@@ -493,6 +499,7 @@ func TestNoEngine(t *testing.T) {
 // that cannot finish (no engine applies events any more) is interrupted
 // and answered, not left to time out.
 func TestCloseAnswersInFlight(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	ctx := ctxT(t)
 	f.deploy(t, api.File{Name: "wait.bpmn", XML: waitXML})
@@ -577,6 +584,7 @@ func waitCancelEvent(t *testing.T, env *streamstest.Env, id string, got chan res
 // A's partitions are stopped so the start stays pending deterministically;
 // engine B then applies the start and the cancel.
 func TestCancelRightAfterStart(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := ctxT(t)
 	engA, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog})
@@ -634,6 +642,7 @@ func TestCancelRightAfterStart(t *testing.T) {
 // request from another connection is answered. Today Serve does not flush
 // its SUB, and such a request usually gets ErrNoEngine.
 func TestServeReadyWhenItReturns(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	if err := f.srv.Close(); err != nil {
 		t.Fatal(err)
@@ -661,6 +670,7 @@ func TestServeReadyWhenItReturns(t *testing.T) {
 // the UNSUB is routed to the dead subscription, dropped unanswered, and
 // the client waits for its whole timeout (30 s by default).
 func TestRequestAfterCloseGetsNoEngine(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	if err := f.srv.Close(); err != nil {
 		t.Fatal(err)

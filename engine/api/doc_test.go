@@ -22,6 +22,7 @@ const apiDoc = "../../docs/api.md"
 // TestDocListsEveryOperation keeps docs/api.md and the server in step: the
 // operations documented are exactly those dispatch handles.
 func TestDocListsEveryOperation(t *testing.T) {
+	t.Parallel()
 	doc := readAPIDoc(t)
 	documented := docOperations(doc)
 	handled := dispatchedOperations(t)
@@ -57,6 +58,7 @@ func TestDocListsEveryOperation(t *testing.T) {
 // TestDocListsEveryErrorCode checks the doc's table of error codes against
 // the codes the server sends.
 func TestDocListsEveryErrorCode(t *testing.T) {
+	t.Parallel()
 	doc := readAPIDoc(t)
 	const marker = "<!-- error codes:"
 	_, table, ok := strings.Cut(doc, marker)

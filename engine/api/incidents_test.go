@@ -52,6 +52,7 @@ func recordIDs(list []*incidents.Record) []string {
 }
 
 func TestIncidentOperations(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	ctx := ctxT(t)
 	f.deploy(t, api.File{Name: "calc.bpmn", XML: calcXML}, api.File{Name: "greet.bpmn", XML: greetXML})
@@ -193,6 +194,7 @@ func TestIncidentOperations(t *testing.T) {
 }
 
 func TestIncidentRawRequests(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	for _, op := range []string{api.OpIncidentList, api.OpIncidentGet, api.OpIncidentRetry, api.OpIncidentResolve, api.OpIncidentAbandon} {
 		for _, body := range []string{"{not json", "", "[]", `{"id": 5, "state": 1, "vars": 1}`, "\x00\xff"} {
