@@ -112,15 +112,26 @@
 //   - jetbpm:status: the variable a status outcome writes; overwrite
 //     defaults to false.
 //
+// One more element may be on any activity (a task of any kind, a
+// sub-process, a call activity, a multi-instance activity), once: its
+// incident retry policy, model.Node.IncidentRetry (the builder's
+// WithIncidentRetry, docs/incidents.md §4), in jetbpm:retryPolicy's syntax
+// without kind custom and jitter. maxAttempts counts the activity's runs
+// for one incident and defaults to 3, whatever zeebe:taskDefinition
+// retries say:
+//
+//	<jetbpm:incidentRetry kind="fixed" maxAttempts="2" delay="PT10S"/>
+//
 // Durations are ISO-8601 in hours, minutes and seconds (PT30S, PT0.5S,
 // PT1H30M). Every malformed attribute, an attribute that does not belong
 // to the element or to the retry kind, a rule without exactly one outcome,
 // a status rule without jetbpm:status, a repeated element, a retryPolicy
 // whose maxAttempts contradicts zeebe:taskDefinition retries, a custom
-// mapper with trust="workerTrusted", and any job option on a task that
-// runs in process (jetbpm:operation, camunda:class, ...) or on another
-// element is refused with the line of the extension element. Anything else
-// in the namespace is refused.
+// mapper with trust="workerTrusted", any job option on a task that runs
+// in process (jetbpm:operation, camunda:class, ...) or on another element,
+// and jetbpm:incidentRetry on anything but an activity is refused with the
+// line of the extension element. Anything else in the namespace is
+// refused.
 //
 // # Ignored
 //

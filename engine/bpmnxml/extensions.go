@@ -308,7 +308,8 @@ func zeebeSource(s string) string {
 	return expression.Literal(s)
 }
 
-// finish turns what was gathered into the node's service or script.
+// finish turns what was gathered into the node's service or script, and
+// its incident retry policy.
 func (im *importer) finish(e *elem, n *model.Node, x *nodeExt) {
 	switch n.Kind {
 	case model.ServiceTask:
@@ -319,6 +320,9 @@ func (im *importer) finish(e *elem, n *model.Node, x *nodeExt) {
 		im.script(e, n, x)
 	case model.CallActivity:
 		im.callActivity(e, n, x)
+	}
+	if c := x.jetbpm["incidentRetry"]; c != nil {
+		im.incidentRetry(e, c, n)
 	}
 }
 

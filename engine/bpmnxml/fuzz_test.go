@@ -15,6 +15,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(around(`<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition><bpmn:timeDuration>=duration("PT5S")</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`)))
 	f.Add([]byte(extTask(``, `<jetbpm:worker topic="p" trust="engineAuthoritative" lockDuration="PT2M"/><jetbpm:retryPolicy kind="fixed" delay="PT1S"/><jetbpm:status variable="s"/><jetbpm:errorMapper><jetbpm:rule code="404" when="body.t == 'x'" status="NF"/></jetbpm:errorMapper><jetbpm:outputMapping><jetbpm:output path="body.id" variable="id" required="true"/></jetbpm:outputMapping>`)))
 	f.Add([]byte(around(`<bpmn:subProcess id="t"><bpmn:startEvent id="s1"/></bpmn:subProcess>`)))
+	f.Add([]byte(around(`<bpmn:subProcess id="t"><bpmn:extensionElements><jetbpm:incidentRetry kind="exponential" maxAttempts="4" base="PT1S" cap="PT1M"/></bpmn:extensionElements><bpmn:startEvent id="s1"/></bpmn:subProcess>`)))
+	f.Add([]byte(extTask(`jetbpm:operation="charge"`, `<jetbpm:incidentRetry kind="fixed" maxAttempts="2" delay="PT0.1S"/>`)))
+	f.Add([]byte(zeebeTask(`<jetbpm:retryPolicy kind="none"/><jetbpm:incidentRetry kind="none"/>`)))
 	f.Add([]byte(proc(`<bpmn:userTask id="u"/>`)))
 	f.Add([]byte(`<?xml version="1.0"?><definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"><process id="p"><startEvent id="s"/>`))
 	for _, rel := range []string{"zeebe-node/Client-ThrowError.bpmn", "camunda7-engine-externaltask/ExternalTaskServiceTest.testFetchVariables.bpmn20.xml"} {

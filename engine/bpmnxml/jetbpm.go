@@ -3,7 +3,6 @@ package bpmnxml
 import (
 	"encoding/xml"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -20,9 +19,23 @@ var jetbpmElements = []string{"worker", "retryPolicy", "errorMapper", "outputMap
 
 // jetbpmExt collects a jetbpm extension element of a flow node; it is
 // applied by finish, once the node's vendor extensions have said whether
-// the task is external.
+// the task is external. jetbpm:incidentRetry may be on any activity; the
+// other elements configure an external service task's job.
 func (im *importer) jetbpmExt(c, owner *elem, t *extTarget) {
 	local := c.name.Local
+	if local == "incidentRetry" {
+		switch {
+		case t == nil:
+			im.probs.in(owner, c, "not supported on a %s; it configures an activity", owner.name.Local)
+		case !t.node.Kind.IsActivity():
+			im.probs.in(owner, c, "applies to activities only (tasks, sub-processes, call activities)")
+		case t.ext.jetbpm[local] != nil:
+			im.probs.in(owner, c, "appears twice in the %s; keep one", owner.name.Local)
+		default:
+			t.ext.keepJetbpm(c)
+		}
+		return
+	}
 	switch {
 	case !slices.Contains(jetbpmElements, local):
 		im.probs.in(owner, c, "unknown jetbpm extension element")
@@ -33,11 +46,16 @@ func (im *importer) jetbpmExt(c, owner *elem, t *extTarget) {
 	case t.ext.jetbpm[local] != nil:
 		im.probs.in(owner, c, "appears twice in the task; keep one")
 	default:
-		if t.ext.jetbpm == nil {
-			t.ext.jetbpm = map[string]*elem{}
-		}
-		t.ext.jetbpm[local] = c
+		t.ext.keepJetbpm(c)
 	}
+}
+
+// keepJetbpm records jetbpm extension element c for finish.
+func (x *nodeExt) keepJetbpm(c *elem) {
+	if x.jetbpm == nil {
+		x.jetbpm = map[string]*elem{}
+	}
+	x.jetbpm[c.name.Local] = c
 }
 
 // jetbpmWorker applies a service task's jetbpm extension elements. It runs
@@ -135,110 +153,6 @@ func (im *importer) workerElem(e, c *elem, s *model.Service) {
 	if o.LockDuration > 0 && o.MaxLockDuration > 0 && o.MaxLockDuration < o.LockDuration {
 		im.probs.in(e, c, "maxLockDuration %s is shorter than lockDuration %s", o.MaxLockDuration, o.LockDuration)
 	}
-}
-
-// retryAttrs are the attributes each retry kind takes besides kind.
-var retryAttrs = map[jobs.RetryKind][]string{
-	jobs.RetryNone:        {"maxAttempts"},
-	jobs.RetryFixed:       {"maxAttempts", "delay"},
-	jobs.RetryExponential: {"maxAttempts", "base", "cap", "jitter"},
-	jobs.RetryCustom:      {"maxAttempts", "name"},
-}
-
-// retryPolicy reads <jetbpm:retryPolicy kind=.../>. maxAttempts defaults
-// to the zeebe:taskDefinition retries, else 3; an exponential policy's
-// omitted attributes are the default policy's (base PT0.5S, cap PT30S,
-// jitter 0.2).
-func (im *importer) retryPolicy(e, c *elem, w *model.Worker) {
-	a, ok := im.jetbpmAttrs(e, c, "kind", "maxAttempts", "delay", "base", "cap", "jitter", "name")
-	if !ok {
-		return
-	}
-	im.noChildren(e, c)
-	kind := jobs.RetryKind(a["kind"])
-	allowed, known := retryAttrs[kind]
-	if !known {
-		im.probs.in(e, c, "kind=%q is not one of none, fixed, exponential, custom", a["kind"])
-		return
-	}
-	bad := false
-	for _, name := range []string{"maxAttempts", "delay", "base", "cap", "jitter", "name"} {
-		if _, has := a[name]; has && !slices.Contains(allowed, name) {
-			im.probs.in(e, c, "%s does not apply to kind=%q", name, kind)
-			bad = true
-		}
-	}
-	spec := jobs.DefaultRetrySpec
-	spec.Kind = kind
-	if kind != jobs.RetryExponential {
-		spec = jobs.RetrySpec{Kind: kind, MaxAttempts: spec.MaxAttempts}
-	}
-	if w.Retries > 0 {
-		spec.MaxAttempts = w.Retries
-	}
-	if kind == jobs.RetryNone {
-		spec.MaxAttempts = 1
-	}
-	if v, has := a["maxAttempts"]; has {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		switch {
-		case err != nil || n < 1:
-			im.probs.in(e, c, "maxAttempts=%q is not a positive integer (it counts executions: 3 = the first + 2 retries)", v)
-			bad = true
-		case kind == jobs.RetryNone && n != 1:
-			im.probs.in(e, c, "maxAttempts=%q: kind=\"none\" runs once; omit maxAttempts", v)
-			bad = true
-		default:
-			spec.MaxAttempts = n
-		}
-	}
-	if w.Retries > 0 && spec.MaxAttempts != w.Retries {
-		im.probs.in(e, c, "%d attempts contradict the zeebe:taskDefinition retries=\"%d\"; keep one", spec.MaxAttempts, w.Retries)
-		bad = true
-	}
-	for _, f := range []struct {
-		name string
-		dst  *time.Duration
-	}{{"delay", &spec.Delay}, {"base", &spec.Base}, {"cap", &spec.Cap}} {
-		v, has := a[f.name]
-		if !has {
-			continue
-		}
-		d, msg := clockDuration(v)
-		if msg != "" {
-			im.probs.in(e, c, "%s=%q: %s", f.name, v, msg)
-			bad = true
-			continue
-		}
-		*f.dst = d
-	}
-	if v, has := a["jitter"]; has {
-		j, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !(j >= 0 && j <= 1) {
-			im.probs.in(e, c, "jitter=%q is not a fraction in [0,1] (0.2 = ±20%%)", v)
-			bad = true
-		}
-		spec.Jitter = j
-	}
-	switch {
-	case kind == jobs.RetryFixed && !has(a, "delay"):
-		im.probs.in(e, c, "kind=\"fixed\" needs delay (e.g. delay=\"PT1S\")")
-		bad = true
-	case kind == jobs.RetryCustom:
-		spec.Name = strings.TrimSpace(a["name"])
-		if spec.Name == "" {
-			im.probs.in(e, c, "kind=\"custom\" needs the name of a retry policy registered with the engine")
-			bad = true
-		}
-	}
-	if bad {
-		return
-	}
-	if err := spec.Validate(); err != nil {
-		im.probs.in(e, c, "%v", err)
-		return
-	}
-	w.Options.Retry = &spec
 }
 
 // status reads <jetbpm:status variable="..." overwrite="false"/>.
