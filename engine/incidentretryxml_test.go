@@ -37,6 +37,7 @@ func (f *failOnce) run(ctx context.Context, _ map[string]any) (map[string]any, e
 // the first run fails, the scheduled retry runs it again after the delay,
 // and that run succeeds.
 func TestXMLIncidentRetryRetriesAutomatically(t *testing.T) {
+	t.Parallel()
 	env := streamstest.Start(t)
 	op := &failOnce{}
 	ops := &engine.Operations{}
