@@ -76,9 +76,6 @@ var protoSetups = []struct {
 // as the engine user; workers connect as the worker user.
 func startNatsConfSetup(t *testing.T) protoSetup {
 	t.Helper()
-	for _, role := range []string{"engine", "worker", "integration", "operator"} {
-		t.Setenv("JETBPM_"+strings.ToUpper(role)+"_PASSWORD", role+"-secret")
-	}
 	opts, err := server.ProcessConfigFile("../nats.conf")
 	if err != nil {
 		t.Fatal(err)
@@ -361,6 +358,7 @@ func TestWorkerProtocolLifecycle(t *testing.T) {
 // took the job and checked in is refused on every message; the new holder
 // completes.
 func TestWorkerProtocolStaleHolder(t *testing.T) {
+	t.Parallel()
 	runProto(t, func(t *testing.T, s protoSetup) {
 		id := deployWorkerTask(t, s, "stale", "payments", nil, model.WithLockDuration(time.Second))
 		a := newProtoWorker(t, s, "a", "payments")
@@ -397,6 +395,7 @@ func TestWorkerProtocolStaleHolder(t *testing.T) {
 // TestWorkerProtocolCheckInExhausts: with one attempt, the check-in of the
 // second delivery is refused and the task fails; the worker must not run it.
 func TestWorkerProtocolCheckInExhausts(t *testing.T) {
+	t.Parallel()
 	runProto(t, func(t *testing.T, s protoSetup) {
 		id := deployWorkerTask(t, s, "poison", "payments", nil,
 			model.WithLockDuration(time.Second), model.WithRetryPolicy(jobs.NoRetrySpec()))
@@ -439,6 +438,7 @@ func TestWorkerProtocolExtendCap(t *testing.T) {
 // TestWorkerProtocolMalformedReports: malformed messages are refused and
 // change nothing; the holder then completes its delivery 1.
 func TestWorkerProtocolMalformedReports(t *testing.T) {
+	t.Parallel()
 	runProto(t, func(t *testing.T, s protoSetup) {
 		id := deployWorkerTask(t, s, "malformed", "payments", nil, model.WithLockDuration(10*time.Second))
 		w := newProtoWorker(t, s, "w", "payments")
@@ -490,6 +490,7 @@ func TestWorkerProtocolMalformedReports(t *testing.T) {
 // fault; the engine classifies it by the rules (a BPMN error here) or
 // retries it (a redelivery the next fetch checks in for).
 func TestWorkerProtocolFailRetries(t *testing.T) {
+	t.Parallel()
 	runProto(t, func(t *testing.T, s protoSetup) {
 		id := deployWorkerTask(t, s, "raw", "payments", nil,
 			model.WithWorkerTrust(jobs.EngineAuthoritative),
@@ -524,6 +525,7 @@ func TestWorkerProtocolFailRetries(t *testing.T) {
 // The engine sends verdicts with its own permissions, so it must send them
 // to inboxes only: a replyTo naming an instance's KV key is ignored.
 func TestWorkerProtocolReplyToMustBeAnInbox(t *testing.T) {
+	t.Parallel()
 	s := startNatsConfSetup(t)
 	id := deployWorkerTask(t, s, "victim", "payments", nil)
 	w := newProtoWorker(t, s, "w", "payments")
@@ -543,6 +545,7 @@ func TestWorkerProtocolReplyToMustBeAnInbox(t *testing.T) {
 // A report naming a live job but sent to another instance's subject finds
 // no job there; the engine must not terminate the live job's message.
 func TestWorkerProtocolForeignReportLeavesJobAlone(t *testing.T) {
+	t.Parallel()
 	s := startNatsConfSetup(t)
 	deployWorkerTask(t, s, "victim", "payments", nil, model.WithLockDuration(time.Second))
 	w := newProtoWorker(t, s, "w", "payments")
@@ -558,6 +561,7 @@ func TestWorkerProtocolForeignReportLeavesJobAlone(t *testing.T) {
 // Reports have their own stream, which refuses rollups and schedules: a
 // worker's headers can neither purge events nor schedule forged ones.
 func TestWorkerProtocolReportHeadersCannotPurgeOrSchedule(t *testing.T) {
+	t.Parallel()
 	s := startNatsConfSetup(t)
 	w := newProtoWorker(t, s, "w", "payments")
 	for _, h := range []struct{ key, value string }{

@@ -24,6 +24,7 @@ import (
 // id and delivery; each is refused, and the holder's own complete still
 // finds the job at its delivery 1.
 func TestWorkerProtocolReportTopicMustBeTheJobs(t *testing.T) {
+	t.Parallel()
 	runProto(t, func(t *testing.T, s protoSetup) {
 		id := deployWorkerTask(t, s, "topical", "payments", nil, model.WithLockDuration(10*time.Second))
 		w := newProtoWorker(t, s, "w", "payments")
@@ -69,6 +70,7 @@ func TestWorkerProtocolReportTopicMustBeTheJobs(t *testing.T) {
 // instance no longer knows (its ack was lost) is terminated by a report
 // about it, but only one on its own topic's subject.
 func TestWorkerProtocolUnknownJobOfAnotherTopicLeftAlone(t *testing.T) {
+	t.Parallel()
 	runProto(t, func(t *testing.T, s protoSetup) {
 		id := deployWorkerTask(t, s, "leftover", "payments", nil, model.WithLockDuration(time.Second))
 		partition := streams.PartitionOf(id, s.partitions)

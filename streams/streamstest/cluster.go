@@ -16,6 +16,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
 // Cluster is a JetStream cluster of nats-server processes on loopback, for
@@ -243,7 +245,7 @@ func (c *Cluster) Connect() *nats.Conn {
 
 // WaitJetStream waits, at most d, until the cluster's JetStream answers an
 // account info request (it has a meta leader). The servers offer no event
-// for it, so it asks every 100 ms.
+// for it, so it asks again and again.
 func (c *Cluster) WaitJetStream(d time.Duration) {
 	c.t.Helper()
 	nc := c.Connect()
@@ -251,20 +253,13 @@ func (c *Cluster) WaitJetStream(d time.Duration) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	deadline := time.Now().Add(d)
-	for {
+	defer nc.Close()
+	testwait.Until(c.t, d, "the cluster's JetStream to answer", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
 		_, err := js.AccountInfo(ctx)
-		cancel()
-		if err == nil {
-			nc.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("streamstest: cluster JetStream not ready within %s: %v", d, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 func freePort(t testing.TB) int {
