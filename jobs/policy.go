@@ -54,6 +54,16 @@ const (
 	RetryCustom RetryKind = "custom"
 )
 
+// RetryParams are the parameters each retry kind takes besides its kind,
+// by the names the declarative forms use (<jetbpm:retryPolicy> attributes,
+// serve --config keys): every decoder of a retry policy checks against it.
+var RetryParams = map[RetryKind][]string{
+	RetryNone:        {"maxAttempts"},
+	RetryFixed:       {"maxAttempts", "delay"},
+	RetryExponential: {"maxAttempts", "base", "cap", "jitter"},
+	RetryCustom:      {"maxAttempts", "name"},
+}
+
 // RetrySpec is a RetryPolicy as data. MaxAttempts counts executions: 3 =
 // the first + 2 retries.
 type RetrySpec struct {

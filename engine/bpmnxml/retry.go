@@ -16,14 +16,6 @@ import (
 //	<jetbpm:retryPolicy kind="fixed" maxAttempts="4" delay="PT10S"/>    an external task's job retries
 //	<jetbpm:incidentRetry kind="fixed" maxAttempts="2" delay="PT1M"/>   an activity's automatic incident retries
 
-// retryAttrs are the attributes each retry kind takes besides kind.
-var retryAttrs = map[jobs.RetryKind][]string{
-	jobs.RetryNone:        {"maxAttempts"},
-	jobs.RetryFixed:       {"maxAttempts", "delay"},
-	jobs.RetryExponential: {"maxAttempts", "base", "cap", "jitter"},
-	jobs.RetryCustom:      {"maxAttempts", "name"},
-}
-
 // retryNames are the retry attributes besides kind; incidentRetryNames
 // those an incident retry policy takes.
 var (
@@ -56,7 +48,7 @@ func (im *importer) retrySpec(e, c *elem, f retryForm) (spec jobs.RetrySpec, ok 
 	}
 	im.noChildren(e, c)
 	kind := jobs.RetryKind(a["kind"])
-	allowed, known := retryAttrs[kind]
+	allowed, known := jobs.RetryParams[kind]
 	switch {
 	case f.incident && (!known || kind == jobs.RetryCustom):
 		why := ""

@@ -9,14 +9,6 @@ import (
 	"github.com/jetbpm/jetbpm/jobs"
 )
 
-// retryKeys are the keys each retry kind takes besides kind, as the
-// attributes of <jetbpm:retryPolicy>.
-var retryKeys = map[jobs.RetryKind][]string{
-	jobs.RetryNone:        {"maxAttempts"},
-	jobs.RetryFixed:       {"maxAttempts", "delay"},
-	jobs.RetryExponential: {"maxAttempts", "base", "cap", "jitter"},
-}
-
 // retry reads a retry policy as <jetbpm:retryPolicy> takes it: kind is
 // required; maxAttempts defaults to 3 (1 for none); an exponential
 // policy's omitted base, cap and jitter are the default policy's. An
@@ -46,7 +38,7 @@ func (d *decoder) retry(key string, v *yaml.Node, incident bool) (jobs.RetrySpec
 		n, has := given[name]
 		switch {
 		case !has:
-		case !slices.Contains(retryKeys[kind], name):
+		case !slices.Contains(jobs.RetryParams[kind], name):
 			d.fail(resolve(n), join(key, name), "does not apply to kind %s", kind)
 		case incident && name == "jitter":
 			d.fail(resolve(n), join(key, name), "incident retries are scheduled by the deterministic step, without jitter")
