@@ -30,6 +30,15 @@ const (
 	// OperationDone reports an in-process operation's result
 	// (Event.Result) to the operation wait Event.Wait.
 	OperationDone EventKind = "operationDone"
+	// Correlate delivers a message (Event.Vars) to the message wait
+	// Event.Wait, as correlation Event.Correlation. If the wait is gone and
+	// the correlation was not applied before, the instance rejects it
+	// (RejectMessage) so the message can go to another subscription.
+	Correlate EventKind = "correlate"
+	// MessageTo delivers message Event.Message (Event.Vars) straight to
+	// this instance, bypassing correlation keys: the oldest open message
+	// wait of that name takes it; with none, it is discarded.
+	MessageTo EventKind = "message"
 )
 
 // Event is an input to an instance. Start is not an event: it creates the
@@ -46,6 +55,9 @@ type Event struct {
 	Vars     map[string]any   `msgpack:"vars,omitempty"`
 	Child    *ChildResult     `msgpack:"child,omitempty"`
 	Result   *OperationResult `msgpack:"result,omitempty"`
+
+	Correlation *Correlation `msgpack:"correlation,omitempty"`
+	Message     string       `msgpack:"message,omitempty"`
 }
 
 // EffectKind names something the engine must do after the checkpoint.
@@ -74,6 +86,17 @@ const (
 	// on this node, if there is one.
 	RunOperation    EffectKind = "runOperation"
 	CancelOperation EffectKind = "cancelOperation"
+	// Subscribe opens Effect.Sub at its message partition; Unsubscribe
+	// closes it. RejectMessage hands correlation Effect.Correlation of
+	// Effect.Sub back: the wait it was offered to was gone.
+	// PublishMessage publishes Effect.Message (a declarative throw).
+	// StartEnded tells the message partition of Effect.Correlation that
+	// the instance this message started has ended.
+	Subscribe      EffectKind = "subscribe"
+	Unsubscribe    EffectKind = "unsubscribe"
+	RejectMessage  EffectKind = "rejectMessage"
+	PublishMessage EffectKind = "publishMessage"
+	StartEnded     EffectKind = "startEnded"
 )
 
 // Effect is one entry of the outbox. Publishing an effect again must be
@@ -100,6 +123,10 @@ type Effect struct {
 	Child  string       `msgpack:"child,omitempty"`
 
 	Call *Call `msgpack:"call,omitempty"`
+
+	Sub         *Subscription `msgpack:"sub,omitempty"`
+	Correlation *Correlation  `msgpack:"correlation,omitempty"`
+	Message     *OutMessage   `msgpack:"message,omitempty"`
 }
 
 // FactKind is the kind of a lifecycle fact.

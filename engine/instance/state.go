@@ -36,6 +36,16 @@ type State struct {
 	Failure   *Failure  `msgpack:"failure,omitempty"`
 	// Parent is set on a child instance: the call activity it reports to.
 	Parent *ParentRef `msgpack:"parent,omitempty"`
+	// BusinessKey is the caller's key for the instance (Camunda 7); a
+	// catch without a correlation key is reachable by it.
+	BusinessKey string `msgpack:"businessKey,omitempty"`
+	// StartMessage is the message that started the instance at a message
+	// start event; while the instance is active, a message with the same
+	// non-empty key starts no other instance of the process.
+	StartMessage *Correlation `msgpack:"startMessage,omitempty"`
+	// Correlations are the ids (CorrelationID) of the last correlations
+	// applied, newest last, so a redelivered one is recognised.
+	Correlations []string `msgpack:"correlations,omitempty"`
 
 	Tracks []*Track `msgpack:"tracks,omitempty"`
 	Scopes []*Scope `msgpack:"scopes"`
@@ -134,6 +144,9 @@ const (
 	// deadlines of its operations (no track): due no later than the
 	// earliest of them.
 	OperationWatch WaitKind = "operationWatch"
+	// MessageWait is an open message subscription of a catch event,
+	// receive task, message boundary or event-based gateway branch.
+	MessageWait WaitKind = "message"
 )
 
 // timer reports whether waits of kind k are woken by a timer.
@@ -156,6 +169,8 @@ type Wait struct {
 	Job *jobs.State `msgpack:"job,omitempty"`
 	// Child is the instance a child wait waits for.
 	Child string `msgpack:"child,omitempty"`
+	// Sub is a message wait's subscription.
+	Sub *Subscription `msgpack:"sub,omitempty"`
 }
 
 // Job returns the state of the live job with the given id, nil if the

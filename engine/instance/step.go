@@ -43,19 +43,45 @@ var ErrInvariant = errors.New("instance invariant violated")
 // Start creates a new instance of env.Process with the given variables and
 // runs it to its first wait state.
 func Start(id string, env Env, vars map[string]any) (*State, error) {
-	return startInstance(id, env, vars, nil)
+	return StartFrom(id, env, vars, Begin{})
 }
 
 // StartChild creates the child instance a call activity asked for; it
 // reports its end to parent.
 func StartChild(id string, env Env, vars map[string]any, parent ParentRef) (*State, error) {
-	return startInstance(id, env, vars, &parent)
+	return StartFrom(id, env, vars, Begin{Parent: &parent})
 }
 
-func startInstance(id string, env Env, vars map[string]any, parent *ParentRef) (s *State, err error) {
+// Begin says how an instance starts; the zero value starts at the
+// process's none start event.
+type Begin struct {
+	// Node is the start event to start at ("": the none start event).
+	Node string
+	// BusinessKey is stored on the instance (State.BusinessKey).
+	BusinessKey string
+	// Parent is the call activity a child instance reports to.
+	Parent *ParentRef
+	// Message is the message that starts the instance at a message start
+	// event (Node); its variables are vars.
+	Message *Correlation
+}
+
+// StartFrom creates a new instance of env.Process as b says, with the
+// given variables, and runs it to its first wait state.
+func StartFrom(id string, env Env, vars map[string]any, b Begin) (s *State, err error) {
 	p := env.Process
 	if p == nil || !p.Validated() {
 		return nil, fmt.Errorf("instance %s: process is not validated", id)
+	}
+	start := p.StartOf("")
+	if b.Node != "" {
+		start = p.Node(b.Node)
+		if start == nil || start.Kind != model.StartEvent || start.Scope != "" {
+			return nil, fmt.Errorf("instance %s: %q is not a start event of process %s", id, b.Node, p.ID)
+		}
+	}
+	if start == nil {
+		return nil, fmt.Errorf("instance %s: process %s has no none start event", id, p.ID)
 	}
 	root, err := NormalizeVars(vars)
 	if err != nil {
@@ -63,12 +89,13 @@ func startInstance(id string, env Env, vars map[string]any, parent *ParentRef) (
 	}
 	s = &State{
 		ID: id, ProcessID: p.ID, Version: p.Version, Status: Active, StartedAt: env.Now,
-		Scopes: []*Scope{{ID: RootScope, Vars: root}}, Parent: parent,
+		Scopes: []*Scope{{ID: RootScope, Vars: root}}, Parent: b.Parent,
+		BusinessKey: b.BusinessKey, StartMessage: b.Message,
 	}
 	r := newRunner(s, env)
 	defer r.recover(&err)
 	r.fact(FactStarted, "")
-	r.spawn(p.StartOf("").ID, RootScope, "", "")
+	r.spawn(start.ID, RootScope, "", "")
 	r.run()
 	s.Stuck = r.stuckJoins()
 	return s, nil

@@ -24,13 +24,17 @@ const (
 	ParallelGateway        Kind = "parallelGateway"
 	SubProcess             Kind = "subProcess"
 	CallActivity           Kind = "callActivity"
+	ReceiveTask            Kind = "receiveTask"
+	SendTask               Kind = "sendTask"
+	IntermediateThrowEvent Kind = "intermediateThrowEvent"
+	EventBasedGateway      Kind = "eventBasedGateway"
 )
 
 // IsActivity reports whether nodes of kind k do work and can carry boundary
 // events and data mappings.
 func (k Kind) IsActivity() bool {
 	switch k {
-	case Task, ManualTask, ScriptTask, ServiceTask, SubProcess, CallActivity:
+	case Task, ManualTask, ScriptTask, ServiceTask, SubProcess, CallActivity, ReceiveTask, SendTask:
 		return true
 	}
 	return false
@@ -52,6 +56,7 @@ const (
 	ErrorEvent     EventType = "error"
 	TerminateEvent EventType = "terminate"
 	TimerEvent     EventType = "timer"
+	MessageEvent   EventType = "message"
 )
 
 // Process is a deployable process definition. Build one with NewBuilder or
@@ -88,6 +93,14 @@ type Node struct {
 	Interrupting bool   `msgpack:"interrupting,omitempty"`
 	// Default is the id of the flow taken when no condition holds.
 	Default string `msgpack:"default,omitempty"`
+
+	// Message is set on the nodes that catch or throw a message: message
+	// start, intermediate catch, boundary, intermediate throw and end
+	// events, receive tasks and send tasks.
+	Message *Message `msgpack:"message,omitempty"`
+	// Publish, on a message throw event or send task, publishes the
+	// message itself instead of handing a job to a worker.
+	Publish *Publish `msgpack:"publish,omitempty"`
 
 	Script  *Script  `msgpack:"script,omitempty"`
 	Service *Service `msgpack:"service,omitempty"`
