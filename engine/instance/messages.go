@@ -1,6 +1,9 @@
 package instance
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Subscription is an open message wait as the message partitions see it:
 // a catch of message Name under correlation key Key, by wait Wait of an
@@ -42,4 +45,14 @@ type OutMessage struct {
 	Vars map[string]any `msgpack:"vars,omitempty"`
 	TTL  time.Duration  `msgpack:"ttl,omitempty"`
 	ID   string         `msgpack:"id,omitempty"`
+}
+
+// ID names the correlation for de-duplication (State.Correlations): the
+// entry and sequence number given by a message partition, or the message
+// id of a message sent straight to an instance (Seq 0).
+func (c *Correlation) ID() string {
+	if c.Seq == 0 {
+		return "msg:" + c.MessageID
+	}
+	return c.Name + "/" + c.Key + "/" + strconv.FormatUint(c.Seq, 10)
 }
