@@ -8,6 +8,7 @@ type index struct {
 	incoming   map[string][]*Flow
 	start      map[string]*Node   // scope id -> its none start event
 	boundaries map[string][]*Node // activity id -> attached boundary events
+	msgStarts  []*Node            // the process's message start events
 }
 
 func newIndex(p *Process) *index {
@@ -23,6 +24,9 @@ func newIndex(p *Process) *index {
 		ix.nodes[n.ID] = n
 		if n.Kind == BoundaryEvent {
 			ix.boundaries[n.AttachedTo] = append(ix.boundaries[n.AttachedTo], n)
+		}
+		if n.Kind == StartEvent && n.Event == MessageEvent && n.Scope == "" {
+			ix.msgStarts = append(ix.msgStarts, n)
 		}
 		if n.Kind == StartEvent && n.Event == NoneEvent {
 			if _, dup := ix.start[n.Scope]; !dup {
@@ -53,6 +57,10 @@ func (p *Process) Incoming(id string) []*Flow { return p.index.incoming[id] }
 // StartOf returns the none start event of a scope ("" for the process, or a
 // sub-process id).
 func (p *Process) StartOf(scope string) *Node { return p.index.start[scope] }
+
+// MessageStarts returns the process-level message start events, in
+// declaration order.
+func (p *Process) MessageStarts() []*Node { return p.index.msgStarts }
 
 // Boundaries returns the boundary events attached to activity id.
 func (p *Process) Boundaries(id string) []*Node { return p.index.boundaries[id] }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"time"
 
 	"github.com/jetbpm/jetbpm/expression"
@@ -50,3 +51,116 @@ func (p *Publish) KeyCompiled() *expression.Expression { return p.key }
 
 // IDCompiled returns the compiled message id expression, nil when none.
 func (p *Publish) IDCompiled() *expression.Expression { return p.id }
+
+// throwsMessage reports whether n is a message throw: a send task, or an
+// intermediate throw or end event with a message definition.
+func (n *Node) throwsMessage() bool {
+	return n.Kind == SendTask || n.Event == MessageEvent && (n.Kind == IntermediateThrowEvent || n.Kind == EndEvent)
+}
+
+// message checks a message catch: a name (or name expression) and, when
+// keyed, a correlation key expression; both are compiled.
+func (v *validator) message(n *Node, keyed bool) {
+	m := n.Message
+	if m == nil {
+		v.nodef(n, "has no message")
+		return
+	}
+	switch {
+	case m.NameExpr != "":
+		m.name = v.compile(n, "message name", m.NameExpr)
+	case strings.TrimSpace(m.Name) == "":
+		v.nodef(n, "message has no name")
+	}
+	if m.CorrelationKey == "" {
+		m.key = nil
+		return
+	}
+	if !keyed {
+		v.nodef(n, "a message start event has no correlation key")
+		return
+	}
+	m.key = v.compile(n, "correlation key", m.CorrelationKey)
+}
+
+// messageStart checks a message start event: at process level, a literal
+// name no other message start of the process uses.
+func (v *validator) messageStart(n *Node) {
+	v.message(n, false)
+	switch {
+	case n.Scope != "":
+		v.nodef(n, "message start events are supported at process level only")
+	case n.Message != nil && n.Message.NameExpr != "":
+		v.nodef(n, "a message start event's name must be a literal, not an expression")
+	}
+	for _, o := range v.p.MessageStarts() {
+		if o == n {
+			break
+		}
+		if n.Message != nil && o.Message != nil && o.Message.Name == n.Message.Name {
+			v.nodef(n, "message start %q is already the start event for message %q", o.ID, o.Message.Name)
+		}
+	}
+}
+
+// throw checks a message throw: a job (worker or operation, checked as a
+// service task's), a declarative publish, or, for a send task or throw
+// event with neither, an error naming both ways.
+func (v *validator) throw(n *Node) {
+	switch {
+	case n.Service != nil && n.Publish != nil:
+		v.nodef(n, "both runs a job and publishes its message (jetbpm:publish); choose one")
+	case n.Service != nil:
+		v.service(n)
+	case n.Publish != nil:
+		v.message(n, false)
+		pub := n.Publish
+		if pub.CorrelationKey != "" {
+			pub.key = v.compile(n, "publish correlation key", pub.CorrelationKey)
+		}
+		if pub.MessageID != "" {
+			pub.id = v.compile(n, "publish message id", pub.MessageID)
+		}
+		if pub.TTL < 0 {
+			v.nodef(n, "publish time to live %v is negative", pub.TTL)
+		}
+		for i := range pub.Variables {
+			v.mapping(n, "publish variable", &pub.Variables[i])
+		}
+	default:
+		v.nodef(n, "throws a message but neither runs a job (a worker topic) nor publishes it (jetbpm:publish)")
+	}
+}
+
+// eventGateway checks an event-based gateway: two or more unconditional
+// flows, each to a message or timer catch event or a receive task that
+// only this gateway reaches.
+func (v *validator) eventGateway(n *Node) {
+	out := v.p.Outgoing(n.ID)
+	if len(out) < 2 {
+		v.nodef(n, "needs at least two outgoing sequence flows")
+	}
+	for _, f := range out {
+		t := v.p.Node(f.Target)
+		if t == nil {
+			continue // the flow's own check reports it
+		}
+		if f.Condition != "" {
+			v.nodef(n, "outgoing sequence flow %q has a condition; an event-based gateway's flows have none", f.ID)
+		}
+		catch := t.Kind == IntermediateCatchEvent && (t.Event == MessageEvent || t.Event == TimerEvent) || t.Kind == ReceiveTask
+		switch {
+		case !catch:
+			v.nodef(n, "sequence flow %q leads to %s %q; an event-based gateway leads to message or timer catch events or receive tasks", f.ID, t.Kind, t.ID)
+		case len(v.p.Incoming(t.ID)) != 1:
+			v.nodef(n, "%q after the gateway must have no other incoming sequence flow", t.ID)
+		case t.Kind == ReceiveTask && len(v.p.Boundaries(t.ID)) > 0:
+			v.nodef(n, "receive task %q after the gateway cannot have boundary events", t.ID)
+		case t.Loop != nil:
+			v.nodef(n, "%q after the gateway cannot be multi-instance", t.ID)
+		}
+	}
+	if n.Default != "" {
+		v.nodef(n, "an event-based gateway has no default flow")
+	}
+}

@@ -74,8 +74,8 @@ func (v *validator) run() {
 		}
 		v.node(n)
 	}
-	if p.StartOf("") == nil {
-		v.addf("", 0, "has no none start event")
+	if p.StartOf("") == nil && len(p.MessageStarts()) == 0 {
+		v.addf("", 0, "has no none start event and no message start event")
 	}
 	for _, n := range p.Nodes {
 		if n.Kind == SubProcess && p.StartOf(n.ID) == nil {
@@ -92,26 +92,53 @@ func (v *validator) node(n *Node) {
 	out, in := p.Outgoing(n.ID), p.Incoming(n.ID)
 	switch n.Kind {
 	case StartEvent:
-		if n.Event != NoneEvent {
-			v.nodef(n, "%s start events are not supported; use a none start event", n.Event)
-		} else if first := p.StartOf(n.Scope); first != n {
-			v.nodef(n, "a scope has one none start event; %q is already one", first.ID)
+		switch {
+		case n.Event == MessageEvent:
+			v.messageStart(n)
+		case n.Event != NoneEvent:
+			v.nodef(n, "%s start events are not supported; use a none or message start event", n.Event)
+		default:
+			if first := p.StartOf(n.Scope); first != n {
+				v.nodef(n, "a scope has one none start event; %q is already one", first.ID)
+			}
 		}
 		if len(in) > 0 {
 			v.nodef(n, "has incoming sequence flows")
 		}
 	case EndEvent:
-		if n.Event != NoneEvent && n.Event != ErrorEvent && n.Event != TerminateEvent {
+		switch n.Event {
+		case NoneEvent, ErrorEvent, TerminateEvent:
+		case MessageEvent:
+			v.throw(n)
+		default:
 			v.nodef(n, "%s end events are not supported", n.Event)
 		}
 		if len(out) > 0 {
 			v.nodef(n, "has outgoing sequence flows")
 		}
 	case IntermediateCatchEvent:
-		if n.Event != TimerEvent {
-			v.nodef(n, "only timer intermediate catch events are supported")
+		switch n.Event {
+		case TimerEvent:
+			v.timer(n)
+		case MessageEvent:
+			v.message(n, true)
+		default:
+			v.nodef(n, "only timer and message intermediate catch events are supported")
 		}
-		v.timer(n)
+	case IntermediateThrowEvent:
+		switch n.Event {
+		case NoneEvent:
+		case MessageEvent:
+			v.throw(n)
+		default:
+			v.nodef(n, "%s intermediate throw events are not supported", n.Event)
+		}
+	case ReceiveTask:
+		v.message(n, true)
+	case SendTask:
+		v.throw(n)
+	case EventBasedGateway:
+		v.eventGateway(n)
 	case BoundaryEvent:
 		v.boundary(n)
 	case ExclusiveGateway, ParallelGateway:
@@ -146,8 +173,14 @@ func (v *validator) node(n *Node) {
 	if n.Call != nil && n.Kind != CallActivity {
 		v.nodef(n, "only call activities call a process")
 	}
-	if n.Service != nil && n.Kind != ServiceTask {
-		v.nodef(n, "only service tasks have an operation, a worker or a timeout")
+	if n.Service != nil && n.Kind != ServiceTask && !n.throwsMessage() {
+		v.nodef(n, "only service tasks and message throws have an operation, a worker or a timeout")
+	}
+	if n.Message != nil && n.Event != MessageEvent && n.Kind != ReceiveTask && n.Kind != SendTask {
+		v.nodef(n, "has a message but is not a message event, receive task or send task")
+	}
+	if n.Publish != nil && !n.throwsMessage() {
+		v.nodef(n, "only message throw events and send tasks publish a message")
 	}
 	if n.Kind != BoundaryEvent && n.Timer != nil && n.Kind != IntermediateCatchEvent {
 		v.nodef(n, "only catch and boundary events can have a timer")
@@ -220,8 +253,10 @@ func (v *validator) boundary(n *Node) {
 		}
 	case TimerEvent:
 		v.timer(n)
+	case MessageEvent:
+		v.message(n, true)
 	default:
-		v.nodef(n, "only error and timer boundary events are supported")
+		v.nodef(n, "only error, timer and message boundary events are supported")
 	}
 	if len(v.p.Incoming(n.ID)) > 0 {
 		v.nodef(n, "boundary events cannot have incoming sequence flows")
