@@ -53,6 +53,10 @@ func commands() []command {
 		}},
 		{name: "work", summary: "run a worker: a command per job of an external task topic", usage: workUsage, run: runWork},
 		{name: "bench", summary: "measure throughput and latency against the raw JetStream ceiling", usage: benchUsage, run: runBench},
+		{name: "message", summary: "send a message to waiting instances (publish, correlate)", usage: messageUsage, run: runMessage, subs: []command{
+			{name: "message publish", summary: "publish a message; it may be kept for later subscriptions (--ttl)", usage: messagePublishUsage, run: runMessagePublish},
+			{name: "message correlate", summary: "deliver a message and print the instance it reached", usage: messageCorrelateUsage, run: runMessageCorrelate},
+		}},
 		{name: "help", summary: "show the commands, or the usage and flags of one command", usage: helpUsage, run: runHelp},
 	}
 }

@@ -290,6 +290,14 @@ func TestNatsConfRoles(t *testing.T) {
 		if in.canSubscribe("jetbpm.evt.>") {
 			t.Error("integration may subscribe to instance events")
 		}
+		if !in.canPublish("jetbpm.m.pub.order-paid.o-17") {
+			t.Error("integration cannot publish a BPMN message")
+		}
+		for _, s := range []string{"jetbpm.m.sub.order-paid.o-17", "jetbpm.m.rej.order-paid.o-17", "jetbpm.mp.0.pub.order-paid.o-17"} {
+			if in.canPublish(s) {
+				t.Errorf("integration may publish the engine's message command %s", s)
+			}
+		}
 	})
 
 	t.Run("operator", func(t *testing.T) {

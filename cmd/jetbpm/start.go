@@ -20,7 +20,10 @@ runs on its own ('jetbpm instance show ID' follows it).
   jetbpm start order --vars '{"amount": 10, "quantity": 2}'
 --id chooses the instance id (1-128 letters, digits, '-' or '_'); starting
 the same id again within two minutes starts nothing new, so a failed start
-can be retried safely.`
+can be retried safely.
+--business-key stores a key on the instance: 'jetbpm message publish NAME
+--business-key K' reaches its message catches that have no correlation key
+(Camunda 7 models).`
 
 func runStart(ctx context.Context, args []string) error {
 	fs := newFlagSet("start")
@@ -28,6 +31,7 @@ func runStart(ctx context.Context, args []string) error {
 	vars := fs.String("vars", "", "the instance's variables as a JSON `OBJECT`")
 	version := fs.Int("version", 0, "start version `N` instead of the latest")
 	id := fs.String("id", "", "the instance `ID`; default a generated one")
+	businessKey := fs.String("business-key", "", "the instance's business `KEY` (messages can reach it by this key)")
 	asJSON := fs.Bool("json", false, `print {"id": ID}`)
 	rest, err := parseArgs(fs, args)
 	if err != nil {
@@ -39,7 +43,7 @@ func runStart(ctx context.Context, args []string) error {
 	if *version < 0 {
 		return usageErrorf("start", "--version must be 1 or more")
 	}
-	req := api.StartRequest{ProcessID: rest[0], Version: *version, ID: *id}
+	req := api.StartRequest{ProcessID: rest[0], Version: *version, ID: *id, BusinessKey: *businessKey}
 	if *vars != "" {
 		if req.Vars, err = jsonObject(*vars); err != nil {
 			return usageErrorf("start", "--vars: %v", err)

@@ -37,6 +37,9 @@ const (
 	OpIncidentRetry   = "incident.retry"
 	OpIncidentResolve = "incident.resolve"
 	OpIncidentAbandon = "incident.abandon"
+
+	OpMessagePublish   = "message.publish"
+	OpMessageCorrelate = "message.correlate"
 )
 
 // DeployRequest carries BPMN XML documents.
@@ -62,6 +65,9 @@ type StartRequest struct {
 	Version   int             `json:"version,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Vars      json.RawMessage `json:"vars,omitempty"`
+	// BusinessKey is stored on the instance; a message published with
+	// this business key reaches its catches that have no correlation key.
+	BusinessKey string `json:"businessKey,omitempty"`
 }
 
 // StartResponse names the new instance.

@@ -39,6 +39,21 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (string, error) {
 	return out.ID, err
 }
 
+// PublishMessage publishes a message and returns its id.
+func (c *Client) PublishMessage(ctx context.Context, req MessageRequest) (string, error) {
+	var out MessagePublishResponse
+	err := c.call(ctx, OpMessagePublish, req, &out)
+	return out.ID, err
+}
+
+// CorrelateMessage delivers a message to a waiting subscription and
+// returns the instance it reached; it fails when none waits.
+func (c *Client) CorrelateMessage(ctx context.Context, req MessageRequest) (string, error) {
+	var out MessageCorrelateResponse
+	err := c.call(ctx, OpMessageCorrelate, req, &out)
+	return out.Instance, err
+}
+
 // Instance reads one instance.
 func (c *Client) Instance(ctx context.Context, id string) (*engine.InstanceView, error) {
 	var out engine.InstanceView

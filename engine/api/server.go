@@ -134,6 +134,9 @@ func (s *Server) dispatch(ctx context.Context, op string, data []byte) (any, err
 		if req.ID != "" {
 			opts = append(opts, engine.InstanceID(req.ID))
 		}
+		if req.BusinessKey != "" {
+			opts = append(opts, engine.BusinessKey(req.BusinessKey))
+		}
 		id, err := s.eng.Start(ctx, req.ProcessID, vars, opts...)
 		return StartResponse{ID: id}, err
 	case OpInstanceGet:
@@ -185,6 +188,24 @@ func (s *Server) dispatch(ctx context.Context, op string, data []byte) (any, err
 			return nil, err
 		}
 		return s.incident(ctx, op, req)
+	case OpMessagePublish, OpMessageCorrelate:
+		var req MessageRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		m, err := req.Message()
+		if err != nil {
+			return nil, err
+		}
+		if op == OpMessagePublish {
+			id, err := s.eng.PublishMessage(ctx, m)
+			return MessagePublishResponse{ID: id}, err
+		}
+		if m.TTL != 0 {
+			return nil, fmt.Errorf("%w: message.correlate takes no ttl: a message that reaches no subscription is not kept", engine.ErrInvalid)
+		}
+		inst, err := s.eng.CorrelateMessage(ctx, m)
+		return MessageCorrelateResponse{Instance: inst}, err
 	}
 	return nil, fmt.Errorf("%w: unknown operation %q", engine.ErrInvalid, op)
 }
