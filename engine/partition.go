@@ -23,7 +23,7 @@ type partition struct {
 	n int
 	// events carries the engine's own events; reports the workers'.
 	events, reports jetstream.Consumer
-	cache           *lru
+	cache           *lru[cached]
 	log             *slog.Logger
 
 	opts    *Options
@@ -46,7 +46,7 @@ func (e *Engine) newPartition(ctx context.Context, n int) (*partition, error) {
 	}
 	size := e.opts.CacheSize/e.layout.Partitions + 1
 	return &partition{
-		n: n, events: events, reports: reports, cache: newLRU(size), log: e.log.With("partition", n),
+		n: n, events: events, reports: reports, cache: newLRU[cached](size), log: e.log.With("partition", n),
 		opts: &e.opts, nc: e.nc, js: e.js, store: e.store, defs: e.defs, pub: e.pub, metrics: e.metrics,
 	}, nil
 }

@@ -41,6 +41,8 @@ type Effect struct {
 	Seq       uint64         `msgpack:"seq,omitempty"`
 	Vars      map[string]any `msgpack:"vars,omitempty"`
 	Expires   time.Time      `msgpack:"expires,omitempty"`
+	// At is when the operation that made the effect ran.
+	At time.Time `msgpack:"at"`
 }
 
 // StartRequest is an instance a message starts at a message start event.

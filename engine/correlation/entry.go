@@ -147,7 +147,7 @@ func (e *Entry) Publish(m Publish, starts []StartEvent, now time.Time) ([]Offer,
 	if m.TTL > 0 {
 		msg.Expires = now.Add(m.TTL)
 		e.Buffered = append(e.Buffered, msg)
-		e.Outbox = append(e.Outbox, Effect{Kind: ScheduleExpiry, Seq: msg.Seq, MessageID: msg.ID, Expires: msg.Expires})
+		e.Outbox = append(e.Outbox, Effect{Kind: ScheduleExpiry, Seq: msg.Seq, MessageID: msg.ID, Expires: msg.Expires, At: now})
 	}
 	return offers, nil
 }
@@ -207,7 +207,7 @@ func (e *Entry) Reject(s instance.Subscription, c instance.Correlation, now time
 		}
 		process := msg.Correlated[i].Process
 		msg.Correlated = slices.Delete(msg.Correlated, i, i+1)
-		e.Outbox = append(e.Outbox, Effect{Kind: Rejected, Sub: &s, Correlation: c, MessageID: msg.ID})
+		e.Outbox = append(e.Outbox, Effect{Kind: Rejected, Sub: &s, Correlation: c, MessageID: msg.ID, At: now})
 		for j, next := range e.Subs {
 			if next.ProcessID != process {
 				continue
@@ -252,7 +252,7 @@ func (e *Entry) StartEnded(process, inst string, starts []StartEvent, now time.T
 func (e *Entry) Expire(seq uint64, now time.Time) {
 	e.prune(now)
 	if i := slices.IndexFunc(e.Buffered, func(m *Message) bool { return m.Seq == seq }); i >= 0 {
-		e.expire(i)
+		e.expire(i, now)
 	}
 }
 
@@ -260,7 +260,7 @@ func (e *Entry) Expire(seq uint64, now time.Time) {
 func (e *Entry) offer(msg *Message, s instance.Subscription, now time.Time) Offer {
 	c := instance.Correlation{Name: e.Name, Key: e.Key, Seq: e.next(now), MessageID: msg.ID}
 	msg.Correlated = append(msg.Correlated, Delivery{Process: s.ProcessID, Instance: s.Instance, Wait: s.Wait, Seq: c.Seq})
-	e.Outbox = append(e.Outbox, Effect{Kind: Correlate, Sub: &s, Correlation: c, MessageID: msg.ID, Vars: msg.Vars})
+	e.Outbox = append(e.Outbox, Effect{Kind: Correlate, Sub: &s, Correlation: c, MessageID: msg.ID, Vars: msg.Vars, At: now})
 	return Offer{Instance: s.Instance, Wait: s.Wait, Process: s.ProcessID, Correlation: c}
 }
 
@@ -284,7 +284,7 @@ func (e *Entry) start(msg *Message, se StartEvent, now time.Time) (Offer, bool) 
 	if bk, ok := strings.CutPrefix(e.Key, instance.BusinessKeyPrefix); ok {
 		req.BusinessKey = bk
 	}
-	e.Outbox = append(e.Outbox, Effect{Kind: Start, Start: req, Correlation: c, MessageID: msg.ID, Vars: msg.Vars})
+	e.Outbox = append(e.Outbox, Effect{Kind: Start, Start: req, Correlation: c, MessageID: msg.ID, Vars: msg.Vars, At: now})
 	return Offer{Instance: id, Process: se.Process, Correlation: c, Started: true}, true
 }
 
@@ -293,7 +293,7 @@ func (e *Entry) start(msg *Message, se StartEvent, now time.Time) (Offer, bool) 
 func (e *Entry) prune(now time.Time) {
 	for i := 0; i < len(e.Buffered); i++ {
 		if !e.Buffered[i].Expires.After(now) {
-			e.expire(i)
+			e.expire(i, now)
 			i--
 		}
 	}
@@ -303,13 +303,13 @@ func (e *Entry) prune(now time.Time) {
 	}
 }
 
-func (e *Entry) expire(i int) {
+func (e *Entry) expire(i int, now time.Time) {
 	m := e.Buffered[i]
 	e.Buffered = slices.Delete(e.Buffered, i, i+1)
 	if len(e.Buffered) == 0 {
 		e.Buffered = nil
 	}
-	e.Outbox = append(e.Outbox, Effect{Kind: Expired, Seq: m.Seq, MessageID: m.ID, Expires: m.Expires})
+	e.Outbox = append(e.Outbox, Effect{Kind: Expired, Seq: m.Seq, MessageID: m.ID, Expires: m.Expires, At: now})
 }
 
 // sub returns the index of the subscription of wait in inst, or -1.
