@@ -185,9 +185,9 @@ type Engine struct {
 	mu       sync.Mutex
 	parts    []*partition
 	msgParts []*messagePartition
-	cancel context.CancelFunc
-	done   sync.WaitGroup
-	closed bool
+	cancel   context.CancelFunc
+	done     sync.WaitGroup
+	closed   bool
 }
 
 // Open starts an engine node on a connection to a provisioned JetStream
