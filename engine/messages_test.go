@@ -440,3 +440,8 @@ func TestPlainNATSPublish(t *testing.T) {
 }
 
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+func enginetestOpen(t *testing.T, env *streamstest.Env, opts engine.Options) *engine.Engine {
+	t.Helper()
+	return enginetest.Open(t, env.Conn, opts)
+}
