@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -58,7 +59,9 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if err != nil {
 		return "", err
 	}
-	if def.StartOf("") == nil {
+	if !slices.ContainsFunc(def.Nodes, func(n *model.Node) bool {
+		return n.Kind == model.StartEvent && n.Event == model.NoneEvent && n.Scope == ""
+	}) {
 		if names := messageStartNames(def); len(names) > 0 {
 			return "", fmt.Errorf("%w: process %s v%d has no none start event; it starts only by message (%s)",
 				ErrInvalid, def.ID, def.Version, strings.Join(names, ", "))

@@ -17,6 +17,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
@@ -444,4 +445,25 @@ func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 func enginetestOpen(t *testing.T, env *streamstest.Env, opts engine.Options) *engine.Engine {
 	t.Helper()
 	return enginetest.Open(t, env.Conn, opts)
+}
+
+func TestStartWithBusinessKey(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := testCtx(t)
+	p := build(t, model.NewBuilder("bk").StartEvent("s").EndEvent("e").Sequence("s", "e"))
+	if _, err := eng.Deploy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	id, err := eng.Start(ctx, "bk", nil, engine.BusinessKey("B-4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := waitDone(t, eng, id); v.BusinessKey != "B-4" {
+		t.Errorf("business key = %q", v.BusinessKey)
+	}
+	if _, err := eng.Start(ctx, "bk", nil, engine.BusinessKey(strings.Repeat("b", 300))); !errors.Is(err, engine.ErrInvalid) {
+		t.Errorf("an oversized business key: %v", err)
+	}
 }
