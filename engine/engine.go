@@ -20,6 +20,13 @@
 // waits in memory: a parked instance is a checkpoint plus a queued message
 // or a JetStream message schedule, so any node can pick it up after a
 // restart.
+//
+// BPMN messages (PublishMessage, CorrelateMessage) meet the subscriptions
+// of waiting instances in message partitions: one writer per partition,
+// chosen by the server from the message's name and correlation key, keeps
+// one entry per name and key (package correlation) under the same
+// compare-and-set and outbox discipline (docs/messages.md).
+//
 // docs/engine.md describes the design and its failure cases.
 package engine
 

@@ -18,6 +18,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
@@ -466,4 +467,52 @@ func TestStartWithBusinessKey(t *testing.T) {
 	if _, err := eng.Start(ctx, "bk", nil, engine.BusinessKey(strings.Repeat("b", 300))); !errors.Is(err, engine.ErrInvalid) {
 		t.Errorf("an oversized business key: %v", err)
 	}
+}
+
+func TestMessageMetrics(t *testing.T) {
+	t.Parallel()
+	reg := metrics.NewRegistry()
+	m := startMessages(t, engine.Options{Metrics: reg})
+	ctx := testCtx(t)
+	m.subscribe(t, "inst-1", "order", "paid", "k")
+	testwait.True(t, 10*time.Second, "subscription stored", func() bool {
+		e := m.entry(t, "paid", "k")
+		return e != nil && len(e.Subs) == 1
+	})
+	for _, msg := range []engine.Message{
+		{Name: "paid", Key: "k"},                                       // correlated
+		{Name: "paid", Key: "k", TTL: time.Hour, ID: "b"},              // buffered
+		{Name: "paid", Key: "other"},                                   // dropped
+		{Name: "paid", Key: "x", TTL: 200 * time.Millisecond, ID: "e"}, // buffered, then expired
+	} {
+		if _, err := m.eng.PublishMessage(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := m.eng.PublishMessage(ctx, engine.Message{Name: "paid", Key: "k", TTL: time.Hour, ID: "b"}); !errors.Is(err, engine.ErrDuplicate) {
+		t.Fatal(err)
+	}
+	text := func() string {
+		var b strings.Builder
+		if err := reg.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	testwait.Until(t, 10*time.Second, "message metrics", func() error {
+		out := text()
+		for _, want := range []string{
+			`jetbpm_messages_total{result="correlated"} 1`,
+			`jetbpm_messages_total{result="buffered"} 2`,
+			`jetbpm_messages_total{result="dropped"} 1`,
+			`jetbpm_message_correlations_total{kind="subscription"} 1`,
+			`jetbpm_message_expiries_total 1`,
+			`jetbpm_messages_buffered 1`,
+		} {
+			if !strings.Contains(out, want) {
+				return fmt.Errorf("no %q in\n%s", want, out)
+			}
+		}
+		return nil
+	})
 }
