@@ -169,7 +169,7 @@ func (e *Engine) publishMessage(ctx context.Context, m Message, vars map[string]
 		}
 	}
 	inbox := e.nc.NewInbox()
-	if !validReplyTo(inbox + ".x") {
+	if !validReplyTo(inbox) {
 		return nil, fmt.Errorf("message %q: the message partition answers inboxes under _INBOX. only; this connection's are %s", m.Name, inbox)
 	}
 	answers, err := e.nc.SubscribeSync(inbox)
