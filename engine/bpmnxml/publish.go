@@ -86,9 +86,6 @@ func (im *importer) publish(e, c *elem, n *model.Node, x *nodeExt) {
 	}
 	if v, has := a["timeToLive"]; has {
 		d, msg := clockDuration(v)
-		if msg == "" && d < 0 {
-			msg = "must not be negative"
-		}
 		if msg != "" {
 			im.probs.in(e, c, "timeToLive=%q: %s", v, msg)
 			ok = false
