@@ -197,8 +197,11 @@ func (im *importer) messageEvent(e, d *elem, n *model.Node, x *nodeExt) {
 		im.messageRef(e, d, n, catchMessage)
 	}
 	for _, a := range d.attrs {
-		if a.Name.Space == NamespaceCamunda {
+		switch a.Name.Space {
+		case NamespaceCamunda:
 			setExt(n, qualify(a.Name), a.Value)
+		case Namespace:
+			im.probs.in(e, d, "unknown attribute jetbpm:%s (jetbpm attributes go on the %s)", a.Name.Local, n.Kind)
 		}
 	}
 	for _, c := range d.children {

@@ -344,6 +344,10 @@ func TestMessageRefusals(t *testing.T) {
   <bpmn:fancy/></bpmn:messageEventDefinition></bpmn:intermediateCatchEvent>`)), "bpmn:intermediateCatchEvent", "",
 			"<bpmn:fancy", "bpmn:fancy: not supported inside a messageEventDefinition"},
 
+		{"jetbpm attribute on a message definition", withMessages(msgs, around(`<bpmn:intermediateThrowEvent id="t">
+  <bpmn:messageEventDefinition messageRef="m" jetbpm:operation="x"/></bpmn:intermediateThrowEvent>`)), "bpmn:intermediateThrowEvent", "",
+			"<bpmn:messageEventDefinition", "bpmn:messageEventDefinition: unknown attribute jetbpm:operation (jetbpm attributes go on the intermediateThrowEvent)"},
+
 		// Throws.
 		{"camunda:type on a throw event", withMessages(msgs, around(`<bpmn:intermediateThrowEvent id="t" camunda:type="external" camunda:topic="x">
   <bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateThrowEvent>`)), "bpmn:intermediateThrowEvent", "",
