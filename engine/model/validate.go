@@ -163,6 +163,8 @@ func (v *validator) node(n *Node) {
 		case n.Call.Version < 0:
 			v.nodef(n, "called version %d is negative", n.Call.Version)
 		}
+	case UserTask:
+		v.human(n)
 	case Task, ManualTask, SubProcess:
 	default:
 		v.nodef(n, "unknown node kind")
@@ -178,6 +180,9 @@ func (v *validator) node(n *Node) {
 	}
 	if n.Message != nil && n.Event != MessageEvent && n.Kind != ReceiveTask && n.Kind != SendTask {
 		v.nodef(n, "has a message but is not a message event, receive task or send task")
+	}
+	if n.Human != nil && n.Kind != UserTask {
+		v.nodef(n, "only user tasks have an assignment, a schedule or a form")
 	}
 	if n.Publish != nil && !n.throwsMessage() {
 		v.nodef(n, "only message throw events and send tasks publish a message")

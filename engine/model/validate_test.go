@@ -259,7 +259,7 @@ func TestValidationRules(t *testing.T) {
 			return chain(func(b *model.Builder) { b.Task("t") }).StartEvent("s2", set(func(n *model.Node) { n.Event = model.TimerEvent })).Flow("s2", "t")
 		}, "s2", "start events are not supported"},
 		{"unknown node kind", func() *model.Builder {
-			return chain(func(b *model.Builder) { b.Task("t", set(func(n *model.Node) { n.Kind = "userTask" })) })
+			return chain(func(b *model.Builder) { b.Task("t", set(func(n *model.Node) { n.Kind = "complexGateway" })) })
 		}, "t", "unknown node kind"},
 		{"input mapping on an event", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.TimerCatchEvent("t", model.Duration("PT1S"), model.Input("x", "1")) })
