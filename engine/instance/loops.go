@@ -48,7 +48,9 @@ func (r *runner) enterLoop(t *Track, n *model.Node) {
 		st.Outputs = make([]any, st.N)
 	}
 	t.State, t.Loop = Waiting, st
-	r.armBoundaries(t, n)
+	if !r.armBoundaries(t, n) {
+		return
+	}
 	if st.N == 0 {
 		r.finishLoop(t, n)
 		return
