@@ -192,6 +192,15 @@ func (v *validator) node(n *Node) {
 			v.nodef(n, "incident retry policy: %v", err)
 		}
 	}
+	if n.Kind.IsActivity() {
+		var caught []*Node
+		for _, b := range p.Boundaries(n.ID) {
+			if b.Event == MessageEvent {
+				caught = append(caught, b)
+			}
+		}
+		v.distinctMessages(n, caught, "message boundary events")
+	}
 	if len(n.Inputs) > 0 && !n.Kind.IsActivity() {
 		v.nodef(n, "only activities have input mappings")
 	}
