@@ -138,7 +138,9 @@ func TestMessageValidationRules(t *testing.T) {
 			return chain(func(b *model.Builder) { b.MessageCatchEvent("t", "m", "k", publish("")) })
 		}, "t", "only message throw events and send tasks publish"},
 		{"message on a plain task", func() *model.Builder {
-			return chain(func(b *model.Builder) { b.Task("t", set(func(n *model.Node) { n.Message = &model.Message{Name: "m"} })) })
+			return chain(func(b *model.Builder) {
+				b.Task("t", set(func(n *model.Node) { n.Message = &model.Message{Name: "m"} }))
+			})
 		}, "t", "has a message but is not a message event"},
 		{"worker on a catch", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.MessageCatchEvent("t", "m", "k", worker("jobs")) })
@@ -172,7 +174,9 @@ func TestMessageValidationRules(t *testing.T) {
 				TimerBoundary("tb", "b", model.Duration("PT1M"), true).Flow("tb", "e")
 		}, "g", `receive task "b" after the gateway cannot have boundary events`},
 		{"gateway receive task with inputs", func() *model.Builder {
-			return gateway(func(b *model.Builder) { b.MessageCatchEvent("a", "m", "k").ReceiveTask("b", "n", "x", model.Input("x", "1")) })
+			return gateway(func(b *model.Builder) {
+				b.MessageCatchEvent("a", "m", "k").ReceiveTask("b", "n", "x", model.Input("x", "1"))
+			})
 		}, "g", `receive task "b" after the gateway cannot have input mappings`},
 		{"gateway multi-instance receive task", func() *model.Builder {
 			return gateway(func(b *model.Builder) {
