@@ -48,7 +48,7 @@ func (r *runner) eventGateway(t *Track, g *model.Node) {
 		c := r.p.Node(f.Target)
 		sub, err := r.subscription(c, vars)
 		if err != nil {
-			r.fault(t, g, incidents.CauseExpression, fmt.Sprintf("%s %q: %v", c.Kind, c.ID, err))
+			r.fault(t, g, incidents.CauseExpression, fmt.Sprintf("branch %q: %v", c.ID, err))
 			return
 		}
 		subs[i] = sub
