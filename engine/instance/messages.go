@@ -150,6 +150,9 @@ func correlationKey(v any) (string, error) {
 
 // describe names a value and its type for an error message.
 func describe(v any) string {
+	if n, err := Normalize(v); err == nil {
+		v = n // int, not int64, is an expression detail
+	}
 	switch v.(type) {
 	case nil:
 		return "null"
