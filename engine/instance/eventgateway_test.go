@@ -152,3 +152,20 @@ func TestEventGatewayClosedInTheSameStep(t *testing.T) {
 		}
 	}
 }
+
+// When the winner fails to complete (an output mapping), the incident is
+// the winner's, at its node, and the other branches are closed all the
+// same.
+func TestEventGatewayWinnerFaults(t *testing.T) {
+	b := model.NewBuilder("wf").StartEvent("start").EventBasedGateway("g").
+		MessageCatchEvent("paid", "paid", "'k'").TimerCatchEvent("late", model.Duration("PT1H"), model.Output("x", "a + 1")).
+		EndEvent("end").Flow("start", "g").Flow("g", "paid").Flow("g", "late").Flow("paid", "end").Flow("late", "end")
+	s, env := run(t, b, map[string]any{"a": "text"})
+	paid := msgWait(t, s, "paid")
+	flush(s)
+	fire(t, s, env, "late")
+	assertIncident(t, s, "late", `output mapping "x"`)
+	if len(s.Waits) != 0 || !slices.Equal(subs(s, Unsubscribe), []string{paid.ID}) {
+		t.Errorf("waits %s, Unsubscribe %v: want the other branch closed", dumpWaits(s), subs(s, Unsubscribe))
+	}
+}

@@ -295,3 +295,23 @@ func TestMultiInstanceReceiveTask(t *testing.T) {
 		})
 	}
 }
+
+// An activity that fails before it parks (an input mapping) still opens
+// its message boundaries, as it arms its timers: its token stays on the
+// node.
+func TestMessageBoundaryArmedWhenEntryFails(t *testing.T) {
+	b := model.NewBuilder("entry").StartEvent("start").ServiceTask("act", "", model.WithWorker("w"), model.Input("x", "a + 1")).
+		EndEvent("end").Sequence("start", "act", "end").
+		MessageBoundary("stop", "act", "stop", "'k'", true).EndEvent("stopped").Flow("stop", "stopped")
+	s, env := run(t, b, map[string]any{"a": "text"})
+	assertIncident(t, s, "act", `input mapping "x"`)
+	stop := msgWait(t, s, "stop")
+	if !slices.Equal(subs(s, Subscribe), []string{stop.ID}) {
+		t.Fatalf("Subscribe %v", subs(s, Subscribe))
+	}
+	correlate(t, s, env, "stop", 1, nil)
+	assertStatus(t, s, Completed)
+	if len(s.Incidents) != 0 {
+		t.Errorf("incidents %+v, want the stuck one overtaken", s.Incidents)
+	}
+}

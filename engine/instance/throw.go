@@ -31,11 +31,7 @@ func (r *runner) throwMessage(t *Track, n *model.Node) {
 		return
 	}
 	r.s.Outbox = append(r.s.Outbox, Effect{ID: "publish:" + r.waitID(n.ID, t.Activation), Kind: PublishMessage, Message: msg})
-	if n.Kind == model.EndEvent {
-		r.endTrack(t)
-		return
-	}
-	r.complete(t, n, locals, nil)
+	r.complete(t, n, locals, nil) // an end event has no outgoing flow: its token ends
 }
 
 // outMessage evaluates a declarative publish over vars: the message name,
