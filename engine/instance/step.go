@@ -115,8 +115,11 @@ func StartFrom(id string, env Env, vars map[string]any, b Begin) (s *State, err 
 
 // Apply applies events in order and runs the instance to its next wait
 // state. It returns how many events changed the state; duplicates and
-// events for waits that no longer exist are skipped. An error means the
-// state is unusable (ErrInvariant): the caller discards it.
+// events for waits that no longer exist are skipped. A finished instance
+// takes no event, except that it rejects a Correlate it did not apply
+// (RejectMessage), so the message can go to another subscription: the
+// engine must step a finished instance for its Correlate events too. An
+// error means the state is unusable (ErrInvariant): the caller discards it.
 func Apply(s *State, env Env, events ...Event) (applied int, err error) {
 	if env.Process == nil || env.Process.ID != s.ProcessID || env.Process.Version != s.Version {
 		return 0, fmt.Errorf("%w: instance %s runs %s v%d, step got another definition", ErrInvariant, s.ID, s.ProcessID, s.Version)
