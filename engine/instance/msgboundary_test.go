@@ -315,3 +315,29 @@ func TestMessageBoundaryArmedWhenEntryFails(t *testing.T) {
 		t.Errorf("incidents %+v, want the stuck one overtaken", s.Incidents)
 	}
 }
+
+// A multi-instance receive task that completes early closes the
+// subscriptions of its iterations still waiting.
+func TestMultiInstanceReceiveTaskCompletesEarly(t *testing.T) {
+	b := model.NewBuilder("early").StartEvent("start").
+		ReceiveTask("recv", "vote", "voter", model.WithLoop(model.Loop{
+			Collection: "voters", ElementVariable: "voter", CompletionCondition: "nrOfCompletedInstances >= 1",
+		})).EndEvent("end").Sequence("start", "recv", "end")
+	s, env := run(t, b, map[string]any{"voters": []any{"ann", "bob", "cy"}})
+	var others []string
+	var bob *Wait
+	for _, w := range s.Waits {
+		if w.Sub.Key == "bob" {
+			bob = w
+		} else {
+			others = append(others, w.ID)
+		}
+	}
+	flush(s)
+	apply(t, s, env, correlation(bob, 1, nil))
+	assertStatus(t, s, Completed)
+	slices.Sort(others)
+	if got := subs(s, Unsubscribe); !slices.Equal(got, others) {
+		t.Errorf("Unsubscribe %v, want %v", got, others)
+	}
+}
