@@ -413,10 +413,10 @@ func TestMessageValidation(t *testing.T) {
 			`<bpmn:startEvent id="t"`, "a message start event's name must be a literal"},
 		{"gateway to a task", around(`<bpmn:eventBasedGateway id="t"/>`),
 			"<bpmn:eventBasedGateway", "needs at least two outgoing sequence flows"},
-		{"input mapping on a throw event", withMessages(`<bpmn:message id="m" name="go"/>`, around(`<bpmn:intermediateThrowEvent id="t"><bpmn:extensionElements>
-  <zeebe:taskDefinition type="x"/><zeebe:ioMapping><zeebe:input source="=a" target="b"/></zeebe:ioMapping></bpmn:extensionElements>
+		{"input mapping on a publishing throw event", withMessages(`<bpmn:message id="m" name="go"/>`, around(`<bpmn:intermediateThrowEvent id="t"><bpmn:extensionElements>
+  <jetbpm:publish/><zeebe:ioMapping><zeebe:input source="=a" target="b"/></zeebe:ioMapping></bpmn:extensionElements>
   <bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateThrowEvent>`)),
-			"<bpmn:intermediateThrowEvent", "only activities have input mappings"},
+			"<bpmn:intermediateThrowEvent", "only activities and message throws that run a job have input mappings"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := parseErr(t, c.src)
@@ -430,13 +430,13 @@ func TestMessageValidation(t *testing.T) {
 
 // The import of each element is what the Go builder makes.
 func TestMessageElementsMatchBuilder(t *testing.T) {
-	p := mustParse(t, withMessages(zeebeMessage("m", "answer", "=key")+`<bpmn:message id="out" name="done"/>`, proc(`<bpmn:startEvent id="s"/>
+	p := mustParse(t, withMessages(zeebeMessage("m", "answer", "=key")+zeebeMessage("m2", "reply", "=key")+`<bpmn:message id="out" name="done"/>`, proc(`<bpmn:startEvent id="s"/>
 <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="g"/>
 <bpmn:eventBasedGateway id="g"/>
 <bpmn:sequenceFlow id="f2" sourceRef="g" targetRef="c"/>
 <bpmn:sequenceFlow id="f3" sourceRef="g" targetRef="r"/>
 <bpmn:intermediateCatchEvent id="c"><bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateCatchEvent>
-<bpmn:receiveTask id="r" messageRef="m"/>
+<bpmn:receiveTask id="r" messageRef="m2"/>
 <bpmn:boundaryEvent id="b" attachedToRef="send" cancelActivity="false"><bpmn:messageEventDefinition messageRef="m"/></bpmn:boundaryEvent>
 <bpmn:sequenceFlow id="f4" sourceRef="c" targetRef="send"/>
 <bpmn:sequenceFlow id="f5" sourceRef="r" targetRef="send"/>
@@ -445,7 +445,7 @@ func TestMessageElementsMatchBuilder(t *testing.T) {
 <bpmn:sequenceFlow id="f7" sourceRef="send" targetRef="e"/>
 <bpmn:endEvent id="e"><bpmn:extensionElements><zeebe:taskDefinition type="done"/></bpmn:extensionElements><bpmn:messageEventDefinition messageRef="out"/></bpmn:endEvent>`)))
 	b, err := model.NewBuilder("p").StartEvent("s").EventBasedGateway("g").
-		MessageCatchEvent("c", "answer", "=key").ReceiveTask("r", "answer", "=key").
+		MessageCatchEvent("c", "answer", "=key").ReceiveTask("r", "reply", "=key").
 		MessageBoundary("b", "send", "answer", "=key", false).
 		SendTask("send", "done", model.WithWorker("mail")).
 		MessageEndEvent("e", "done", model.WithWorker("done")).
@@ -464,5 +464,16 @@ func TestMessageElementsMatchBuilder(t *testing.T) {
 		if !reflect.DeepEqual(got.Service, want.Service) {
 			t.Errorf("%s: imported service %+v, built %+v", id, got.Service, want.Service)
 		}
+	}
+}
+
+// A Zeebe message throw that runs a job takes the job's io mappings.
+func TestJobThrowMappings(t *testing.T) {
+	p := mustParse(t, withMessages(`<bpmn:message id="m" name="go"/>`, around(`<bpmn:intermediateThrowEvent id="t"><bpmn:extensionElements>
+  <zeebe:taskDefinition type="x"/><zeebe:ioMapping><zeebe:input source="=a" target="b"/><zeebe:output source="=r" target="out"/></zeebe:ioMapping></bpmn:extensionElements>
+  <bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateThrowEvent>`)))
+	n := node(t, p, "t")
+	if len(n.Inputs) != 1 || n.Inputs[0].Target != "b" || len(n.Outputs) != 1 || n.Outputs[0].Target != "out" {
+		t.Fatalf("throw mappings: inputs %+v outputs %+v", n.Inputs, n.Outputs)
 	}
 }

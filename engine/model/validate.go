@@ -197,11 +197,23 @@ func (v *validator) node(n *Node) {
 			v.nodef(n, "incident retry policy: %v", err)
 		}
 	}
-	if len(n.Inputs) > 0 && !n.Kind.IsActivity() {
-		v.nodef(n, "only activities have input mappings")
+	if n.Kind.IsActivity() {
+		var caught []*Node
+		for _, b := range p.Boundaries(n.ID) {
+			if b.Event == MessageEvent {
+				caught = append(caught, b)
+			}
+		}
+		v.distinctMessages(n, caught, "message boundary events")
 	}
-	if len(n.Outputs) > 0 && !n.Kind.IsActivity() && !n.Kind.HasOutputs() {
-		v.nodef(n, "only activities and catching events have output mappings")
+	// A message throw that runs a job has a job's mappings (Zeebe allows
+	// them on job-worker throw and end events).
+	jobThrow := n.throwsMessage() && n.Service != nil
+	if len(n.Inputs) > 0 && !n.Kind.IsActivity() && !jobThrow {
+		v.nodef(n, "only activities and message throws that run a job have input mappings")
+	}
+	if len(n.Outputs) > 0 && !n.Kind.IsActivity() && !n.Kind.HasOutputs() && !jobThrow {
+		v.nodef(n, "only activities, catching events and message throws that run a job have output mappings")
 	}
 	for i := range n.Inputs {
 		v.mapping(n, "input", &n.Inputs[i])

@@ -263,10 +263,10 @@ func TestValidationRules(t *testing.T) {
 		}, "t", "unknown node kind"},
 		{"input mapping on an event", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.TimerCatchEvent("t", model.Duration("PT1S"), model.Input("x", "1")) })
-		}, "t", "only activities have input mappings"},
+		}, "t", "only activities and message throws that run a job have input mappings"},
 		{"input mapping on an end event", func() *model.Builder {
 			return model.NewBuilder("p").StartEvent("s").EndEvent("e", model.Input("x", "1")).Flow("s", "e")
-		}, "e", "only activities have input mappings"},
+		}, "e", "only activities and message throws that run a job have input mappings"},
 		{"output mapping on an end event", func() *model.Builder {
 			return model.NewBuilder("p").StartEvent("s").EndEvent("e", model.Output("x", "1")).Flow("s", "e")
 		}, "e", "output mappings"},
