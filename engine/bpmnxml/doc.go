@@ -21,25 +21,50 @@
 //
 // # Imported
 //
-// Events: none start; none, error (errorRef resolved to the errorCode of the
-// document's <error>; no errorRef throws code "") and terminate end; timer
-// intermediate catch; error and timer boundary events (attachedToRef,
-// cancelActivity, default true). Timers: timeDuration, timeDate, timeCycle as
+// Events: none start and, at process level, message start; none, error
+// (errorRef resolved to the errorCode of the document's <error>; no
+// errorRef throws code ""), terminate and message end; timer and message
+// intermediate catch; none and message intermediate throw; error, timer and
+// message boundary events (attachedToRef, cancelActivity, default true). Timers: timeDuration, timeDate, timeCycle as
 // ISO-8601 text; Zeebe's FEEL literals =PT5S, ="PT5S", =duration("PT5S"),
 // =date and time("..."), =cycle(duration("PT1H")) (read as R/PT1H) are
 // accepted, any other timer expression is refused.
 //
-// Activities: task, manualTask, scriptTask, serviceTask and nested
-// subProcess (its contents get Node.Scope = the sub-process id). Gateways:
-// exclusive and parallel. Sequence flows with conditionExpression (trimmed;
+// Activities: task, manualTask, scriptTask, serviceTask, receiveTask,
+// sendTask and nested subProcess (its contents get Node.Scope = the
+// sub-process id). Gateways: exclusive, parallel and event-based
+// (eventGatewayType Exclusive, the default). Sequence flows with conditionExpression (trimmed;
 // language expr, feel or juel when given) and the default attribute of
 // gateways and activities. Expressions are kept as written: ${...} and #{...}
 // are JUEL, a leading = is FEEL, anything else expr-lang (package
 // expression).
 //
+// # Messages
+//
+// Message events and receive and send tasks name a definitions-level
+// <bpmn:message> with messageRef; it becomes Node.Message. Its name is
+// Message.Name, or Message.NameExpr when it is an expression (Zeebe's
+// "=..." FEEL, Camunda 7's "${...}"). Zeebe's <zeebe:subscription
+// correlationKey="=expr"/> among the message's extension elements is the
+// catches' Message.CorrelationKey (a key without a leading = is a static
+// string); a message start event takes no key. In a Zeebe document
+// (modeler:executionPlatform="Camunda Cloud", or, unmarked, one that uses
+// any zeebe: element or attribute) a catch or receive task whose message
+// has no key is refused, as Zeebe does; Camunda 7 messages carry none
+// (docs/messages.md §2 says how such a catch is reached).
+//
+// A message throw (send task, message intermediate throw or end event)
+// runs a job configured as a service task's (below): zeebe:taskDefinition,
+// camunda:type="external" camunda:topic (Camunda 7 puts it on the send task
+// and on a throw event's messageEventDefinition), jetbpm:worker, or an
+// in-process operation (jetbpm:operation, camunda:class, ...); or it
+// publishes its message itself with jetbpm:publish. Its messageRef is
+// optional unless it publishes. Message flows are diagram only, as in
+// Zeebe and Camunda 7.
+//
 // # Vendor extensions
 //
-// Service tasks:
+// Service tasks (and message throws, which run jobs the same way):
 //   - Camunda 7 camunda:type="external" camunda:topic="T": external worker
 //     on topic T.
 //   - Zeebe <zeebe:taskDefinition type="T" retries="3"/>: external worker on
@@ -72,10 +97,11 @@
 //
 // Namespace (https://jetbpm.dev/schema/bpmn/1.0, conventionally prefixed
 // jetbpm:) defines the attributes jetbpm:operation and jetbpm:timeout on
-// service tasks and jetbpm:resultVariable on script tasks, and extension
-// elements that configure an external service task's job, each at most
-// once among the task's <extensionElements> (docs/bpmn-extensions.md has
-// the reference, with examples):
+// service tasks and message throws and jetbpm:resultVariable on script
+// tasks, and extension elements that configure an external job (of a
+// service task or a message throw), each at most once among the task's
+// <extensionElements> (docs/bpmn-extensions.md has the reference, with
+// examples):
 //
 //	<jetbpm:worker topic="payments" trust="engineAuthoritative" lockDuration="PT2M" maxLockDuration="PT1H"/>
 //	<jetbpm:retryPolicy kind="exponential" maxAttempts="5" base="PT0.5S" cap="PT30S" jitter="0.2"/>
@@ -122,6 +148,16 @@
 //
 //	<jetbpm:incidentRetry kind="fixed" maxAttempts="2" delay="PT10S"/>
 //
+// A message throw that runs no job may publish its message instead,
+// model.Node.Publish (the builder's WithPublish): correlationKey, messageId
+// and each variable's source are expressions (=FEEL, ${JUEL}, expr-lang
+// otherwise), timeToLive a duration (default 0: not buffered), and a
+// variable without source publishes the variable of its name:
+//
+//	<jetbpm:publish correlationKey="=orderId" timeToLive="PT1H" messageId="=paymentId">
+//	  <jetbpm:variable name="amount" source="=total"/>
+//	</jetbpm:publish>
+//
 // Durations are ISO-8601 in hours, minutes and seconds (PT30S, PT0.5S,
 // PT1H30M). Every malformed attribute, an attribute that does not belong
 // to the element or to the retry kind, a rule without exactly one outcome,
@@ -141,13 +177,13 @@
 // association, group, category, dataObject, dataObjectReference,
 // dataStoreReference, ioSpecification/dataInput/dataOutput/property
 // declarations (data only moves through data associations, which are
-// refused), performers, definitions-level declarations (message, signal,
-// escalation, itemDefinition, resource, ...; only <error> is used), unknown
-// attributes, elements of other tools' namespaces, and modeler metadata
-// among the extension elements: zeebe:properties, zeebe:userTaskForm,
+// refused), performers, message flows, definitions-level declarations
+// (signal, escalation, itemDefinition, resource, ...; <error> and
+// <message> are read when an element refers to them), unknown attributes,
+// elements of other tools' namespaces, and modeler metadata among the
+// extension elements: zeebe:properties, zeebe:userTaskForm,
 // zeebe:formDefinition, zeebe:assignmentDefinition, zeebe:versionTag,
-// zeebe:subscription, camunda:properties, camunda:formData,
-// camunda:potentialStarter.
+// camunda:properties, camunda:formData, camunda:potentialStarter.
 //
 // # Call activities
 //
@@ -171,12 +207,19 @@
 // # Refused
 //
 // With an error naming element, id and line, never dropped: userTask,
-// sendTask, receiveTask, businessRuleTask,
-// standard loops (not yet), inclusiveGateway (not yet),
-// eventBasedGateway, complexGateway, intermediateThrowEvent, transaction,
-// adHocSubProcess, event sub-processes, start events other than none,
-// message, signal, escalation, conditional, link, compensate and cancel
-// event definitions, message flows, data associations, scripts and
+// businessRuleTask, standard loops (not yet), inclusiveGateway (not yet),
+// complexGateway, transaction, adHocSubProcess, event sub-processes (and
+// so the message starts inside them), start events other than none and
+// message, message start events inside a sub-process, signal, escalation,
+// conditional, link, compensate and cancel event definitions, a message
+// catch, receive task or message start without messageRef, a messageRef
+// naming no <bpmn:message>, a message without name, a name mixing text and
+// ${...}, a Zeebe catch whose message has no correlation key,
+// zeebe:subscription anywhere but in a message, instantiate="true" on
+// event-based gateways and receive tasks, eventGatewayType="Parallel",
+// Camunda 7 implementation attributes on a throw event instead of its
+// messageEventDefinition, jetbpm:publish on a throw that also runs a job
+// or names no message, data associations, scripts and
 // conditions in other languages (javascript, groovy, ...), camunda:list and
 // camunda:map parameters, execution and task listeners (camunda and zeebe),
 // camunda:connector, camunda:field, camunda:failedJobRetryTimeCycle (use

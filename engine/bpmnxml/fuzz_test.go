@@ -18,9 +18,15 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(around(`<bpmn:subProcess id="t"><bpmn:extensionElements><jetbpm:incidentRetry kind="exponential" maxAttempts="4" base="PT1S" cap="PT1M"/></bpmn:extensionElements><bpmn:startEvent id="s1"/></bpmn:subProcess>`)))
 	f.Add([]byte(extTask(`jetbpm:operation="charge"`, `<jetbpm:incidentRetry kind="fixed" maxAttempts="2" delay="PT0.1S"/>`)))
 	f.Add([]byte(zeebeTask(`<jetbpm:retryPolicy kind="none"/><jetbpm:incidentRetry kind="none"/>`)))
+	f.Add([]byte(withMessages(zeebeMessage("m", `=&quot;paid-&quot; + region`, "=orderId"), around(`<bpmn:receiveTask id="t" messageRef="m"/><bpmn:boundaryEvent id="b" attachedToRef="t" cancelActivity="false"><bpmn:messageEventDefinition messageRef="m"/></bpmn:boundaryEvent><bpmn:sequenceFlow id="fb" sourceRef="b" targetRef="e"/>`))))
+	f.Add([]byte(withMessages(zeebeMessage("m", "answer", "=key"), proc(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="g"/><bpmn:eventBasedGateway id="g" eventGatewayType="Exclusive"/><bpmn:sequenceFlow id="f2" sourceRef="g" targetRef="c"/><bpmn:sequenceFlow id="f3" sourceRef="g" targetRef="w"/><bpmn:intermediateCatchEvent id="c"><bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateCatchEvent><bpmn:intermediateCatchEvent id="w"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent><bpmn:sequenceFlow id="f4" sourceRef="c" targetRef="e"/><bpmn:sequenceFlow id="f5" sourceRef="w" targetRef="e"/><bpmn:endEvent id="e"/>`))))
+	f.Add([]byte(publishing(`<bpmn:sendTask id="t" messageRef="m"><bpmn:extensionElements><jetbpm:publish correlationKey="=orderId" timeToLive="PT1H" messageId="${id}"><jetbpm:variable name="amount" source="=total"/><jetbpm:variable name="currency"/></jetbpm:publish></bpmn:extensionElements></bpmn:sendTask>`)))
+	f.Add([]byte(publishing(`<bpmn:intermediateThrowEvent id="t"><bpmn:messageEventDefinition messageRef="m" camunda:type="external" camunda:topic="notify"/></bpmn:intermediateThrowEvent>`)))
+	f.Add([]byte(withMessages(`<bpmn:message id="m" name="go"/>`, proc(`<bpmn:startEvent id="s"><bpmn:messageEventDefinition messageRef="m"/></bpmn:startEvent><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="t"/><bpmn:intermediateThrowEvent id="t"/><bpmn:sequenceFlow id="f2" sourceRef="t" targetRef="e"/><bpmn:endEvent id="e"><bpmn:extensionElements><zeebe:taskDefinition type="done"/></bpmn:extensionElements><bpmn:messageEventDefinition messageRef="m"/></bpmn:endEvent>`))))
 	f.Add([]byte(proc(`<bpmn:userTask id="u"/>`)))
 	f.Add([]byte(`<?xml version="1.0"?><definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"><process id="p"><startEvent id="s"/>`))
-	for _, rel := range []string{"zeebe-node/Client-ThrowError.bpmn", "camunda7-engine-externaltask/ExternalTaskServiceTest.testFetchVariables.bpmn20.xml"} {
+	for _, rel := range []string{"zeebe-node/Client-ThrowError.bpmn", "camunda7-engine-externaltask/ExternalTaskServiceTest.testFetchVariables.bpmn20.xml",
+		"lib-bpmn-engine/message-intermediate-timer-event.bpmn", "camunda7-engine-externaltask/ExternalTaskServiceTest.testCancelExternalTaskWithBoundaryEvent.bpmn20.xml"} {
 		if data, err := os.ReadFile(filepath.Join(corpus, rel)); err == nil {
 			f.Add(data)
 		}

@@ -31,13 +31,16 @@ const (
 	// (Event.Result) to the operation wait Event.Wait.
 	OperationDone EventKind = "operationDone"
 	// Correlate delivers a message (Event.Vars) to the message wait
-	// Event.Wait, as correlation Event.Correlation. If the wait is gone and
-	// the correlation was not applied before, the instance rejects it
-	// (RejectMessage) so the message can go to another subscription.
+	// Event.Wait, as correlation Event.Correlation. A correlation applied
+	// before (State.Correlations) is skipped. If the wait is gone, or is
+	// not a wait for that name and key, or the instance has ended, the
+	// instance rejects it (RejectMessage) so the message can go to another
+	// subscription.
 	Correlate EventKind = "correlate"
 	// MessageTo delivers message Event.Message (Event.Vars) straight to
 	// this instance, bypassing correlation keys: the oldest open message
-	// wait of that name takes it; with none, it is discarded.
+	// wait of that name takes it; with none, it is discarded. An
+	// Event.Correlation with a MessageID makes it apply once.
 	MessageTo EventKind = "message"
 )
 
@@ -87,11 +90,13 @@ const (
 	RunOperation    EffectKind = "runOperation"
 	CancelOperation EffectKind = "cancelOperation"
 	// Subscribe opens Effect.Sub at its message partition; Unsubscribe
-	// closes it. RejectMessage hands correlation Effect.Correlation of
-	// Effect.Sub back: the wait it was offered to was gone.
-	// PublishMessage publishes Effect.Message (a declarative throw).
-	// StartEnded tells the message partition of Effect.Correlation that
-	// the instance this message started has ended.
+	// closes it (Effect.Wait is Sub.Wait for both). RejectMessage hands
+	// correlation Effect.Correlation of Effect.Sub back: the wait it was
+	// offered to was gone. PublishMessage publishes Effect.Message (a
+	// declarative throw); Effect.ID is unique per activation of the
+	// throw. StartEnded tells the message partition of Effect.Correlation
+	// that the instance this message started has ended. See
+	// docs/messages.md §4 for when each is emitted.
 	Subscribe      EffectKind = "subscribe"
 	Unsubscribe    EffectKind = "unsubscribe"
 	RejectMessage  EffectKind = "rejectMessage"
