@@ -247,6 +247,9 @@ func (e *Engine) correlateTo(ctx context.Context, m Message, vars map[string]any
 	}
 	id := (&instance.Correlation{Name: m.Name, MessageID: m.ID}).ID()
 	took, err := e.awaitState(ctx, m.Instance, func(s *instance.State) (bool, bool) {
+		if s == nil {
+			return true, false
+		}
 		if slices.Contains(s.Correlations, id) {
 			return true, true
 		}
@@ -272,8 +275,13 @@ func waitsFor(s *instance.State, name string) bool {
 // message to has taken it (true) or left the element (false).
 func (e *Engine) awaitOffer(ctx context.Context, o messageOffer) (bool, error) {
 	return e.awaitState(ctx, o.Instance, func(s *instance.State) (bool, bool) {
-		if o.Started {
+		switch {
+		case o.Started && s == nil:
+			return false, false // not started yet
+		case o.Started:
 			return s.StartMessage != nil && s.StartMessage.ID() == o.Correlation, true
+		case s == nil:
+			return true, false // its record is gone: it rejects the message
 		}
 		if slices.Contains(s.Correlations, o.Correlation) {
 			return true, true
@@ -284,13 +292,15 @@ func (e *Engine) awaitOffer(ctx context.Context, o messageOffer) (bool, error) {
 }
 
 // awaitState watches the checkpoint of instance id until decide says done,
-// and returns decide's verdict; an instance not written yet is waited for.
+// and returns decide's verdict. decide gets nil while there is no
+// checkpoint (none yet, or deleted).
 func (e *Engine) awaitState(ctx context.Context, id string, decide func(*instance.State) (done, verdict bool)) (bool, error) {
 	w, err := e.store.kv.Watch(ctx, id)
 	if err != nil {
 		return false, fmt.Errorf("instance %s: watch: %w", id, err)
 	}
 	defer func() { _ = w.Stop() }()
+	seen := false // a value, or the marker that there is none
 	for {
 		select {
 		case <-ctx.Done():
@@ -299,14 +309,18 @@ func (e *Engine) awaitState(ctx context.Context, id string, decide func(*instanc
 			if !ok {
 				return false, fmt.Errorf("instance %s: watch closed", id)
 			}
-			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
-				continue
+			var s *instance.State
+			switch {
+			case entry == nil && seen:
+				continue // the end of the initial values
+			case entry != nil && entry.Operation() == jetstream.KeyValuePut:
+				s = &instance.State{}
+				if err := streams.Unmarshal(entry.Value(), s); err != nil {
+					return false, fmt.Errorf("instance %s: decode: %w", id, err)
+				}
 			}
-			var s instance.State
-			if err := streams.Unmarshal(entry.Value(), &s); err != nil {
-				return false, fmt.Errorf("instance %s: decode: %w", id, err)
-			}
-			if done, verdict := decide(&s); done {
+			seen = true
+			if done, verdict := decide(s); done {
 				return verdict, nil
 			}
 		}

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
@@ -38,9 +41,7 @@ func messageEffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error)
 			if eff.Correlation == nil {
 				return nil, errors.New("rejection without a correlation")
 			}
-			c := *eff.Correlation
-			cmd.Correlation = &c
-			kind, id = streams.MessageReject, "rej:"+sub.Wait+":"+strconv.FormatUint(c.Seq, 10)
+			return rejectMsg(*sub, *eff.Correlation)
 		}
 		name, key = sub.Name, sub.Key
 		body, err = streams.Marshal(cmd)
@@ -57,7 +58,7 @@ func messageEffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error)
 		}
 		kind, name, key, id = streams.MessagePublish, out.Name, out.Key, out.ID
 		if id == "" {
-			id = "pub:" + s.ID + ":" + eff.ID
+			id = eff.ID // unique per activation of the throw
 		}
 		if len(out.Vars) > 0 {
 			body, err = streams.Marshal(out.Vars)
@@ -73,6 +74,63 @@ func messageEffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error)
 		m.Header.Set(streams.MessageTTLHeader, eff.Message.TTL.String())
 	}
 	return m, nil
+}
+
+// rejectMsg is the command that hands correlation c, offered to sub, back
+// to its message partition.
+func rejectMsg(sub instance.Subscription, c instance.Correlation) (*nats.Msg, error) {
+	body, err := streams.Marshal(messageCommand{Sub: &sub, Correlation: &c})
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg(streams.MessageSubject(streams.MessageReject, c.Name, c.Key))
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, "rej:"+sub.Wait+":"+strconv.FormatUint(c.Seq, 10))
+	return m, nil
+}
+
+// correlating reports whether events holds a correlate event.
+func correlating(events []instance.Event) bool {
+	return slices.ContainsFunc(events, func(ev instance.Event) bool { return ev.Kind == instance.Correlate })
+}
+
+// rejectOrphans hands back the correlations offered to g's instance, which
+// has no checkpoint (it ended and its record expired, or it never
+// existed), so the messages go to other subscriptions.
+func (p *partition) rejectOrphans(ctx context.Context, g *group) error {
+	for _, ev := range g.events {
+		if ev.Kind != instance.Correlate || ev.Correlation == nil {
+			continue
+		}
+		c := *ev.Correlation
+		m, err := rejectMsg(instance.Subscription{Name: c.Name, Key: c.Key, Instance: g.id, Wait: ev.Wait}, c)
+		if err != nil {
+			return err
+		}
+		if _, err := p.js.PublishMsg(ctx, m); err != nil {
+			return fmt.Errorf("instance %s: reject correlation %s: %w", g.id, c.ID(), err)
+		}
+		p.log.Info("correlation rejected: no such instance", "instance", g.id, "message", c.Name, "key", c.Key)
+	}
+	return nil
+}
+
+// messageStartFailed tells the message partition that the instance a
+// message meant to start (for a non-empty key) will never run, so that
+// the key does not stay blocked for its process.
+func (p *partition) messageStartFailed(ctx context.Context, id string, req *startRequest) error {
+	if req.Message.Key == "" {
+		return nil
+	}
+	s := &instance.State{ID: id, ProcessID: req.ProcessID}
+	m, err := messageEffectMsg(s, instance.Effect{Kind: instance.StartEnded, Correlation: req.Message})
+	if err != nil {
+		return err
+	}
+	if _, err := p.js.PublishMsg(ctx, m); err != nil {
+		return fmt.Errorf("instance %s: tell the message partition its start failed: %w", id, err)
+	}
+	return nil
 }
 
 // subscriptionOf returns the subscription an effect is about, completed

@@ -57,11 +57,11 @@ func TestMessageEffectsOnTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pub.Subject != "jetbpm.m.pub.paid.k" || pub.Header.Get("Nats-Msg-Id") != "pub:i-1:t/9" || pub.Header.Get(streams.MessageTTLHeader) != "1m0s" {
+	if pub.Subject != "jetbpm.m.pub.paid.k" || pub.Header.Get("Nats-Msg-Id") != "t/9" || pub.Header.Get(streams.MessageTTLHeader) != "1m0s" {
 		t.Errorf("publish: %s %v", pub.Subject, pub.Header)
 	}
 	in, err := decodeMessage(pub.Header, pub.Data, func(string, any) error { return nil })
-	if err != nil || in.Vars["a"] != 1.5 || in.TTL != time.Minute || in.ID != "pub:i-1:t/9" {
+	if err != nil || in.Vars["a"] != 1.5 || in.TTL != time.Minute || in.ID != "t/9" {
 		t.Errorf("publish read back: %+v %v", in, err)
 	}
 	withID, _ := messageEffectMsg(s, instance.Effect{ID: "t/9", Kind: instance.PublishMessage, Message: &instance.OutMessage{Name: "paid", ID: "order-17"}})

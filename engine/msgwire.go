@@ -66,8 +66,11 @@ func decodeCommand(sm streams.StoredMessage, data []byte) (*messageCommand, erro
 			return nil, errors.New("no subscription")
 		case s.Name != sm.Name || s.Key != sm.Key:
 			return nil, fmt.Errorf("subscription to %q/%q on the subject of %q/%q", s.Name, s.Key, sm.Name, sm.Key)
-		case !validInstanceID(s.Instance) || s.Wait == "" || s.ProcessID == "":
-			return nil, errors.New("subscription without instance, wait or process")
+		case !validInstanceID(s.Instance) || s.Wait == "":
+			return nil, errors.New("subscription without instance or wait")
+		case s.ProcessID == "" && sm.Kind != streams.MessageReject:
+			// A rejection may come from an instance whose record is gone.
+			return nil, errors.New("subscription without a process")
 		case sm.Kind == streams.MessageReject && (c.Correlation == nil || c.Correlation.Seq == 0):
 			return nil, errors.New("rejection without a correlation")
 		}

@@ -305,21 +305,27 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		if len(g.events) > len(jobEvents) {
 			log.Debug("events for an unknown instance dropped", "events", len(g.events))
 		}
+		g.err = p.rejectOrphans(ctx, g)
 		return
 	case s == nil:
 		if s, err = p.create(ctx, g.id, g.start); err != nil {
 			log.Error("instance start failed", "process", g.start.ProcessID, "err", err)
-			if g.start.Parent != nil {
+			switch {
+			case g.start.Parent != nil:
 				g.err = p.childStartFailed(ctx, g.id, g.start, err)
+			case g.start.Message != nil:
+				g.err = p.messageStartFailed(ctx, g.id, g.start)
 			}
 			return
 		}
 		changed = true
 		log.Debug("instance started", "process", s.ProcessID, "version", s.Version)
-	case s.Status.Finished():
+	case s.Status.Finished() && !correlating(g.events):
 		return
 	}
-	if len(g.events) > 0 && !s.Status.Finished() {
+	// A finished instance takes correlate events too: it rejects them, so
+	// the message goes to another subscription (docs/messages.md §4).
+	if len(g.events) > 0 && (!s.Status.Finished() || correlating(g.events)) {
 		applied, err := p.apply(ctx, g, s)
 		switch {
 		case err != nil:

@@ -207,6 +207,7 @@ func (e *Entry) Reject(s instance.Subscription, c instance.Correlation, now time
 		}
 		process := msg.Correlated[i].Process
 		msg.Correlated = slices.Delete(msg.Correlated, i, i+1)
+		s.ProcessID = process // the instance that rejects may be gone
 		e.Outbox = append(e.Outbox, Effect{Kind: Rejected, Sub: &s, Correlation: c, MessageID: msg.ID, At: now})
 		for j, next := range e.Subs {
 			if next.ProcessID != process {
