@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -257,5 +259,75 @@ func TestCorrelateToAnInstanceWhoseRecordIsGone(t *testing.T) {
 	got, err := eng.CorrelateMessage(ctx, engine.Message{Name: "paid", Key: "k"})
 	if !errors.Is(err, engine.ErrNoSubscription) || !strings.Contains(err.Error(), gone+" left the element") {
 		t.Fatalf("CorrelateMessage = %q, %v", got, err)
+	}
+}
+
+// A declarative throw in one process reaches the catch of another.
+func TestDeclarativeThrowReachesACatch(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := testCtx(t)
+	sender := build(t, model.NewBuilder("sender").StartEvent("s").
+		MessageThrowEvent("tell", "paid", model.WithPublish(model.Publish{
+			CorrelationKey: "orderId", TTL: time.Hour,
+			Variables: []model.Mapping{{Target: "amount", Source: "total * 2"}},
+		})).EndEvent("e").Sequence("s", "tell", "e"))
+	if _, err := eng.DeployAll(ctx, sender, waitForPaid(t, "pay", "orderId")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := eng.Start(ctx, "sender", map[string]any{"orderId": "o-9", "total": 21})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, eng, s)
+	r, err := eng.Start(ctx, "pay", map[string]any{"orderId": "o-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := waitDone(t, eng, r); v.Variables["amount"] != int64(42) {
+		t.Errorf("receiver variables: %v", v.Variables)
+	}
+}
+
+// N instances wait for N messages, each for its own key; the messages are
+// published while the instances start, in no particular order. Every
+// instance gets exactly its message, whichever came first.
+func TestConcurrentMessagesMeetTheirInstances(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t, streamstest.WithPartitions(4))
+	eng := openEngine(t, env, nil)
+	ctx := testCtx(t)
+	if _, err := eng.Deploy(ctx, waitForPaid(t, "pay", "orderId")); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	ids := make([]string, n)
+	errs := make(chan error, 2*n)
+	var wg sync.WaitGroup
+	for i := range n {
+		key := fmt.Sprintf("order-%d", i)
+		wg.Go(func() {
+			id, err := eng.Start(ctx, "pay", map[string]any{"orderId": key})
+			ids[i] = id
+			errs <- err
+		})
+		wg.Go(func() {
+			_, err := eng.PublishMessage(ctx, engine.Message{Name: "paid", Key: key, TTL: time.Hour, Vars: map[string]any{"for": key}})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, id := range ids {
+		v := waitDone(t, eng, id)
+		if want := fmt.Sprintf("order-%d", i); v.Variables["for"] != want || v.Variables["orderId"] != want {
+			t.Errorf("instance %d got %v", i, v.Variables)
+		}
 	}
 }
