@@ -39,7 +39,7 @@ func TestMessageEffectsOnTheWire(t *testing.T) {
 		if m.Subject != tc.subject || m.Header.Get("Nats-Msg-Id") != tc.id {
 			t.Errorf("%s: %s %s, want %s %s", tc.eff.Kind, m.Subject, m.Header.Get("Nats-Msg-Id"), tc.subject, tc.id)
 		}
-		kind := streams.MessageKind(m.Subject[len("jetbpm.m."):len(m.Subject)-len(".paid=2Ex.o=201")])
+		kind := streams.MessageKind(m.Subject[len("jetbpm.m.") : len(m.Subject)-len(".paid=2Ex.o=201")])
 		c, err := decodeCommand(streams.StoredMessage{Kind: kind, Name: "paid.x", Key: "o 1"}, m.Data)
 		if err != nil || !tc.check(c) {
 			t.Errorf("%s: decoded %+v, %v", tc.eff.Kind, c, err)

@@ -100,7 +100,7 @@ func decodeMessage(h nats.Header, data []byte, checkValue func(string, any) erro
 	m := &inboundMessage{ID: h.Get(jetstream.MsgIDHeader), ReplyTo: h.Get(streams.MessageReplyHeader)}
 	if m.ReplyTo != "" && !validReplyTo(m.ReplyTo) {
 		m.ReplyTo = ""
-		return m, fmt.Errorf("header %s: %q is not an inbox under _INBOX.", streams.MessageReplyHeader, h.Get(streams.MessageReplyHeader))
+		return m, fmt.Errorf("header %s: %q is not an inbox (a subject under _INBOX)", streams.MessageReplyHeader, h.Get(streams.MessageReplyHeader))
 	}
 	if len(m.ID) > maxMessageString {
 		return m, fmt.Errorf("message id is %d bytes; at most %d", len(m.ID), maxMessageString)
