@@ -92,3 +92,58 @@ func TestMessageCrashBetweenEntryAndEffects(t *testing.T) {
 		})
 	}
 }
+
+// After such a crash, another command for the entry may come before the
+// redelivered message: the entry must go on naming the message as applied
+// until the message itself has come again.
+func TestMessageCrashThenAnotherCommandFirst(t *testing.T) {
+	t.Parallel()
+	var armed, crashed atomic.Bool
+	crash := make(chan struct{})
+	opts := engine.Options{}
+	engine.CrashAfterMessageEntryWrite(&opts, func(key string) bool {
+		if armed.Load() && crashed.CompareAndSwap(false, true) {
+			close(crash)
+			return true
+		}
+		return false
+	})
+	// The message comes again after the 3 s ack wait; the subscription
+	// published right after the crash is applied long before.
+	m := startMessages(t, opts, streamstest.WithFastFailover(3*time.Second))
+	ctx := testCtx(t)
+	m.subscribe(t, "first", "order", "paid", "k")
+	m.subscribe(t, "second", "order", "paid", "k")
+	testwait.True(t, 10*time.Second, "both subscriptions stored", func() bool {
+		e := m.entry(t, "paid", "k")
+		return e != nil && len(e.Subs) == 2
+	})
+	armed.Store(true)
+	if _, err := m.JS.Publish(ctx, streams.MessageSubject(streams.MessagePublish, "paid", "k"), nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-crash:
+	case <-time.After(20 * time.Second):
+		t.Fatal("crash point not reached")
+	}
+	m.subscribe(t, "third", "billing", "paid", "k")
+	testwait.True(t, 10*time.Second, "the later subscription applied", func() bool {
+		e := m.entry(t, "paid", "k")
+		return e != nil && len(e.Subs) == 2 && e.Subs[1].Instance == "third"
+	})
+	s, err := m.JS.Stream(ctx, streams.MessagesStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.True(t, 20*time.Second, "the redelivered message acknowledged", func() bool {
+		info, err := s.Info(ctx)
+		return err == nil && info.State.Msgs == 0
+	})
+	m.waitEvents(t, 1, correlatesOf("first"))
+	for inst, want := range map[string]int{"first": 1, "second": 0, "third": 0} {
+		if n := m.storedEvents(t, inst); n != want {
+			t.Errorf("%s got %d correlations, want %d", inst, n, want)
+		}
+	}
+}
