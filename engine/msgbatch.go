@@ -51,12 +51,22 @@ type entryWork struct {
 	// have reached the server.
 	unconfirmed atomic.Bool
 	stats       messageStats
+	// fetched is the stored entry, read ahead (prefetchEntries).
+	fetched *fetchedEntry
+}
+
+// fetchedEntry is an entry read ahead of its batch's step.
+type fetchedEntry struct {
+	entry *correlation.Entry
+	rev   uint64
+	err   error
 }
 
 // process applies a batch: per entry, one load, the commands in order, one
 // write; then the effects, the confirmed acknowledgements, the answers.
 func (p *messagePartition) process(ctx context.Context, batch []jetstream.Msg) {
 	works := p.group(batch)
+	p.prefetchEntries(ctx, works)
 	starts := p.startIndex(ctx, works)
 	for _, w := range works {
 		p.apply(ctx, w, starts)
@@ -126,6 +136,28 @@ func (p *messagePartition) decode(m jetstream.Msg) (*command, error) {
 	c.ref = "c" + strconv.FormatUint(meta.Sequence.Stream, 10)
 	c.cmd, err = decodeCommand(sm, m.Data())
 	return c, err
+}
+
+// prefetchEntries reads, concurrently, the entries of the batch that are
+// not in the cache, so a batch of many names and keys costs one round trip
+// to the bucket rather than one per entry. The write still compares and
+// sets, so a read a moment early is as safe as one made in the step.
+func (p *messagePartition) prefetchEntries(ctx context.Context, works []*entryWork) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxPrefetch)
+	for _, w := range works {
+		if _, ok := p.cache.get(w.key); ok {
+			continue
+		}
+		f := &fetchedEntry{}
+		w.fetched = f
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f.entry, f.rev, f.err = p.store.get(ctx, w.key)
+		})
+	}
+	wg.Wait()
 }
 
 // startIndex reads the message start events of the names the batch
@@ -291,7 +323,14 @@ func (p *messagePartition) load(ctx context.Context, w *entryWork) (*correlation
 	if c, ok := p.cache.get(w.key); ok {
 		return c.entry, c.rev, nil
 	}
-	e, rev, err := p.store.get(ctx, w.key)
+	var e *correlation.Entry
+	var rev uint64
+	var err error
+	if f := w.fetched; f != nil {
+		e, rev, err = f.entry, f.rev, f.err
+	} else {
+		e, rev, err = p.store.get(ctx, w.key)
+	}
 	if err != nil || e == nil {
 		return nil, rev, err
 	}
