@@ -1,11 +1,15 @@
 package instance
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
@@ -376,36 +380,46 @@ func TestTaskCompleteMergesResults(t *testing.T) {
 	assertVars(t, s.Variables(), map[string]any{"approved": true})
 }
 
+// twoTasks is a process with two user tasks in parallel, "review" and
+// "other": completing one leaves the instance active.
+func twoTasks() *model.Builder {
+	return model.NewBuilder("two").StartEvent("start").ParallelGateway("fork").
+		UserTask("review").EndEvent("end").UserTask("other").EndEvent("end2").
+		Sequence("start", "fork", "review", "end").Sequence("fork", "other", "end2")
+}
+
 // Two completes in one step: the first wins, the second is listed on the
-// final record as refused, naming who completed it. A later one finds no
-// task and is not applied: the engine answers from the stored record.
+// final record as refused, naming who completed it — whether the instance
+// ends with the task or not. A later one finds no task and is not
+// applied: the engine answers from the stored record.
 func TestTaskConcurrentCompletes(t *testing.T) {
-	s, env := run(t, approval(), nil)
-	id := openTask(t, s, "review").ID
-	flush(s)
-	first, second := taskCmd("c1", id, TaskComplete, "alice"), taskCmd("c2", id, TaskComplete, "bob")
-	first.Task.Vars, second.Task.Vars = map[string]any{"by": "alice"}, map[string]any{"by": "bob"}
-	if n := apply(t, s, env, first, second); n != 2 {
-		t.Fatalf("applied %d, want 2 (the second refused on the record)", n)
-	}
-	assertStatus(t, s, Completed)
-	assertVars(t, s.Variables(), map[string]any{"by": "alice"})
-	rec := record(t, s, id)
-	if rec.State != TaskCompleted || rec.CompletedBy != "alice" || len(rec.Outcomes) != 2 || !rec.Outcomes[0].OK || rec.Revision != 3 {
-		t.Fatalf("record %+v", rec)
-	}
-	if o := lastOutcome(t, rec, "c2"); o.OK || o.Reason != "task "+id+" is completed by alice" {
-		t.Fatalf("second complete: %+v", o)
-	}
-	if got := taskFacts(s); !slices.Equal(got, []string{"completed:" + id}) {
-		t.Errorf("facts %v, want one completed", got)
+	for name, b := range map[string]*model.Builder{"instance ends": approval(), "instance goes on": twoTasks()} {
+		t.Run(name, func(t *testing.T) {
+			s, env := run(t, b, nil)
+			id := openTask(t, s, "review").ID
+			flush(s)
+			first, second := taskCmd("c1", id, TaskComplete, "alice"), taskCmd("c2", id, TaskComplete, "bob")
+			first.Task.Vars, second.Task.Vars = map[string]any{"by": "alice"}, map[string]any{"by": "bob"}
+			if n := apply(t, s, env, first, second, second); n != 2 {
+				t.Fatalf("applied %d, want 2 (the second refused on the record, once)", n)
+			}
+			assertVars(t, s.Variables(), map[string]any{"by": "alice"})
+			rec := record(t, s, id)
+			if rec.State != TaskCompleted || rec.CompletedBy != "alice" || len(rec.Outcomes) != 2 || !rec.Outcomes[0].OK || rec.Revision != 3 {
+				t.Fatalf("record %+v", rec)
+			}
+			if o := lastOutcome(t, rec, "c2"); o.OK || o.Reason != "task "+id+" is completed by alice" {
+				t.Fatalf("second complete: %+v", o)
+			}
+			if got := taskFacts(s); !slices.Equal(got, []string{"completed:" + id}) {
+				t.Errorf("facts %v, want one completed", got)
+			}
+		})
 	}
 
 	// In a later step: not applied, nothing emitted.
-	s, env = run(t, model.NewBuilder("two").StartEvent("start").ParallelGateway("fork").
-		UserTask("review").EndEvent("end").UserTask("other").EndEvent("end2").
-		Sequence("start", "fork", "review", "end").Sequence("fork", "other", "end2"), nil)
-	id = openTask(t, s, "review").ID
+	s, env := run(t, twoTasks(), nil)
+	id := openTask(t, s, "review").ID
 	apply(t, s, env, taskCmd("c1", id, TaskComplete, "alice"))
 	flush(s)
 	var discarded []string
@@ -573,10 +587,14 @@ func TestTaskCanceledWhenItsTokenLeaves(t *testing.T) {
 		}, Terminated},
 		{"terminate end", parallel, func(t *testing.T, s *State, env *testEnv) { fire(t, s, env, "wait") }, Completed},
 		{"abort", approval(), func(t *testing.T, s *State, env *testEnv) { Abort(s, env.Now, "broken") }, Failed},
+		{"message boundary", approval().MessageBoundary("stop", "review", "stop", "order", true).EndEvent("stopped").
+			Sequence("stop", "stopped"), func(t *testing.T, s *State, env *testEnv) {
+			correlate(t, s, env, "stop", 1, nil)
+		}, Completed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, env := run(t, tt.b, nil)
+			s, env := run(t, tt.b, map[string]any{"order": "o-1"})
 			id := openTask(t, s, "review").ID
 			flush(s)
 			tt.end(t, s, env)
@@ -663,5 +681,52 @@ func TestTaskIDs(t *testing.T) {
 		if got != want || ok != (want != "") {
 			t.Errorf("TaskInstance(%q) = %q, %v; want %q", in, got, ok, want)
 		}
+	}
+}
+
+// The record as served: camelCase JSON, zero dates left out; and as stored:
+// msgpack that reads back the same, and carries a command with it.
+func TestTaskRecordEncoding(t *testing.T) {
+	s, env := run(t, approval(model.Input("n", "1"), model.WithHuman(model.Human{CandidateGroups: `"ops"`, DueDate: `"2026-12-01"`})), nil)
+	id := openTask(t, s, "review").ID
+	apply(t, s, env, taskCmd("c1", id, TaskClaim, "alice"))
+	rec := openTask(t, s, "review")
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"assignee", "candidateGroups", "claimedBy", "createdAt", "dueDate", "id", "instanceId", "nodeId",
+		"outcomes", "priority", "processId", "revision", "state", "variables", "version"}
+	if got := slices.Sorted(maps.Keys(fields)); !slices.Equal(got, want) {
+		t.Fatalf("JSON fields %v, want %v (%s)", got, want, b)
+	}
+	if fields["dueDate"] != "2026-12-01T00:00:00Z" || fields["state"] != "assigned" {
+		t.Errorf("JSON %s", b)
+	}
+
+	data, err := msgpack.Marshal(Event{ID: "c2", Kind: UserTaskCommand, Task: &TaskCommand{Task: id, Op: TaskComplete, Vars: map[string]any{"x": int64(1)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev Event
+	if err := msgpack.Unmarshal(data, &ev); err != nil || ev.Task == nil || ev.Task.Op != TaskComplete || ev.Task.Task != id {
+		t.Fatalf("command round trip: %+v, %v", ev.Task, err)
+	}
+	data, err = msgpack.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Task
+	if err := msgpack.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	back.DueDate, back.CreatedAt = back.DueDate.UTC(), back.CreatedAt.UTC()
+	back.Outcomes[0].Time = back.Outcomes[0].Time.UTC()
+	if got, want := fmt.Sprintf("%+v", back), fmt.Sprintf("%+v", *rec); got != want {
+		t.Fatalf("msgpack round trip\n got %s\nwant %s", got, want)
 	}
 }
