@@ -1,0 +1,308 @@
+package bpmnxml
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/expression"
+)
+
+// User tasks. Both dialects say who may do the task, when it is due, how
+// urgent it is and which form shows it; they become model.Human, whose
+// fields are expressions (a static value is a literal expression):
+//
+//	<bpmn:userTask id="review" camunda:assignee="${requester}" camunda:candidateGroups="sales, ops"
+//	               camunda:dueDate="2025-06-30T17:00:00Z" camunda:priority="70" camunda:formKey="embedded:app:review.html"/>
+//
+//	<bpmn:userTask id="review">
+//	  <bpmn:extensionElements>
+//	    <zeebe:userTask/>
+//	    <zeebe:assignmentDefinition assignee="=requester" candidateGroups="sales, ops"/>
+//	    <zeebe:taskSchedule dueDate="2025-06-30T17:00:00Z" followUpDate="=followUp"/>
+//	    <zeebe:priorityDefinition priority="70"/>
+//	    <zeebe:formDefinition formId="review-form"/>
+//	  </bpmn:extensionElements>
+//	</bpmn:userTask>
+//
+// Camunda 7's ${...} and Zeebe's =FEEL are kept as written; any other text
+// is static. Camunda 7's BPMN-standard humanPerformer and potentialOwner
+// (resourceAssignmentExpression forms) say the same as camunda:assignee and
+// the candidate lists.
+
+// zeebeHuman are the Zeebe extension elements of a user task, each at most
+// once; zeebe:userTask only marks a Camunda user task (as opposed to a
+// job-based one), which jetbpm runs the same way.
+var zeebeHuman = set("userTask", "assignmentDefinition", "taskSchedule", "priorityDefinition", "formDefinition")
+
+// keepZeebeHuman records Zeebe user task element c of user task owner.
+func (im *importer) keepZeebeHuman(c, owner *elem, x *nodeExt) {
+	if x.zeebeHuman[c.name.Local] != nil {
+		im.probs.in(owner, c, "appears twice in the userTask; keep one")
+		return
+	}
+	if x.zeebeHuman == nil {
+		x.zeebeHuman = map[string]*elem{}
+	}
+	x.zeebeHuman[c.name.Local] = c
+}
+
+// humanReader reads the Human of one user task e.
+type humanReader struct {
+	im   *importer
+	e    *elem
+	h    model.Human
+	by   [model.PriorityField + 1]string // what set each expression field, for "set twice"
+	form string                          // what set the form
+	ok   bool
+}
+
+// userTask reads the assignment, schedule, priority and form of user task
+// e into n.Human, nil when the task says nothing about them.
+func (im *importer) userTask(e *elem, n *model.Node, x *nodeExt) {
+	r := &humanReader{im: im, e: e, ok: true}
+	if _, ok := e.lookup(NamespaceCamunda, "formHandlerClass"); ok {
+		r.report(e, "camunda:formHandlerClass runs Java code on the task's form; not supported (the form is the tasklist client's)")
+	}
+	for _, a := range []struct {
+		attr string
+		f    model.HumanField
+	}{{"assignee", model.AssigneeField}, {"candidateUsers", model.CandidateUsersField},
+		{"candidateGroups", model.CandidateGroupsField}, {"dueDate", model.DueDateField},
+		{"followUpDate", model.FollowUpDateField}, {"priority", model.PriorityField}} {
+		if v, ok := e.lookup(NamespaceCamunda, a.attr); ok {
+			src, msg := camunda7Value(v, a.f)
+			r.field(e, a.f, "camunda:"+a.attr, v, src, msg)
+		}
+	}
+	r.form7()
+	for _, p := range x.performers {
+		r.performer(p)
+	}
+	if z := x.zeebeHuman; z != nil {
+		r.zeebe(z["assignmentDefinition"], map[string]model.HumanField{"assignee": model.AssigneeField,
+			"candidateUsers": model.CandidateUsersField, "candidateGroups": model.CandidateGroupsField})
+		r.zeebe(z["taskSchedule"], map[string]model.HumanField{"dueDate": model.DueDateField, "followUpDate": model.FollowUpDateField})
+		r.zeebe(z["priorityDefinition"], map[string]model.HumanField{"priority": model.PriorityField})
+		r.zeebeForm(z["formDefinition"])
+	}
+	if r.ok && r.h != (model.Human{}) {
+		n.Human = &r.h
+	}
+}
+
+func (r *humanReader) report(at *elem, format string, args ...any) {
+	r.ok = false
+	if at == r.e {
+		r.im.probs.at(r.e, format, args...)
+	} else {
+		r.im.probs.in(r.e, at, format, args...)
+	}
+}
+
+// field sets field f to src, the expression that what (an attribute,
+// written v) says; msg is why v was refused.
+func (r *humanReader) field(at *elem, f model.HumanField, what, v, src, msg string) {
+	switch {
+	case msg != "":
+		r.report(at, "%s=%q: %s", what, v, msg)
+		return
+	case src == "":
+		return // empty: not set
+	case r.by[f] != "":
+		r.report(at, "%s: the %s is already set by %s; keep one", what, f, r.by[f])
+		return
+	}
+	if _, err := expression.Compile(src); err != nil {
+		r.report(at, "%s=%q: %v", what, v, err)
+		return
+	}
+	r.by[f] = what
+	*humanField(&r.h, f) = src
+}
+
+func humanField(h *model.Human, f model.HumanField) *string {
+	switch f {
+	case model.AssigneeField:
+		return &h.Assignee
+	case model.CandidateUsersField:
+		return &h.CandidateUsers
+	case model.CandidateGroupsField:
+		return &h.CandidateGroups
+	case model.DueDateField:
+		return &h.DueDate
+	case model.FollowUpDateField:
+		return &h.FollowUpDate
+	}
+	return &h.Priority
+}
+
+// form7 reads Camunda 7's camunda:formKey or camunda:formRef (a Camunda
+// Form's id, as Zeebe's formId); formRefBinding and formRefVersion stay in
+// Node.Extensions.
+func (r *humanReader) form7() {
+	if v, ok := r.e.lookup(NamespaceCamunda, "formKey"); ok {
+		r.setForm(r.e, "camunda:formKey", &r.h.FormKey, v)
+	}
+	if v, ok := r.e.lookup(NamespaceCamunda, "formRef"); ok {
+		r.setForm(r.e, "camunda:formRef", &r.h.FormID, v)
+	}
+}
+
+func (r *humanReader) setForm(at *elem, what string, dst *string, v string) {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "":
+		r.report(at, "%s is empty", what)
+	case r.form != "":
+		r.report(at, "%s: the form is already named by %s; keep one", what, r.form)
+	default:
+		r.form = what
+		*dst = v
+	}
+}
+
+// zeebe reads the attributes fields of Zeebe element c (nil: absent).
+func (r *humanReader) zeebe(c *elem, fields map[string]model.HumanField) {
+	if c == nil {
+		return
+	}
+	for _, a := range c.attrs {
+		f, ok := fields[a.Name.Local]
+		if !ok || a.Name.Space != "" {
+			continue
+		}
+		src, msg := zeebeValue(a.Value, f)
+		r.field(c, f, a.Name.Local, a.Value, src, msg)
+	}
+}
+
+// zeebeForm reads zeebe:formDefinition: one of formKey (job-based user
+// tasks, e.g. "camunda-forms:bpmn:userTaskForm_1" naming a
+// zeebe:userTaskForm of the process, kept as written), formId (a deployed
+// Camunda Form) or externalReference (a URL or any text the tasklist
+// client understands). bindingType and versionTag say which version of a
+// formId; jetbpm passes the id on and does not resolve forms.
+func (r *humanReader) zeebeForm(c *elem) {
+	if c == nil {
+		return
+	}
+	named := false
+	for _, a := range []struct {
+		attr string
+		dst  *string
+	}{{"formKey", &r.h.FormKey}, {"formId", &r.h.FormID}, {"externalReference", &r.h.ExternalReference}} {
+		if v, ok := c.lookup("", a.attr); ok {
+			r.setForm(c, a.attr, a.dst, v)
+			named = true
+		}
+	}
+	if !named {
+		r.report(c, "names no form: give formKey, formId or externalReference")
+	}
+}
+
+// performer reads Camunda 7's BPMN-standard assignment: a humanPerformer
+// (the assignee) or potentialOwner (candidates: "user(kermit),
+// group(management), sales", a bare name being a group) whose
+// resourceAssignmentExpression holds a formalExpression. A performer that
+// only names a <resource> by resourceRef is descriptive, as in Camunda 7.
+func (r *humanReader) performer(p *elem) {
+	var expr *elem
+	for _, c := range p.children {
+		if c.is(NamespaceBPMN, "resourceAssignmentExpression") {
+			for _, f := range c.children {
+				if f.is(NamespaceBPMN, "formalExpression") || f.is(NamespaceBPMN, "expression") {
+					expr = f
+				}
+			}
+		}
+	}
+	if expr == nil {
+		return
+	}
+	text := strings.TrimSpace(expr.text)
+	if p.name.Local == "humanPerformer" {
+		src, msg := camunda7Value(text, model.AssigneeField)
+		r.field(expr, model.AssigneeField, "bpmn:humanPerformer", text, src, msg)
+		return
+	}
+	if strings.Contains(text, "${") || strings.Contains(text, "#{") {
+		r.report(expr, "potentialOwner %q: expressions are not supported here; use camunda:candidateUsers or camunda:candidateGroups", text)
+		return
+	}
+	var users, groups []string
+	for _, item := range strings.Split(text, ",") {
+		item = strings.TrimSpace(item)
+		switch {
+		case item == "":
+		case strings.HasPrefix(item, "user(") && strings.HasSuffix(item, ")"):
+			users = append(users, strings.TrimSpace(item[5:len(item)-1]))
+		case strings.HasPrefix(item, "group(") && strings.HasSuffix(item, ")"):
+			groups = append(groups, strings.TrimSpace(item[6:len(item)-1]))
+		default:
+			groups = append(groups, item)
+		}
+	}
+	if len(users) > 0 {
+		v := strings.Join(users, ", ")
+		r.field(expr, model.CandidateUsersField, "bpmn:potentialOwner", v, expression.Literal(v), "")
+	}
+	if len(groups) > 0 {
+		v := strings.Join(groups, ", ")
+		r.field(expr, model.CandidateGroupsField, "bpmn:potentialOwner", v, expression.Literal(v), "")
+	}
+}
+
+// camunda7Value turns a Camunda 7 attribute into field f's expression: a
+// whole ${...} or #{...} as written, other text static; "" when empty.
+// msg says why v is refused.
+func camunda7Value(v string, f model.HumanField) (src, msg string) {
+	t := strings.TrimSpace(v)
+	switch {
+	case t == "":
+		return "", ""
+	case expression.DialectOf(t) == expression.JUEL:
+		return t, ""
+	case strings.Contains(t, "${") || strings.Contains(t, "#{"):
+		return "", "mixes text and ${...}; write the whole value as one expression"
+	}
+	return staticValue(t, f)
+}
+
+// zeebeValue turns a Zeebe attribute into field f's expression: =FEEL as
+// written, other text static; "" when empty.
+func zeebeValue(v string, f model.HumanField) (src, msg string) {
+	t := strings.TrimSpace(v)
+	switch {
+	case t == "":
+		return "", ""
+	case strings.HasPrefix(t, "="):
+		return t, ""
+	}
+	return staticValue(t, f)
+}
+
+// staticValue is the literal expression of static text t for field f: an
+// integer from 0 to 100 for the priority, an ISO 8601 date-time with a
+// time zone for the dates, a string otherwise (a candidate list stays one
+// comma-separated string).
+func staticValue(t string, f model.HumanField) (src, msg string) {
+	switch f {
+	case model.PriorityField:
+		p, err := strconv.Atoi(t)
+		if err != nil || p < 0 || p > 100 {
+			return "", "the priority is an integer from 0 to 100"
+		}
+		return strconv.Itoa(p), ""
+	case model.DueDateField, model.FollowUpDateField:
+		if strings.HasPrefix(t, "P") {
+			return "", "relative dates (ISO 8601 durations) are not supported; write a date-time such as 2025-06-30T17:00:00Z, or an expression"
+		}
+		if _, err := time.Parse(time.RFC3339, t); err != nil {
+			return "", "not an ISO 8601 date-time with a time zone, such as 2025-06-30T17:00:00Z or 2025-06-30T19:00:00+02:00"
+		}
+	}
+	return expression.Literal(t), ""
+}
