@@ -77,9 +77,7 @@ func (im *importer) userTask(e *elem, n *model.Node, x *nodeExt) {
 		}
 	}
 	r.form7()
-	for _, p := range x.performers {
-		r.performer(p)
-	}
+	r.performers(x.performers)
 	if z := x.zeebeHuman; z != nil {
 		r.zeebe(z["assignmentDefinition"], map[string]model.HumanField{"assignee": model.AssigneeField,
 			"candidateUsers": model.CandidateUsersField, "candidateGroups": model.CandidateGroupsField})
@@ -203,56 +201,73 @@ func (r *humanReader) zeebeForm(c *elem) {
 	}
 }
 
-// performer reads Camunda 7's BPMN-standard assignment: a humanPerformer
-// (the assignee) or potentialOwner (candidates: "user(kermit),
-// group(management), sales", a bare name being a group) whose
-// resourceAssignmentExpression holds a formalExpression. A performer that
-// only names a <resource> by resourceRef is descriptive, as in Camunda 7.
-func (r *humanReader) performer(p *elem) {
-	var expr *elem
+// performers reads Camunda 7's BPMN-standard assignment: a humanPerformer
+// (the assignee) and potentialOwners (candidates: "user(kermit),
+// group(management), sales", a bare name being a group; several
+// potentialOwners add up), each holding a formalExpression in a
+// resourceAssignmentExpression. A performer that only names a <resource>
+// by resourceRef is descriptive, as in Camunda 7.
+func (r *humanReader) performers(ps []*elem) {
+	var users, groups []string
+	var at *elem // the first potentialOwner's expression
+	for _, p := range ps {
+		expr := formalExpression(p)
+		if expr == nil {
+			continue
+		}
+		text := strings.TrimSpace(expr.text)
+		if p.name.Local == "humanPerformer" {
+			src, msg := camunda7Value(text, model.AssigneeField)
+			r.field(expr, model.AssigneeField, "bpmn:humanPerformer", text, src, msg)
+			continue
+		}
+		if strings.Contains(text, "${") || strings.Contains(text, "#{") {
+			r.report(expr, "potentialOwner %q: expressions are not supported here; use camunda:candidateUsers or camunda:candidateGroups", text)
+			continue
+		}
+		if at == nil {
+			at = expr
+		}
+		for _, item := range strings.Split(text, ",") {
+			item = strings.TrimSpace(item)
+			list := &groups
+			for _, k := range []struct {
+				prefix string
+				list   *[]string
+			}{{"user(", &users}, {"group(", &groups}} {
+				if strings.HasPrefix(item, k.prefix) && strings.HasSuffix(item, ")") {
+					item, list = strings.TrimSpace(item[len(k.prefix):len(item)-1]), k.list
+				}
+			}
+			if item != "" {
+				*list = append(*list, item)
+			}
+		}
+	}
+	for _, c := range []struct {
+		f     model.HumanField
+		names []string
+	}{{model.CandidateUsersField, users}, {model.CandidateGroupsField, groups}} {
+		if len(c.names) > 0 {
+			v := strings.Join(c.names, ", ")
+			r.field(at, c.f, "bpmn:potentialOwner", v, expression.Literal(v), "")
+		}
+	}
+}
+
+// formalExpression is the formalExpression of performer p's
+// resourceAssignmentExpression, nil when it has none.
+func formalExpression(p *elem) *elem {
 	for _, c := range p.children {
 		if c.is(NamespaceBPMN, "resourceAssignmentExpression") {
 			for _, f := range c.children {
 				if f.is(NamespaceBPMN, "formalExpression") || f.is(NamespaceBPMN, "expression") {
-					expr = f
+					return f
 				}
 			}
 		}
 	}
-	if expr == nil {
-		return
-	}
-	text := strings.TrimSpace(expr.text)
-	if p.name.Local == "humanPerformer" {
-		src, msg := camunda7Value(text, model.AssigneeField)
-		r.field(expr, model.AssigneeField, "bpmn:humanPerformer", text, src, msg)
-		return
-	}
-	if strings.Contains(text, "${") || strings.Contains(text, "#{") {
-		r.report(expr, "potentialOwner %q: expressions are not supported here; use camunda:candidateUsers or camunda:candidateGroups", text)
-		return
-	}
-	var users, groups []string
-	for _, item := range strings.Split(text, ",") {
-		item = strings.TrimSpace(item)
-		switch {
-		case item == "":
-		case strings.HasPrefix(item, "user(") && strings.HasSuffix(item, ")"):
-			users = append(users, strings.TrimSpace(item[5:len(item)-1]))
-		case strings.HasPrefix(item, "group(") && strings.HasSuffix(item, ")"):
-			groups = append(groups, strings.TrimSpace(item[6:len(item)-1]))
-		default:
-			groups = append(groups, item)
-		}
-	}
-	if len(users) > 0 {
-		v := strings.Join(users, ", ")
-		r.field(expr, model.CandidateUsersField, "bpmn:potentialOwner", v, expression.Literal(v), "")
-	}
-	if len(groups) > 0 {
-		v := strings.Join(groups, ", ")
-		r.field(expr, model.CandidateGroupsField, "bpmn:potentialOwner", v, expression.Literal(v), "")
-	}
+	return nil
 }
 
 // camunda7Value turns a Camunda 7 attribute into field f's expression: a
