@@ -55,43 +55,36 @@ type humanReader struct {
 	h    model.Human
 	by   [model.PriorityField + 1]string // what set each expression field, for "set twice"
 	form string                          // what set the form
-	ok   bool
 }
 
 // userTask reads the assignment, schedule, priority and form of user task
 // e into n.Human, nil when the task says nothing about them.
 func (im *importer) userTask(e *elem, n *model.Node, x *nodeExt) {
-	r := &humanReader{im: im, e: e, ok: true}
+	r := &humanReader{im: im, e: e}
 	if _, ok := e.lookup(NamespaceCamunda, "formHandlerClass"); ok {
 		r.report(e, "camunda:formHandlerClass runs Java code on the task's form; not supported (the form is the tasklist client's)")
 	}
-	for _, a := range []struct {
-		attr string
-		f    model.HumanField
-	}{{"assignee", model.AssigneeField}, {"candidateUsers", model.CandidateUsersField},
-		{"candidateGroups", model.CandidateGroupsField}, {"dueDate", model.DueDateField},
-		{"followUpDate", model.FollowUpDateField}, {"priority", model.PriorityField}} {
-		if v, ok := e.lookup(NamespaceCamunda, a.attr); ok {
-			src, msg := camunda7Value(v, a.f)
-			r.field(e, a.f, "camunda:"+a.attr, v, src, msg)
+	// Camunda 7's attributes are named as the fields.
+	for f := model.AssigneeField; f <= model.PriorityField; f++ {
+		if v, ok := e.lookup(NamespaceCamunda, f.String()); ok {
+			src, msg := camunda7Value(v, f)
+			r.field(e, f, "camunda:"+f.String(), v, src, msg)
 		}
 	}
 	r.form7()
 	r.performers(x.performers)
 	if z := x.zeebeHuman; z != nil {
-		r.zeebe(z["assignmentDefinition"], map[string]model.HumanField{"assignee": model.AssigneeField,
-			"candidateUsers": model.CandidateUsersField, "candidateGroups": model.CandidateGroupsField})
-		r.zeebe(z["taskSchedule"], map[string]model.HumanField{"dueDate": model.DueDateField, "followUpDate": model.FollowUpDateField})
-		r.zeebe(z["priorityDefinition"], map[string]model.HumanField{"priority": model.PriorityField})
+		r.zeebe(z["assignmentDefinition"], model.AssigneeField, model.CandidateUsersField, model.CandidateGroupsField)
+		r.zeebe(z["taskSchedule"], model.DueDateField, model.FollowUpDateField)
+		r.zeebe(z["priorityDefinition"], model.PriorityField)
 		r.zeebeForm(z["formDefinition"])
 	}
-	if r.ok && r.h != (model.Human{}) {
+	if r.h != (model.Human{}) {
 		n.Human = &r.h
 	}
 }
 
 func (r *humanReader) report(at *elem, format string, args ...any) {
-	r.ok = false
 	if at == r.e {
 		r.im.probs.at(r.e, format, args...)
 	} else {
@@ -161,18 +154,17 @@ func (r *humanReader) setForm(at *elem, what string, dst *string, v string) {
 	}
 }
 
-// zeebe reads the attributes fields of Zeebe element c (nil: absent).
-func (r *humanReader) zeebe(c *elem, fields map[string]model.HumanField) {
+// zeebe reads fields from the attributes of Zeebe element c (nil: absent),
+// named as the fields.
+func (r *humanReader) zeebe(c *elem, fields ...model.HumanField) {
 	if c == nil {
 		return
 	}
-	for _, a := range c.attrs {
-		f, ok := fields[a.Name.Local]
-		if !ok || a.Name.Space != "" {
-			continue
+	for _, f := range fields {
+		if v, ok := c.lookup("", f.String()); ok {
+			src, msg := zeebeValue(v, f)
+			r.field(c, f, f.String(), v, src, msg)
 		}
-		src, msg := zeebeValue(a.Value, f)
-		r.field(c, f, a.Name.Local, a.Value, src, msg)
 	}
 }
 
