@@ -211,6 +211,15 @@ func TestCamunda7UserTaskMappings(t *testing.T) {
 	}
 }
 
+// A user task takes an incident retry policy like any activity.
+func TestUserTaskIncidentRetry(t *testing.T) {
+	n := node(t, mustParse(t, around(`<bpmn:userTask id="t" camunda:assignee="${owner}"><bpmn:extensionElements>
+  <jetbpm:incidentRetry kind="fixed" maxAttempts="2" delay="PT10S"/></bpmn:extensionElements></bpmn:userTask>`)), "t")
+	if r := n.IncidentRetry; r == nil || r.MaxAttempts != 2 {
+		t.Errorf("incident retry %+v", n.IncidentRetry)
+	}
+}
+
 // A multi-instance user task (one task per element) and boundary events
 // on user tasks import with the existing loop and boundary code.
 func TestUserTaskLoopAndBoundaries(t *testing.T) {
