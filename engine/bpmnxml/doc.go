@@ -10,7 +10,7 @@
 // every node and flow. Import problems are *Error values that name the
 // element, its id and its line:
 //
-//	line 42: <bpmn:userTask id="review">: user tasks are not supported
+//	line 42: <bpmn:businessRuleTask id="score">: business rule tasks are not supported
 //
 // Up to 20 problems are reported at once, joined. Validation problems are
 // *model.Error values with the same line. Elements are matched by namespace
@@ -30,8 +30,8 @@
 // =date and time("..."), =cycle(duration("PT1H")) (read as R/PT1H) are
 // accepted, any other timer expression is refused.
 //
-// Activities: task, manualTask, scriptTask, serviceTask, receiveTask,
-// sendTask and nested subProcess (its contents get Node.Scope = the
+// Activities: task, manualTask, userTask, scriptTask, serviceTask,
+// receiveTask, sendTask and nested subProcess (its contents get Node.Scope = the
 // sub-process id). Gateways: exclusive, parallel and event-based
 // (eventGatewayType Exclusive, the default). Sequence flows with conditionExpression (trimmed;
 // language expr, feel or juel when given) and the default attribute of
@@ -61,6 +61,40 @@
 // publishes its message itself with jetbpm:publish. Its messageRef is
 // optional unless it publishes. Message flows are diagram only, as in
 // Zeebe and Camunda 7.
+//
+// # User tasks
+//
+// A userTask's assignment, schedule, priority and form become Node.Human
+// (nil when the task says nothing about them): its assignee, candidate
+// users and groups, due and follow-up dates and priority are expressions,
+// a static value becoming a literal expression ("alice" is `"alice"`, a
+// comma list such as "sales, ops" stays one string, priority "70" is
+// `70`); its form is kept as written.
+//
+//   - Camunda 7: camunda:assignee, camunda:candidateUsers,
+//     camunda:candidateGroups, camunda:dueDate, camunda:followUpDate,
+//     camunda:priority (a whole ${...} or #{...} is an expression, other
+//     text static; text mixed with ${...} is refused), camunda:formKey or
+//     camunda:formRef (Node.Human.FormID); the BPMN humanPerformer and
+//     potentialOwner ("user(kermit), group(management), sales") with a
+//     resourceAssignmentExpression.
+//   - Zeebe: zeebe:assignmentDefinition (assignee, candidateUsers,
+//     candidateGroups), zeebe:taskSchedule (dueDate, followUpDate),
+//     zeebe:priorityDefinition (priority), each attribute =FEEL or static;
+//     zeebe:formDefinition with one of formKey, formId and
+//     externalReference. The zeebe:userTask marker (a Camunda user task
+//     rather than a job-based one) changes nothing: both run the same.
+//
+// A static priority is an integer from 0 to 100; a static date an ISO 8601
+// date-time with a time zone (2025-06-30T17:00:00Z). Every expression must
+// compile. Input and output mappings, multi-instance and boundary events
+// are those of any activity. The form fields of Camunda 7 generated forms
+// (camunda:formData) are ignored: the tasklist client renders the form.
+// Task listeners (camunda:taskListener, zeebe:taskListeners),
+// camunda:formHandlerClass, zeebe:taskHeaders on a user task (no job
+// carries them), a field set twice (camunda:assignee and a humanPerformer,
+// or a Camunda 7 attribute and its Zeebe counterpart) and a second form are
+// refused. docs/bpmn-extensions.md has the reference.
 //
 // # Vendor extensions
 //
@@ -177,13 +211,16 @@
 // association, group, category, dataObject, dataObjectReference,
 // dataStoreReference, ioSpecification/dataInput/dataOutput/property
 // declarations (data only moves through data associations, which are
-// refused), performers, message flows, definitions-level declarations
-// (signal, escalation, itemDefinition, resource, ...; <error> and
-// <message> are read when an element refers to them), unknown attributes,
+// refused), performers (but for a user task's humanPerformer and
+// potentialOwner with a resourceAssignmentExpression, above; one naming a
+// <resource> is descriptive), message flows, definitions-level
+// declarations (signal, escalation, itemDefinition, resource, ...; <error>
+// and <message> are read when an element refers to them), unknown attributes,
 // elements of other tools' namespaces, and modeler metadata among the
 // extension elements: zeebe:properties, zeebe:userTaskForm,
-// zeebe:formDefinition, zeebe:assignmentDefinition, zeebe:versionTag,
-// camunda:properties, camunda:formData, camunda:potentialStarter.
+// zeebe:formDefinition outside user tasks (a start event's form),
+// zeebe:versionTag, camunda:properties, camunda:formData,
+// camunda:potentialStarter.
 //
 // # Call activities
 //
@@ -206,7 +243,7 @@
 //
 // # Refused
 //
-// With an error naming element, id and line, never dropped: userTask,
+// With an error naming element, id and line, never dropped:
 // businessRuleTask, standard loops (not yet), inclusiveGateway (not yet),
 // complexGateway, transaction, adHocSubProcess, event sub-processes (and
 // so the message starts inside them), start events other than none and
@@ -222,6 +259,8 @@
 // or names no message, data associations, scripts and
 // conditions in other languages (javascript, groovy, ...), camunda:list and
 // camunda:map parameters, execution and task listeners (camunda and zeebe),
+// zeebe:assignmentDefinition, zeebe:taskSchedule, zeebe:priorityDefinition
+// and zeebe:userTask anywhere but on a user task,
 // camunda:connector, camunda:field, camunda:failedJobRetryTimeCycle (use
 // jetbpm:retryPolicy), camunda:errorEventDefinition (use
 // jetbpm:errorMapper), camunda:type other than "external", Zeebe job

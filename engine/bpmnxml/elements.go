@@ -25,11 +25,11 @@ var nodeKinds = map[string]model.Kind{
 	"sendTask":               model.SendTask,
 	"intermediateThrowEvent": model.IntermediateThrowEvent,
 	"eventBasedGateway":      model.EventBasedGateway,
+	"userTask":               model.UserTask,
 }
 
 // refusedNodes are flow elements jetbpm does not execute, with the reason.
 var refusedNodes = map[string]string{
-	"userTask":           "user tasks are not supported",
 	"businessRuleTask":   "business rule tasks are not supported",
 	"inclusiveGateway":   "inclusive gateways are not supported yet",
 	"complexGateway":     "complex gateways are not supported",
@@ -155,6 +155,8 @@ func (im *importer) node(p *model.Process, e *elem, scope string) {
 			im.extensions(c, e, &extTarget{node: n, ext: x})
 		case local == "script" && kind == model.ScriptTask:
 			x.bpmnScript = c
+		case (local == "humanPerformer" || local == "potentialOwner") && kind == model.UserTask:
+			x.performers = append(x.performers, c)
 		case local == "multiInstanceLoopCharacteristics" && kind.IsActivity():
 			im.loop(e, c, n)
 		case local == "standardLoopCharacteristics":

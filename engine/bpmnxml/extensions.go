@@ -23,6 +23,10 @@ type nodeExt struct {
 	// A call activity's zeebe:calledElement and camunda:in/out.
 	calledElement         *elem
 	camundaIn, camundaOut []*elem
+	// A user task's Zeebe elements by local name, and its
+	// humanPerformer and potentialOwner.
+	zeebeHuman map[string]*elem
+	performers []*elem
 }
 
 // extTarget is the flow node extension elements apply to.
@@ -31,12 +35,12 @@ type extTarget struct {
 	ext  *nodeExt
 }
 
-// Vendor extension elements accepted and ignored: modeler metadata, user
-// task forms (user tasks are refused), and elements that only configure
-// elements jetbpm refuses anyway.
+// Vendor extension elements accepted and ignored: modeler metadata, forms
+// (a process's zeebe:userTaskForm, which a user task's formKey names as
+// written; a start event's form; Camunda 7's generated-form fields), and
+// elements that only configure elements jetbpm refuses anyway.
 var (
-	zeebeIgnored = set("properties", "userTaskForm", "formDefinition", "assignmentDefinition",
-		"taskSchedule", "priorityDefinition", "versionTag",
+	zeebeIgnored = set("properties", "userTaskForm", "formDefinition", "versionTag",
 		"calledDecision", "linkedResources")
 	camundaIgnored = set("properties", "formData", "formProperty", "potentialStarter")
 )
@@ -151,11 +155,24 @@ func (im *importer) extensions(x, owner *elem, t *extTarget) {
 
 func (im *importer) zeebe(c, owner *elem, t *extTarget) {
 	local := c.name.Local
+	userTask := t != nil && t.node.Kind == model.UserTask
 	switch {
+	case zeebeHuman[local] && userTask:
+		im.keepZeebeHuman(c, owner, t.ext)
+		return
 	case zeebeIgnored[local]:
 		return
-	case local == "executionListeners" || local == "taskListeners":
+	case zeebeHuman[local]:
+		im.probs.in(owner, c, "applies to user tasks only")
+		return
+	case local == "executionListeners":
 		im.probs.in(owner, c, "execution listeners are not supported")
+		return
+	case local == "taskListeners":
+		im.probs.in(owner, c, "task listeners are not supported")
+		return
+	case local == "taskHeaders" && userTask:
+		im.probs.in(owner, c, "a user task is not a job: its headers would reach no worker, and the task record has none; remove them")
 		return
 	case local == "calledElement" && t != nil && t.node.Kind == model.CallActivity:
 		t.ext.calledElement = c
@@ -245,8 +262,10 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 		default:
 			t.ext.camundaOut = append(t.ext.camundaOut, c)
 		}
-	case "executionListener", "taskListener":
+	case "executionListener":
 		im.probs.in(owner, c, "execution listeners are not supported")
+	case "taskListener":
+		im.probs.in(owner, c, "task listeners are not supported")
 	case "connector":
 		im.probs.in(owner, c, "Camunda connectors are not supported; use an external worker or a jetbpm:operation")
 	case "failedJobRetryTimeCycle":
@@ -341,8 +360,8 @@ func zeebeSource(s string) string {
 	return expression.Literal(s)
 }
 
-// finish turns what was gathered into the node's service, script, call or
-// publish, and its incident retry policy.
+// finish turns what was gathered into the node's service, script, call,
+// publish or user task assignment, and its incident retry policy.
 func (im *importer) finish(e *elem, n *model.Node, x *nodeExt) {
 	switch {
 	case n.Kind == model.ServiceTask:
@@ -355,6 +374,8 @@ func (im *importer) finish(e *elem, n *model.Node, x *nodeExt) {
 		im.script(e, n, x)
 	case n.Kind == model.CallActivity:
 		im.callActivity(e, n, x)
+	case n.Kind == model.UserTask:
+		im.userTask(e, n, x)
 	}
 	if c := x.jetbpm["incidentRetry"]; c != nil {
 		im.incidentRetry(e, c, n)

@@ -13,7 +13,6 @@ func TestRefusals(t *testing.T) {
 		marker     string // the error's line is this text's line
 		msg        string
 	}{
-		{"userTask", `<bpmn:userTask id="t"/>`, "bpmn:userTask", "<bpmn:userTask", "user tasks are not supported"},
 		{"businessRuleTask", `<bpmn:businessRuleTask id="t"/>`, "bpmn:businessRuleTask", "<bpmn:businessRuleTask", "business rule tasks are not supported"},
 		{"inclusiveGateway", `<bpmn:inclusiveGateway id="t"/>`, "bpmn:inclusiveGateway", "<bpmn:inclusiveGateway", "inclusive gateways are not supported yet"},
 		{"complexGateway", `<bpmn:complexGateway id="t"/>`, "bpmn:complexGateway", "<bpmn:complexGateway", "complex gateways are not supported"},
@@ -44,7 +43,7 @@ func TestRefusals(t *testing.T) {
 		{"zeebe listeners", `<bpmn:task id="t"><bpmn:extensionElements>
   <zeebe:executionListeners/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<zeebe:executionListeners", "zeebe:executionListeners: execution listeners are not supported"},
 		{"task listener", `<bpmn:task id="t"><bpmn:extensionElements>
-  <camunda:taskListener event="create"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:taskListener", "execution listeners are not supported"},
+  <camunda:taskListener event="create"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:taskListener", "camunda:taskListener: task listeners are not supported"},
 		{"connector", `<bpmn:serviceTask id="t"><bpmn:extensionElements>
   <camunda:connector><camunda:connectorId>http-connector</camunda:connectorId></camunda:connector></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<camunda:connector>", "Camunda connectors are not supported"},
 		{"retry cycle", `<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"><bpmn:extensionElements>
@@ -109,7 +108,7 @@ func TestMessageFlowsIgnored(t *testing.T) {
 func TestProblemsAreCapped(t *testing.T) {
 	var b strings.Builder
 	for i := range 30 {
-		b.WriteString(`<bpmn:userTask id="u` + string(rune('a'+i)) + `"/>` + "\n")
+		b.WriteString(`<bpmn:businessRuleTask id="u` + string(rune('a'+i)) + `"/>` + "\n")
 	}
 	err := parseErr(t, proc(b.String()))
 	lines := strings.Split(err.Error(), "\n")

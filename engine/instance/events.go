@@ -42,6 +42,13 @@ const (
 	// wait of that name takes it; with none, it is discarded. An
 	// Event.Correlation with a MessageID makes it apply once.
 	MessageTo EventKind = "message"
+	// UserTaskCommand is an operation on the user task Event.Task.Task
+	// (claim, complete, ...); Event.ID is the command id, which the
+	// task's Outcomes list whether the command applied or was refused. A
+	// command for a task the instance no longer waits on is not applied,
+	// unless the task ended earlier in the same step: then its final
+	// record lists it as refused (docs/usertasks.md §4).
+	UserTaskCommand EventKind = "task"
 )
 
 // Event is an input to an instance. Start is not an event: it creates the
@@ -61,6 +68,8 @@ type Event struct {
 
 	Correlation *Correlation `msgpack:"correlation,omitempty"`
 	Message     string       `msgpack:"message,omitempty"`
+
+	Task *TaskCommand `msgpack:"task,omitempty"`
 }
 
 // EffectKind names something the engine must do after the checkpoint.
@@ -102,6 +111,14 @@ const (
 	RejectMessage  EffectKind = "rejectMessage"
 	PublishMessage EffectKind = "publishMessage"
 	StartEnded     EffectKind = "startEnded"
+	// PutTask writes Effect.Task, the whole record of a user task as of
+	// this step, to the tasks bucket under its id; a finished one
+	// (Task.State.Finished) with the finished-instance retention as its
+	// TTL. A put whose Task.Revision is below the stored record's is
+	// stale and skipped. PublishTaskFact publishes Effect.TaskFact on
+	// jetbpm.fact.task.<process>.<kind>, with Nats-Msg-Id its ID.
+	PutTask         EffectKind = "putTask"
+	PublishTaskFact EffectKind = "taskFact"
 )
 
 // Effect is one entry of the outbox. Publishing an effect again must be
@@ -132,6 +149,9 @@ type Effect struct {
 	Sub         *Subscription `msgpack:"sub,omitempty"`
 	Correlation *Correlation  `msgpack:"correlation,omitempty"`
 	Message     *OutMessage   `msgpack:"message,omitempty"`
+
+	Task     *Task     `msgpack:"task,omitempty"`
+	TaskFact *TaskFact `msgpack:"taskFact,omitempty"`
 }
 
 // FactKind is the kind of a lifecycle fact.

@@ -56,6 +56,8 @@ func (r *runner) execute(t *Track) {
 		r.enterSubProcess(t, n)
 	case model.CallActivity:
 		r.call(t, n)
+	case model.UserTask:
+		r.userTask(t, n)
 	default:
 		r.bug("node %q has unknown kind %q", n.ID, n.Kind)
 	}

@@ -118,7 +118,9 @@ func StartFrom(id string, env Env, vars map[string]any, b Begin) (s *State, err 
 // events for waits that no longer exist are skipped. A finished instance
 // takes no event, except that it rejects a Correlate it did not apply
 // (RejectMessage), so the message can go to another subscription: the
-// engine must step a finished instance for its Correlate events too. An
+// engine must step a finished instance for its Correlate events too. (A
+// command on a task that ended in this same step is listed as refused on
+// the task's final record, whether or not the instance ended with it.) An
 // error means the state is unusable (ErrInvariant): the caller discards it.
 func Apply(s *State, env Env, events ...Event) (applied int, err error) {
 	if env.Process == nil || env.Process.ID != s.ProcessID || env.Process.Version != s.Version {
@@ -132,6 +134,8 @@ func Apply(s *State, env Env, events ...Event) (applied int, err error) {
 			applied++
 		case s.Status.Finished() && ev.Kind == Correlate && r.correlate(ev):
 			applied++ // rejected: the message goes to another subscription
+		case s.Status.Finished() && ev.Kind == UserTaskCommand && ev.Task != nil && r.refuseEnded(ev):
+			applied++ // its task ended in this step: refused on its final record
 		case env.Discarded != nil:
 			env.Discarded(ev)
 		}
@@ -229,6 +233,8 @@ func (r *runner) apply(ev Event) bool {
 		return r.correlate(ev)
 	case MessageTo:
 		return r.messageTo(ev)
+	case UserTaskCommand:
+		return r.taskCommand(ev)
 	case Cancel:
 		reason := ev.Reason
 		if reason == "" {

@@ -99,9 +99,14 @@ func (r *runner) disarm(t *Track) {
 
 // unschedule takes back what arming w published: a timer or a job queued
 // in this same step is dropped from the outbox, an older one is cancelled.
+// A message wait is unsubscribed; a user task is canceled (cancelTask).
 func (r *runner) unschedule(w *Wait) {
-	if w.Kind == MessageWait {
+	switch w.Kind {
+	case MessageWait:
 		r.unsubscribe(w)
+		return
+	case UserTaskWait:
+		r.cancelTask(w)
 		return
 	}
 	n := len(r.s.Outbox)
