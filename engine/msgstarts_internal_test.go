@@ -198,3 +198,44 @@ func TestMessageStartOncePerKey(t *testing.T) {
 		nextStart(t, starts)
 	}
 }
+
+// A message start whose instance cannot be created releases its key: the
+// message partition hears that the instance ended.
+func TestFailedMessageStartReleasesItsKey(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	e, err := Open(ctx, env.Conn, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	p, err := model.NewBuilder("pay").StartEvent("s").EndEvent("e").Sequence("s", "e").Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Deploy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	ends := make(chan *nats.Msg, 1)
+	sub, err := env.Conn.ChanSubscribe(streams.MessageSubject(streams.MessageEnd, "paid", "k"), ends)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	// "s" is no message start event: the start fails.
+	c := &instance.Correlation{Name: "paid", Key: "k", Seq: 5}
+	if err := e.send(ctx, "m-1", envelope{Instance: "m-1", Start: &startRequest{ProcessID: "pay", Version: 1, Node: "s", Message: c}}, "start:m-1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-ends:
+		var cmd messageCommand
+		if err := streams.Unmarshal(m.Data, &cmd); err != nil || cmd.Process != "pay" || cmd.Instance != "m-1" {
+			t.Errorf("end command: %+v %v", cmd, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no end command within 20s")
+	}
+}
