@@ -12,29 +12,31 @@ type cached struct {
 	rev   uint64
 }
 
-// lru is a bounded map of checkpoints. Each partition owns one and uses it
-// from its own goroutine only, so it needs no lock.
-type lru struct {
+// lru is a bounded map of checkpoints (or, for a message partition, of
+// entries). Each partition owns one and uses it from its own goroutine
+// only, so it needs no lock.
+type lru[V any] struct {
 	max   int
 	order *list.List // front = most recent; values are ids
 	items map[string]*list.Element
-	vals  map[string]cached
+	vals  map[string]V
 }
 
-func newLRU(max int) *lru {
-	return &lru{max: max, order: list.New(), items: map[string]*list.Element{}, vals: map[string]cached{}}
+func newLRU[V any](max int) *lru[V] {
+	return &lru[V]{max: max, order: list.New(), items: map[string]*list.Element{}, vals: map[string]V{}}
 }
 
-func (c *lru) get(id string) (cached, bool) {
+func (c *lru[V]) get(id string) (V, bool) {
 	el, ok := c.items[id]
 	if !ok {
-		return cached{}, false
+		var zero V
+		return zero, false
 	}
 	c.order.MoveToFront(el)
 	return c.vals[id], true
 }
 
-func (c *lru) put(id string, v cached) {
+func (c *lru[V]) put(id string, v V) {
 	if el, ok := c.items[id]; ok {
 		c.order.MoveToFront(el)
 		c.vals[id] = v
@@ -48,7 +50,7 @@ func (c *lru) put(id string, v cached) {
 	}
 }
 
-func (c *lru) drop(id string) {
+func (c *lru[V]) drop(id string) {
 	if el, ok := c.items[id]; ok {
 		c.order.Remove(el)
 		delete(c.items, id)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -12,6 +13,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -19,8 +21,9 @@ import (
 type StartOption func(*startOptions)
 
 type startOptions struct {
-	version int
-	id      string
+	version     int
+	id          string
+	businessKey string
 }
 
 // Version starts a specific version instead of the latest.
@@ -30,6 +33,11 @@ func Version(v int) StartOption { return func(o *startOptions) { o.version = v }
 // '-' and '_'). Starting the same id again within two minutes is a no-op,
 // so a caller can retry a start safely.
 func InstanceID(id string) StartOption { return func(o *startOptions) { o.id = id } }
+
+// BusinessKey stores k on the instance as its business key (Camunda 7): a
+// message published for business key k (Message.BusinessKey) reaches the
+// instance's message catches that have no correlation key of their own.
+func BusinessKey(k string) StartOption { return func(o *startOptions) { o.businessKey = k } }
 
 // Start creates an instance of a deployed process and returns its id. The
 // start is durable when Start returns; the instance runs asynchronously
@@ -44,9 +52,21 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	} else if !validInstanceID(o.id) {
 		return "", fmt.Errorf("%w: instance id %q: use 1-128 letters, digits, '-' or '_'", ErrInvalid, o.id)
 	}
+	if err := checkMessageString("business key", o.businessKey); err != nil {
+		return "", err
+	}
 	def, err := e.defs.get(ctx, processID, o.version)
 	if err != nil {
 		return "", err
+	}
+	if !slices.ContainsFunc(def.Nodes, func(n *model.Node) bool {
+		return n.Kind == model.StartEvent && n.Event == model.NoneEvent && n.Scope == ""
+	}) {
+		if names := messageStartNames(def); len(names) > 0 {
+			return "", fmt.Errorf("%w: process %s v%d has no none start event; it starts only by message (%s)",
+				ErrInvalid, def.ID, def.Version, strings.Join(names, ", "))
+		}
+		return "", fmt.Errorf("%w: process %s v%d has no none start event", ErrInvalid, def.ID, def.Version)
 	}
 	clean, err := instance.NormalizeVars(vars)
 	if err != nil {
@@ -57,7 +77,7 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 			return "", fmt.Errorf("variable %q: %w", name, err)
 		}
 	}
-	req := &startRequest{ProcessID: def.ID, Version: def.Version, Vars: clean}
+	req := &startRequest{ProcessID: def.ID, Version: def.Version, Vars: clean, BusinessKey: o.businessKey}
 	if err := e.send(ctx, o.id, envelope{Instance: o.id, Start: req}, "start:"+o.id); err != nil {
 		return "", err
 	}
@@ -240,6 +260,7 @@ type InstanceView struct {
 	ID          string            `json:"id"`
 	ProcessID   string            `json:"processId"`
 	Version     int               `json:"version"`
+	BusinessKey string            `json:"businessKey,omitempty"`
 	Status      instance.Status   `json:"status"`
 	Variables   map[string]any    `json:"variables"`
 	ActiveNodes []string          `json:"activeNodes"`
@@ -265,7 +286,7 @@ type IncidentSummary struct {
 
 func viewOf(s *instance.State) *InstanceView {
 	v := &InstanceView{
-		ID: s.ID, ProcessID: s.ProcessID, Version: s.Version, Status: s.Status,
+		ID: s.ID, ProcessID: s.ProcessID, Version: s.Version, BusinessKey: s.BusinessKey, Status: s.Status,
 		Variables: s.Variables(), ActiveNodes: s.ActiveNodes(), CalledInstances: s.CalledInstances(),
 		StartedAt: s.StartedAt, Failure: s.Failure, Stuck: s.Stuck,
 		Incidents: []IncidentSummary{},

@@ -198,6 +198,7 @@ const maxHeaderBytes = 1 << 10
 
 func (d *definitions) plan(ctx context.Context, procs []*model.Process) (deployPlan, error) {
 	var plan deployPlan
+	var moved []movedProcess
 	for _, p := range procs {
 		cp := *p
 		cp.Version = 0
@@ -236,6 +237,22 @@ func (d *definitions) plan(ctx context.Context, procs []*model.Process) (deployP
 		plan.msgs = append(plan.msgs, kvWrite(streams.LatestKey(p.ID), ptr, rev))
 		plan.stored = append(plan.stored, &cp)
 		plan.deps = append(plan.deps, Deployment{ProcessID: p.ID, Version: v, New: true})
+		m := movedProcess{process: p.ID, after: messageStarts(&cp)}
+		if latest.Version > 0 {
+			if m.before, err = d.storedStarts(ctx, p.ID, latest.Version); err != nil {
+				return plan, err
+			}
+		}
+		moved = append(moved, m)
+	}
+	index, err := d.startIndexWrites(ctx, moved)
+	if err != nil {
+		return plan, err
+	}
+	plan.msgs = append(plan.msgs, index...)
+	if len(plan.msgs) > streams.MaxAtomicBatch {
+		return plan, fmt.Errorf("%w: this deploy writes %d definitions, version pointers and message start index entries; at most %d go in one deploy",
+			ErrInvalid, len(plan.msgs), streams.MaxAtomicBatch)
 	}
 	return plan, nil
 }

@@ -20,6 +20,13 @@
 // waits in memory: a parked instance is a checkpoint plus a queued message
 // or a JetStream message schedule, so any node can pick it up after a
 // restart.
+//
+// BPMN messages (PublishMessage, CorrelateMessage) meet the subscriptions
+// of waiting instances in message partitions: one writer per partition,
+// chosen by the server from the message's name and correlation key, keeps
+// one entry per name and key (package correlation) under the same
+// compare-and-set and outbox discipline (docs/messages.md).
+//
 // docs/engine.md describes the design and its failure cases.
 package engine
 
@@ -99,7 +106,12 @@ type Options struct {
 
 	// crashAfterWrite, set by tests, is asked after every committed
 	// checkpoint write; true abandons the batch as a crash would.
-	crashAfterWrite func(instanceID string) bool
+	// crashAfterEntryWrite is the same for message partition entries.
+	crashAfterWrite      func(instanceID string) bool
+	crashAfterEntryWrite func(entryKey string) bool
+	// messagePartitionsOnly, set by tests, runs no instance partitions, so
+	// a test can play the instances' side of the message partitions.
+	messagePartitionsOnly bool
 }
 
 func (o *Options) setDefaults(maxPayload int64) {
@@ -150,6 +162,13 @@ var (
 	ErrInvalid  = errors.New("invalid request")
 	ErrTooLarge = errors.New("too large")
 	ErrClosed   = errors.New("engine closed")
+	// ErrDuplicate refuses a message whose id was published already:
+	// within the last two minutes, or while a message with that id is
+	// buffered.
+	ErrDuplicate = errors.New("duplicate message id")
+	// ErrNoSubscription: CorrelateMessage found no subscription (or
+	// message start event) for the message.
+	ErrNoSubscription = errors.New("no subscription")
 )
 
 // Engine is one engine node. It is safe for concurrent use.
@@ -168,12 +187,14 @@ type Engine struct {
 	incidents jetstream.KeyValue
 	metrics   *engineMetrics
 	defs      *definitions
+	entries   *entries // the message partitions' entries
 
-	mu     sync.Mutex
-	parts  []*partition
-	cancel context.CancelFunc
-	done   sync.WaitGroup
-	closed bool
+	mu       sync.Mutex
+	parts    []*partition
+	msgParts []*messagePartition
+	cancel   context.CancelFunc
+	done     sync.WaitGroup
+	closed   bool
 }
 
 // Open starts an engine node on a connection to a provisioned JetStream
@@ -213,31 +234,45 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if e.incidents, err = js.KeyValue(ctx, streams.IncidentsBucket); err != nil {
 		return nil, fmt.Errorf("engine: incidents bucket: %w", err)
 	}
-	e.metrics = newEngineMetrics(opts.Metrics, jobsStream)
+	buffer, err := js.Consumer(ctx, streams.MessageCommandsStream, streams.MessageBufferConsumer)
+	if err != nil {
+		return nil, fmt.Errorf("engine: message buffer consumer: %w", err)
+	}
+	e.metrics = newEngineMetrics(opts.Metrics, jobsStream, buffer)
 	if e.store, err = openCheckpoints(ctx, js, opts.FinishedRetention); err != nil {
 		return nil, err
 	}
 	if e.defs, err = openDefinitions(ctx, js); err != nil {
 		return nil, err
 	}
+	if e.entries, err = openEntries(ctx, js); err != nil {
+		return nil, err
+	}
 	e.ops = newOperationRunner(&e.opts, js, layout.Partitions, e.metrics)
 	e.pub = newPublisher(js, e.events, jobsStream, e.incidents, layout.Partitions, opts.IncidentRetention, e.ops)
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
+	fail := func(err error) (*Engine, error) {
+		cancel()
+		e.done.Wait()
+		e.ops.close(ctx)
+		return nil, err
+	}
 	for p := range layout.Partitions {
-		part, err := e.newPartition(ctx, p)
-		if err != nil {
-			cancel()
-			e.done.Wait()
-			e.ops.close(ctx)
-			return nil, err
+		if !opts.messagePartitionsOnly {
+			part, err := e.newPartition(ctx, p)
+			if err != nil {
+				return fail(err)
+			}
+			e.parts = append(e.parts, part)
+			e.done.Go(func() { part.run(runCtx) })
 		}
-		e.parts = append(e.parts, part)
-		e.done.Add(1)
-		go func() {
-			defer e.done.Done()
-			part.run(runCtx)
-		}()
+		mp, err := e.newMessagePartition(ctx, p)
+		if err != nil {
+			return fail(err)
+		}
+		e.msgParts = append(e.msgParts, mp)
+		e.done.Go(func() { mp.run(runCtx) })
 	}
 	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.session())
 	return e, nil

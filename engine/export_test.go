@@ -4,3 +4,21 @@ package engine
 // checkpoint write the engine asks fn, and true makes the partition behave
 // as if the process died right there.
 func CrashAfterWrite(opts *Options, fn func(instanceID string) bool) { opts.crashAfterWrite = fn }
+
+// CrashAfterMessageEntryWrite installs a crash hook on opts: after each
+// committed write of a message partition entry (key streams.MessageEntryKey)
+// the engine asks fn, and true makes the message partition behave as if the
+// process died right there.
+func CrashAfterMessageEntryWrite(opts *Options, fn func(entryKey string) bool) {
+	opts.crashAfterEntryWrite = fn
+}
+
+// MessagePartitionsOnly makes an engine run its message partitions and no
+// instance partitions, so a test can play the instances' side.
+func MessagePartitionsOnly(opts *Options) { opts.messagePartitionsOnly = true }
+
+// MessageEffectMsg is the message an instance's message effect becomes.
+var MessageEffectMsg = messageEffectMsg
+
+// Envelope is the body of a message on the events stream.
+type Envelope = envelope

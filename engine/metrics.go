@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -28,9 +29,18 @@ type engineMetrics struct {
 	opResults  *metrics.CounterVec // by result kind, and "discarded"
 	opsRunning *metrics.Gauge
 	opsOverdue *metrics.Gauge
+
+	// Message partitions (docs/messages.md §6).
+	messages        *metrics.CounterVec // by result
+	correlations    *metrics.CounterVec // by kind: subscription, start
+	rejections      *metrics.Counter
+	messageExpiries *metrics.Counter
 }
 
-func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream) *engineMetrics {
+// newEngineMetrics registers the engine's metrics; buffer, a consumer of
+// the pending expiry schedules (streams.MessageBufferConsumer), counts the
+// buffered messages.
+func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer jetstream.Consumer) *engineMetrics {
 	if r == nil {
 		r = metrics.NewRegistry()
 	}
@@ -49,7 +59,25 @@ func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream) *engineM
 		opsRunning: r.NewGauge("jetbpm_operations_running", "In-process operations holding a slot of this node's pool."),
 		opsOverdue: r.NewGauge("jetbpm_operations_overdue",
 			"In-process operations still running after their deadline or cancellation; their goroutines cannot be stopped and their results are discarded."),
+		messages: r.NewCounterVec("jetbpm_messages_total",
+			"Published messages this node's message partitions applied, by result: correlated (to a subscription or a start), buffered, dropped (no subscription, no time to live), refused.", "result"),
+		correlations: r.NewCounterVec("jetbpm_message_correlations_total",
+			"Messages offered to a subscription or starting an instance, by kind (subscription, start).", "kind"),
+		rejections:      r.NewCounter("jetbpm_message_rejections_total", "Correlations an instance rejected because it had left the element."),
+		messageExpiries: r.NewCounter("jetbpm_message_expiries_total", "Buffered messages whose time to live ended."),
 	}
+	r.NewGaugeFunc("jetbpm_messages_buffered", "Messages buffered for subscriptions that open later (all message partitions).", func() float64 {
+		if buffer == nil {
+			return 0
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		info, err := buffer.Info(ctx)
+		if err != nil {
+			return 0
+		}
+		return float64(info.NumPending)
+	})
 	gauge := func(name, help string, read func(*jetstream.ConsumerInfo) float64) {
 		r.NewGaugeVecFunc(name, help, []string{"topic"}, func(emit func(float64, ...string)) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -101,6 +129,41 @@ func (m *engineMetrics) countEffects(outbox []instance.Effect) {
 			m.enqueued.With(eff.Job.Topic).Inc()
 		case instance.PublishFact:
 			m.instances.With(string(eff.Fact.Kind)).Inc()
+		}
+	}
+}
+
+// messageStats counts the published messages a message partition applied
+// to one entry, by result.
+type messageStats struct {
+	correlated, buffered, dropped, refused int
+}
+
+func (st *messageStats) add(o messageStats) {
+	st.correlated += o.correlated
+	st.buffered += o.buffered
+	st.dropped += o.dropped
+	st.refused += o.refused
+}
+
+// countMessages records a committed message entry: the messages applied
+// and the correlations, rejections and expiries in its outbox.
+func (m *engineMetrics) countMessages(st messageStats, outbox []correlation.Effect) {
+	for result, n := range map[string]int{"correlated": st.correlated, "buffered": st.buffered, "dropped": st.dropped, "refused": st.refused} {
+		if n > 0 {
+			m.messages.With(result).Add(float64(n))
+		}
+	}
+	for _, eff := range outbox {
+		switch eff.Kind {
+		case correlation.Correlate:
+			m.correlations.With("subscription").Inc()
+		case correlation.Start:
+			m.correlations.With("start").Inc()
+		case correlation.Rejected:
+			m.rejections.Inc()
+		case correlation.Expired:
+			m.messageExpiries.Inc()
 		}
 	}
 }

@@ -218,6 +218,8 @@ func (pub *publisher) effectMsg(partition int, s *instance.State, eff instance.E
 		m.Data = body
 		m.Header.Set(jetstream.MsgIDHeader, eff.Fact.ID)
 		return m, nil
+	case instance.Subscribe, instance.Unsubscribe, instance.RejectMessage, instance.StartEnded, instance.PublishMessage:
+		return messageEffectMsg(s, eff)
 	}
 	return nil, fmt.Errorf("unknown effect kind %q", eff.Kind)
 }

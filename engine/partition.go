@@ -23,7 +23,7 @@ type partition struct {
 	n int
 	// events carries the engine's own events; reports the workers'.
 	events, reports jetstream.Consumer
-	cache           *lru
+	cache           *lru[cached]
 	log             *slog.Logger
 
 	opts    *Options
@@ -46,7 +46,7 @@ func (e *Engine) newPartition(ctx context.Context, n int) (*partition, error) {
 	}
 	size := e.opts.CacheSize/e.layout.Partitions + 1
 	return &partition{
-		n: n, events: events, reports: reports, cache: newLRU(size), log: e.log.With("partition", n),
+		n: n, events: events, reports: reports, cache: newLRU[cached](size), log: e.log.With("partition", n),
 		opts: &e.opts, nc: e.nc, js: e.js, store: e.store, defs: e.defs, pub: e.pub, metrics: e.metrics,
 	}, nil
 }
@@ -305,21 +305,27 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		if len(g.events) > len(jobEvents) {
 			log.Debug("events for an unknown instance dropped", "events", len(g.events))
 		}
+		g.err = p.rejectOrphans(ctx, g)
 		return
 	case s == nil:
 		if s, err = p.create(ctx, g.id, g.start); err != nil {
 			log.Error("instance start failed", "process", g.start.ProcessID, "err", err)
-			if g.start.Parent != nil {
+			switch {
+			case g.start.Parent != nil:
 				g.err = p.childStartFailed(ctx, g.id, g.start, err)
+			case g.start.Message != nil:
+				g.err = p.messageStartFailed(ctx, g.id, g.start)
 			}
 			return
 		}
 		changed = true
 		log.Debug("instance started", "process", s.ProcessID, "version", s.Version)
-	case s.Status.Finished():
+	case s.Status.Finished() && !correlating(g.events):
 		return
 	}
-	if len(g.events) > 0 && !s.Status.Finished() {
+	// A finished instance takes correlate events too: it rejects them, so
+	// the message goes to another subscription (docs/messages.md §4).
+	if len(g.events) > 0 && (!s.Status.Finished() || correlating(g.events)) {
 		applied, err := p.apply(ctx, g, s)
 		switch {
 		case err != nil:

@@ -44,10 +44,9 @@ func (p *partition) create(ctx context.Context, id string, req *startRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	if req.Parent != nil {
-		return instance.StartChild(id, env, req.Vars, *req.Parent)
-	}
-	return instance.Start(id, env, req.Vars)
+	return instance.StartFrom(id, env, req.Vars, instance.Begin{
+		Node: req.Node, BusinessKey: req.BusinessKey, Parent: req.Parent, Message: req.Message,
+	})
 }
 
 // apply runs g's events on s; the events it skips are kept in g.discarded.

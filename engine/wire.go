@@ -19,4 +19,9 @@ type startRequest struct {
 	Vars      map[string]any `msgpack:"vars,omitempty"`
 	// Parent is set when a call activity starts the instance.
 	Parent *instance.ParentRef `msgpack:"parent,omitempty"`
+	// Node is the start event to start at: a message start event when a
+	// message starts the instance (Message), else "" (the none start event).
+	Node        string                `msgpack:"node,omitempty"`
+	BusinessKey string                `msgpack:"businessKey,omitempty"`
+	Message     *instance.Correlation `msgpack:"message,omitempty"`
 }

@@ -17,6 +17,10 @@ const CodecVersion = 1
 // so an envelope cannot be mistaken for bare msgpack (or JSON) and vice versa.
 const codecMagic = 0xC1
 
+// Enveloped reports whether data starts as Marshal's output does, so a
+// reader that also takes JSON can tell the two apart by the first byte.
+func Enveloped(data []byte) bool { return len(data) > 0 && data[0] == codecMagic }
+
 // readableVersions are the envelope versions Unmarshal accepts.
 var readableVersions = []byte{CodecVersion}
 

@@ -6,7 +6,7 @@
 //
 // # Layout
 //
-// Four streams and four KV buckets hold all of jetbpm's state (names.go
+// Six streams and five KV buckets hold all of jetbpm's state (names.go
 // names each of them and every subject):
 //
 //   - EventsStream (work queue) carries what the engine addresses to an
@@ -23,11 +23,21 @@
 //   - JobsStream (work queue) is the external job queue: one subject per job,
 //     one durable pull consumer per topic whose AckWait is the topic's lock
 //     duration (EnsureTopic).
-//   - FactsStream (limits, MaxAge) keeps lifecycle and incident facts for
-//     integrations to subscribe to and replay.
-//   - InstancesBucket, DefinitionsBucket, IncidentsBucket and MetaBucket hold
-//     checkpoints, deployed definitions, incident records with their
-//     variable snapshots, and the settings fixed at first provisioning.
+//   - FactsStream (limits, MaxAge) keeps lifecycle, incident and message
+//     facts for integrations to subscribe to and replay.
+//   - MessagesStream and MessageCommandsStream (work queues) feed the
+//     message partitions, where BPMN messages meet the subscriptions that
+//     wait for them: messages from anyone on jetbpm.m.pub.<name>.<key>, the
+//     engine's own commands (subscriptions, rejections, expiries) in the
+//     other. A subject transform on each stores a message in the partition
+//     the server computes from its name and key, so a plain publish and an
+//     engine command about the same pair meet without anyone outside the
+//     server hashing. The messages stream refuses rollups, schedules and
+//     TTLs, like the reports stream.
+//   - InstancesBucket, DefinitionsBucket, IncidentsBucket, MessagesBucket
+//     and MetaBucket hold checkpoints, deployed definitions, incident
+//     records with their variable snapshots, the message partitions'
+//     entries, and the settings fixed at first provisioning.
 //     The definitions bucket takes atomic batches (PublishAtomic), so a
 //     deploy of several processes is stored all or none.
 //

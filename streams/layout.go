@@ -19,7 +19,11 @@ type Layout struct {
 // Schema 2 put the job's topic into report subjects (so a worker credential
 // can be limited to its topics); jobs queued under schema 1 would have their
 // reports refused, so a schema 1 store is refused as a whole instead.
-const LayoutSchema = "2"
+// Schema 3 added the message partitions (two streams whose subject
+// transforms hold the partition count, their consumers, a bucket, and an
+// index of message start events in the definitions bucket); a schema 2
+// store has processes deployed without that index, so it is refused too.
+const LayoutSchema = "3"
 
 // ErrNotProvisioned is returned by ReadLayout when Provision never ran
 // against the server.

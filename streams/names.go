@@ -1,8 +1,11 @@
 package streams
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -25,6 +28,17 @@ const (
 	JobsStream = "JETBPM_JOBS"
 	// FactsStream keeps lifecycle and incident facts for replay (limits retention).
 	FactsStream = "JETBPM_FACTS"
+	// MessagesStream takes the BPMN messages published to the message
+	// partitions (MessageSubject with MessagePublish), from integrations
+	// and from the engine alike (work-queue retention). It refuses rollups,
+	// schedules, per-message TTLs and purges, so a publisher's headers
+	// cannot purge or forge anything.
+	MessagesStream = "JETBPM_MESSAGES"
+	// MessageCommandsStream takes what only the engine tells a message
+	// partition: subscriptions opening and closing, rejected correlations,
+	// ends of message-started instances, and the expiries of buffered
+	// messages with their pending schedules (work-queue retention).
+	MessageCommandsStream = "JETBPM_MESSAGE_COMMANDS"
 )
 
 // KV buckets.
@@ -40,6 +54,10 @@ const (
 	// IncidentsBucket holds incident records (IncidentKey) and the variable
 	// snapshots taken at each raise (SnapshotKey).
 	IncidentsBucket = "jetbpm-incidents"
+	// MessagesBucket holds one entry per message name and correlation key
+	// (MessageEntryKey): its subscriptions and buffered messages, written
+	// only by the message partition the pair belongs to.
+	MessagesBucket = "jetbpm-messages"
 )
 
 // MetaPartitionsKey stores the partition count; every engine node reads it.
@@ -133,15 +151,19 @@ func TopicFilter(topic string) string { return fmt.Sprintf("%s.%s.>", jobsRoot, 
 // TopicConsumer names the durable pull consumer of a topic.
 func TopicConsumer(topic string) string { return "topic-" + Token(topic) }
 
-// Fact kinds are the last token of a fact subject.
+// Fact families are the third token of a fact subject.
 const (
 	FactInstance = "instance"
 	FactIncident = "incident"
+	// FactMessage facts are about a message name (FactSubject's second
+	// argument is the message name).
+	FactMessage = "message"
 )
 
 // FactSubject is where a fact about a process's instances or incidents is
 // published: jetbpm.fact.<instance|incident>.<process>.<kind>, so an
-// integration subscribes by process, by kind, or both.
+// integration subscribes by process, by kind, or both. Message facts name
+// the message instead of a process: jetbpm.fact.message.<name>.<kind>.
 func FactSubject(family, processID, kind string) string {
 	return fmt.Sprintf("%s.%s.%s.%s", factsRoot, family, Token(processID), Token(kind))
 }
@@ -223,3 +245,190 @@ const IncidentKeys = "inc.*"
 // SnapshotKey is the KV key of the variables snapshot of an incident's
 // attempt-th raise.
 func SnapshotKey(id string, attempt int) string { return fmt.Sprintf("snap.%s.%d", Token(id), attempt) }
+
+// Message partitions (docs/messages.md §3). A message and the subscriptions
+// that wait for it meet in one message partition, chosen by the server from
+// the name and key tokens of the subject: both message streams rewrite
+// jetbpm.m.<kind>.<name>.<key> as it is stored, with a subject transform
+// whose partition function hashes the name and key tokens (fnv-32a of the
+// two tokens concatenated, modulo the partition count). So a publish from
+// any NATS client lands in the partition the engine's own commands for the
+// same name and key land in, and nobody outside the server computes a hash.
+const (
+	messagesRoot = "jetbpm.m"
+	// Stored subjects: a message on jetbpm.mp.<p>.<name>.<key>, a command
+	// on jetbpm.mc.<p>.<kind>.<name>.<key>; a buffered message's expiry
+	// schedule waits on jetbpm.mx.<p>.<name>.<key>.<seq>.
+	messagesStored = "jetbpm.mp"
+	commandsStored = "jetbpm.mc"
+	expiriesRoot   = "jetbpm.mx"
+)
+
+// MessageKind is the kind token of a message partition subject.
+type MessageKind string
+
+// Message partition subject kinds. Only MessagePublish is for integrations.
+const (
+	MessagePublish     MessageKind = "pub"   // a message
+	MessageSubscribe   MessageKind = "sub"   // a subscription opens
+	MessageUnsubscribe MessageKind = "unsub" // a subscription closes
+	MessageReject      MessageKind = "rej"   // an instance could not take a message offered to it
+	MessageEnd         MessageKind = "end"   // a message-started instance ended
+	MessageExpire      MessageKind = "exp"   // a buffered message's time to live ended
+)
+
+// messageCommandKinds are the kinds MessageCommandsStream takes.
+var messageCommandKinds = []MessageKind{MessageSubscribe, MessageUnsubscribe, MessageReject, MessageEnd, MessageExpire}
+
+// MessagePublishSubjects matches every message publish: the stream's
+// subject and the one publish permission an integration needs.
+const MessagePublishSubjects = messagesRoot + ".pub.*.*"
+
+// MessageExpirySchedules matches the pending expiry schedules of buffered
+// messages (one per buffered message).
+const MessageExpirySchedules = expiriesRoot + ".>"
+
+// Message partition headers. A publish may carry MessageTTLHeader (a Go
+// duration: how long the message stays buffered for a subscription that
+// opens later; absent or 0: not buffered) and MessageReplyHeader (an
+// inbox under _INBOX. that receives the partition's answer, JSON). Its
+// Nats-Msg-Id is the message id.
+const (
+	MessageTTLHeader   = "Jetbpm-TTL"
+	MessageReplyHeader = "Jetbpm-Reply"
+)
+
+// MessageSubject is where a message (kind MessagePublish) or an engine
+// command about message name and correlation key is published:
+// jetbpm.m.<kind>.<token(name)>.<token(key)>. The empty key is the token
+// "=", which no non-empty key becomes.
+func MessageSubject(kind MessageKind, name, key string) string {
+	return fmt.Sprintf("%s.%s.%s.%s", messagesRoot, kind, Token(name), Token(key))
+}
+
+// messageCommandSubjects are MessageCommandsStream's subjects.
+func messageCommandSubjects() []string {
+	out := make([]string, 0, len(messageCommandKinds)+1)
+	for _, k := range messageCommandKinds {
+		out = append(out, fmt.Sprintf("%s.%s.*.*", messagesRoot, k))
+	}
+	return append(out, MessageExpirySchedules)
+}
+
+// messagesTransform and commandsTransform are the streams' subject
+// transforms: the partition function hashes the name and key tokens.
+func messagesTransform(partitions int) (src, dest string) {
+	return MessagePublishSubjects,
+		fmt.Sprintf("%s.{{partition(%d,1,2)}}.{{wildcard(1)}}.{{wildcard(2)}}", messagesStored, partitions)
+}
+
+func commandsTransform(partitions int) (src, dest string) {
+	return messagesRoot + ".*.*.*",
+		fmt.Sprintf("%s.{{partition(%d,2,3)}}.{{wildcard(1)}}.{{wildcard(2)}}.{{wildcard(3)}}", commandsStored, partitions)
+}
+
+// MessagesFilter is the subject filter of message partition p's messages
+// consumer; MessageCommandsFilter that of its commands consumer.
+func MessagesFilter(p int) string        { return fmt.Sprintf("%s.%d.>", messagesStored, p) }
+func MessageCommandsFilter(p int) string { return fmt.Sprintf("%s.%d.>", commandsStored, p) }
+
+// MessagesConsumer and MessageCommandsConsumer name message partition p's
+// durable consumers.
+func MessagesConsumer(p int) string        { return fmt.Sprintf("messages-%d", p) }
+func MessageCommandsConsumer(p int) string { return fmt.Sprintf("message-commands-%d", p) }
+
+// MessageBufferConsumer is a consumer of the expiry schedules that nobody
+// pulls: its pending count is the number of buffered messages.
+const MessageBufferConsumer = "message-buffer"
+
+// MessageExpirySubject holds the expiry schedule of the buffered message
+// seq of an entry, in message partition p. One schedule per subject, so
+// publishing it again replaces it.
+func MessageExpirySubject(p int, name, key string, seq uint64) string {
+	return fmt.Sprintf("%s.%d.%s.%s.%d", expiriesRoot, p, Token(name), Token(key), seq)
+}
+
+// MessageEntryKey is the KV key of the entry of a message name and
+// correlation key in MessagesBucket.
+func MessageEntryKey(name, key string) string { return Token(name) + "." + Token(key) }
+
+// MessageStartKey is the key, in DefinitionsBucket, of the index of the
+// processes whose latest version starts on message name.
+func MessageStartKey(name string) string { return "msgstart." + Token(name) }
+
+// StoredMessage is a message partition subject as stored, parsed.
+type StoredMessage struct {
+	Partition int
+	Kind      MessageKind
+	Name, Key string
+}
+
+// ParseStoredMessage parses a subject as stored by a message stream
+// (jetbpm.mp.<p>.<name>.<key> or jetbpm.mc.<p>.<kind>.<name>.<key>). Name
+// and key must be tokens exactly as Token writes them: an unescaped
+// character, or an escape Token would not write, would hash to another
+// partition than the name or key it stands for, so it is refused.
+func ParseStoredMessage(subject string) (StoredMessage, error) {
+	var sm StoredMessage
+	toks := strings.Split(subject, ".")
+	var names []string
+	switch {
+	case len(toks) == 5 && toks[0]+"."+toks[1] == messagesStored:
+		sm.Kind, names = MessagePublish, toks[3:]
+	case len(toks) == 6 && toks[0]+"."+toks[1] == commandsStored && slices.Contains(messageCommandKinds, MessageKind(toks[3])):
+		sm.Kind, names = MessageKind(toks[3]), toks[4:]
+	default:
+		return sm, fmt.Errorf("subject %q is not a message partition subject", subject)
+	}
+	p, err := strconv.Atoi(toks[2])
+	if err != nil || p < 0 || strconv.Itoa(p) != toks[2] {
+		return sm, fmt.Errorf("subject %q: partition %q is not a number", subject, toks[2])
+	}
+	sm.Partition = p
+	if sm.Name, err = Untoken(names[0]); err != nil {
+		return sm, fmt.Errorf("message name: %w", err)
+	}
+	if sm.Name == "" {
+		return sm, errors.New("message name is empty")
+	}
+	if sm.Key, err = Untoken(names[1]); err != nil {
+		return sm, fmt.Errorf("correlation key: %w", err)
+	}
+	return sm, nil
+}
+
+// Untoken returns the name tok stands for, if tok is exactly what Token
+// writes for it.
+func Untoken(tok string) (string, error) {
+	if tok == "=" {
+		return "", nil
+	}
+	if !strings.Contains(tok, "=") {
+		if Token(tok) != tok {
+			return "", fmt.Errorf("token %q holds characters that must be escaped (%q)", tok, Token(tok))
+		}
+		return tok, nil
+	}
+	b := make([]byte, 0, len(tok))
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if c != '=' {
+			b = append(b, c)
+			continue
+		}
+		if i+2 >= len(tok) {
+			return "", fmt.Errorf("token %q ends in an incomplete escape", tok)
+		}
+		v, err := strconv.ParseUint(tok[i+1:i+3], 16, 8)
+		if err != nil {
+			return "", fmt.Errorf("token %q holds a bad escape %q", tok, tok[i:i+3])
+		}
+		b = append(b, byte(v))
+		i += 2
+	}
+	s := string(b)
+	if Token(s) != tok {
+		return "", fmt.Errorf("token %q is not escaped as jetbpm escapes %q (%q)", tok, s, Token(s))
+	}
+	return s, nil
+}

@@ -109,3 +109,42 @@ func TestKeysAreValidKVKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestUntokenTakesOnlyWhatTokenWrites(t *testing.T) {
+	for _, name := range []string{"", "=", "a", "o.17", "a b", "ü", "*", ">", "=2E", "x_y-z", "\x00\xff"} {
+		got, err := Untoken(Token(name))
+		if err != nil || got != name {
+			t.Errorf("Untoken(Token(%q)) = %q, %v", name, got, err)
+		}
+	}
+	for _, tok := range []string{"", "o@17", "o=2e17", "=", "=2", "=ZZ", "a=", "=41", "ü"} {
+		if tok == "=" {
+			continue // the empty name
+		}
+		if got, err := Untoken(tok); err == nil {
+			t.Errorf("Untoken(%q) = %q, want an error: Token never writes it", tok, got)
+		}
+	}
+}
+
+func TestParseStoredMessage(t *testing.T) {
+	for subject, want := range map[string]StoredMessage{
+		"jetbpm.mp.3.order=2Epaid.o-1":  {Partition: 3, Kind: MessagePublish, Name: "order.paid", Key: "o-1"},
+		"jetbpm.mc.0.sub.n.=":           {Partition: 0, Kind: MessageSubscribe, Name: "n", Key: ""},
+		"jetbpm.mc.12.exp.n.k":          {Partition: 12, Kind: MessageExpire, Name: "n", Key: "k"},
+		"jetbpm.mc.1.rej.a=20b.=3Dx=3D": {Partition: 1, Kind: MessageReject, Name: "a b", Key: "=x="},
+	} {
+		got, err := ParseStoredMessage(subject)
+		if err != nil || got != want {
+			t.Errorf("ParseStoredMessage(%q) = %+v, %v; want %+v", subject, got, err, want)
+		}
+	}
+	for _, subject := range []string{
+		"jetbpm.mp.3.n", "jetbpm.mp.x.n.k", "jetbpm.mp.-1.n.k", "jetbpm.mp.01.n.k", "jetbpm.mc.0.pub.n.k",
+		"jetbpm.mc.0.what.n.k", "jetbpm.mp.0.=.k", "jetbpm.mp.0.n.o@1", "jetbpm.mx.0.n.k.1", "jetbpm.mp.0.n.k.x",
+	} {
+		if got, err := ParseStoredMessage(subject); err == nil {
+			t.Errorf("ParseStoredMessage(%q) = %+v, want an error", subject, got)
+		}
+	}
+}

@@ -85,6 +85,9 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (Layout,
 	if err := provisionStreams(ctx, js, cfg, log); err != nil {
 		return Layout{}, err
 	}
+	if err := provisionMessageStreams(ctx, js, cfg, partitions, log); err != nil {
+		return Layout{}, err
+	}
 	for p := range partitions {
 		if err := ensureConsumer(ctx, js, EventsStream, PartitionConsumer(p), partitionConsumer(PartitionFilter(p), cfg), log); err != nil {
 			return Layout{}, err
@@ -92,6 +95,15 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (Layout,
 		if err := ensureConsumer(ctx, js, ReportsStream, ReportsConsumer(p), partitionConsumer(ReportsFilter(p), cfg), log); err != nil {
 			return Layout{}, err
 		}
+		if err := ensureConsumer(ctx, js, MessagesStream, MessagesConsumer(p), partitionConsumer(MessagesFilter(p), cfg), log); err != nil {
+			return Layout{}, err
+		}
+		if err := ensureConsumer(ctx, js, MessageCommandsStream, MessageCommandsConsumer(p), partitionConsumer(MessageCommandsFilter(p), cfg), log); err != nil {
+			return Layout{}, err
+		}
+	}
+	if err := ensureConsumer(ctx, js, MessageCommandsStream, MessageBufferConsumer, bufferConsumer, log); err != nil {
+		return Layout{}, err
 	}
 	if err := provisionBuckets(ctx, js, cfg, log); err != nil {
 		return Layout{}, err
@@ -176,6 +188,47 @@ func provisionStreams(ctx context.Context, js jetstream.JetStream, cfg Config, l
 	}, log)
 }
 
+// provisionMessageStreams creates the two streams of the message
+// partitions (docs/messages.md §3). Messages from integrations and engine
+// commands travel apart for the reason reports and events do: the
+// commands stream allows schedules (buffered messages expire by one),
+// which forces rollups on, and a rollup header on a publish would purge
+// the whole stream. The messages stream allows neither.
+func provisionMessageStreams(ctx context.Context, js jetstream.JetStream, cfg Config, partitions int, log *slog.Logger) error {
+	err := ensureStream(ctx, js, MessagesStream, func(c *jetstream.StreamConfig) {
+		src, dest := messagesTransform(partitions)
+		c.Subjects = []string{MessagePublishSubjects}
+		c.SubjectTransform = &jetstream.SubjectTransformConfig{Source: src, Destination: dest}
+		c.Retention = jetstream.WorkQueuePolicy
+		c.AllowRollup, c.AllowMsgSchedules, c.AllowMsgTTL = false, false, false
+		c.DenyPurge, c.DenyDelete = true, true
+		c.Duplicates = dupWindow
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
+	if err != nil {
+		return err
+	}
+	return ensureStream(ctx, js, MessageCommandsStream, func(c *jetstream.StreamConfig) {
+		src, dest := commandsTransform(partitions)
+		c.Subjects = messageCommandSubjects()
+		c.SubjectTransform = &jetstream.SubjectTransformConfig{Source: src, Destination: dest}
+		c.Retention = jetstream.WorkQueuePolicy
+		c.AllowMsgSchedules = true // expiries of buffered messages
+		c.AllowRollup = true       // schedules need it; set so the server's config compares equal
+		c.DenyPurge = false
+		c.Duplicates = dupWindow
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
+}
+
+// bufferConsumer counts the pending expiry schedules, one per buffered
+// message; nobody pulls from it.
+func bufferConsumer(c *jetstream.ConsumerConfig) {
+	c.FilterSubjects = nil
+	c.FilterSubject = MessageExpirySchedules
+	c.AckPolicy = jetstream.AckExplicitPolicy
+}
+
 // partitionConsumer is a durable pull consumer of one partition (its
 // events, or its reports). The pinned priority group makes the server
 // deliver a partition to one engine node at a time; pinning is
@@ -232,6 +285,14 @@ func provisionBuckets(ctx context.Context, js jetstream.JetStream, cfg Config, l
 	_, err = ensureKV(ctx, js, IncidentsBucket, func(c *jetstream.KeyValueConfig) {
 		c.History = 1
 		c.LimitMarkerTTL = time.Second // closed records and snapshots expire (retention)
+		c.MaxValueSize = maxValue
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
+	if err != nil {
+		return err
+	}
+	_, err = ensureKV(ctx, js, MessagesBucket, func(c *jetstream.KeyValueConfig) {
+		c.History = 1
 		c.MaxValueSize = maxValue
 		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
 	}, log)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,9 +54,10 @@ func TestProvisionIsIdempotent(t *testing.T) {
 		t.Fatalf("layout = %+v", first)
 	}
 	before := takeSnapshot(t, ctx, js)
-	// Events, reports, jobs, facts and four KV buckets; two consumers per partition.
-	if len(before.Streams) != 8 || len(before.Consumers) != 6 {
-		t.Fatalf("provisioned %d streams and %d consumers, want 8 and 6: %v", len(before.Streams), len(before.Consumers), before.Created)
+	// Events, reports, jobs, facts, messages, message commands and five KV
+	// buckets; four consumers per partition and the message buffer count.
+	if len(before.Streams) != 11 || len(before.Consumers) != 13 {
+		t.Fatalf("provisioned %d streams and %d consumers, want 11 and 13: %v", len(before.Streams), len(before.Consumers), before.Created)
 	}
 
 	log, rec := recordLogs()
@@ -103,6 +105,22 @@ func TestProvisionLayoutDetails(t *testing.T) {
 	rep := s.Streams[streams.ReportsStream]
 	if rep.AllowRollup || rep.AllowMsgSchedules || rep.AllowMsgTTL || !rep.DenyPurge || rep.Retention != jetstream.WorkQueuePolicy {
 		t.Errorf("reports stream must refuse rollups, schedules, TTLs and purges: %+v", rep)
+	}
+	msgs := s.Streams[streams.MessagesStream]
+	if msgs.AllowRollup || msgs.AllowMsgSchedules || msgs.AllowMsgTTL || !msgs.DenyPurge || !msgs.DenyDelete || msgs.Retention != jetstream.WorkQueuePolicy ||
+		!reflect.DeepEqual(msgs.Subjects, []string{"jetbpm.m.pub.*.*"}) || msgs.SubjectTransform == nil ||
+		msgs.SubjectTransform.Destination != "jetbpm.mp.{{partition(2,1,2)}}.{{wildcard(1)}}.{{wildcard(2)}}" {
+		t.Errorf("messages stream must take publishes only, route them by name and key, and refuse rollups, schedules, TTLs and purges: %+v", msgs)
+	}
+	cmds := s.Streams[streams.MessageCommandsStream]
+	if !cmds.AllowMsgSchedules || cmds.Retention != jetstream.WorkQueuePolicy || slices.Contains(cmds.Subjects, "jetbpm.m.pub.*.*") ||
+		cmds.SubjectTransform == nil || cmds.SubjectTransform.Destination != "jetbpm.mc.{{partition(2,2,3)}}.{{wildcard(1)}}.{{wildcard(2)}}.{{wildcard(3)}}" {
+		t.Errorf("message commands stream config: %+v", cmds)
+	}
+	for _, c := range []string{streams.MessagesStream + "/" + streams.MessagesConsumer(1), streams.MessageCommandsStream + "/" + streams.MessageCommandsConsumer(1)} {
+		if mc := s.Consumers[c]; mc.PriorityPolicy != jetstream.PriorityPolicyPinned || mc.MaxDeliver != -1 || mc.PinnedTTL != 10*time.Second {
+			t.Errorf("message partition consumer %s config: %+v", c, mc)
+		}
 	}
 	inst := s.Streams["KV_"+streams.InstancesBucket]
 	if inst.MaxMsgSize != int32(nc.MaxPayload()) || !inst.AllowMsgTTL || inst.SubjectDeleteMarkerTTL != time.Second || inst.MaxMsgsPerSubject != 1 {

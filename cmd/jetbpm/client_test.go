@@ -147,14 +147,14 @@ func TestClientCommands(t *testing.T) {
 		multi := writeFile(t, dir, "multi.bpmn", `<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL">
 <bpmn:process id="multi">
 <bpmn:startEvent id="s"/>
-<bpmn:userTask id="u1"/>
-<bpmn:userTask id="u2"/>
+<bpmn:businessRuleTask id="u1"/>
+<bpmn:businessRuleTask id="u2"/>
 <bpmn:endEvent id="e"/>
 </bpmn:process>
 </bpmn:definitions>`)
 		// The good file goes down with the bad one: nothing is deployed.
 		never := writeFile(t, dir, "never.bpmn", strings.Replace(string(src), `id="order"`, `id="never"`, 1))
-		c.fails(1, `multi\.bpmn: line 4: <bpmn:userTask id="u1">: .* \(and 1 more problem\)$`, "deploy", never, multi)
+		c.fails(1, `multi\.bpmn: line 4: <bpmn:businessRuleTask id="u1">: .* \(and 1 more problem\)$`, "deploy", never, multi)
 		c.fails(1, `^jetbpm: process "never": not found$`, "start", "never")
 	})
 

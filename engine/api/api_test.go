@@ -61,11 +61,11 @@ const waitXML = header + `<bpmn:process id="wait" isExecutable="true">
 </bpmn:definitions>
 `
 
-// badXML has a user task, which jetbpm refuses.
+// badXML has a business rule task, which jetbpm refuses.
 const badXML = header + `<bpmn:process id="bad" isExecutable="true">
   <bpmn:startEvent id="s"/>
   <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="u"/>
-  <bpmn:userTask id="u"/>
+  <bpmn:businessRuleTask id="u"/>
   <bpmn:sequenceFlow id="f2" sourceRef="u" targetRef="e"/>
   <bpmn:endEvent id="e"/>
 </bpmn:process>

@@ -6,13 +6,17 @@ import (
 
 // importer turns an element tree into processes, collecting problems.
 type importer struct {
-	probs  problems
-	errors map[string]*elem // <error> declarations by id
+	probs        problems
+	errors       map[string]*elem // <error> declarations by id
+	messages     map[string]*elem // <message> declarations by id
+	messageDecls map[string]*messageDecl
+	// zeebeModel says the document is written for Zeebe (zeebeDialect).
+	zeebeModel bool
 }
 
 // declarations are definitions-level elements that only matter when an
-// element refers to them; the referring elements are refused when jetbpm
-// does not support them, so the declarations themselves are ignored.
+// element refers to them: <error> and <message> are read then, and the
+// elements referring to the others are refused, so those are ignored.
 var declarations = set("message", "signal", "escalation", "itemDefinition", "resource",
 	"dataStore", "category", "interface", "import", "extension", "documentation",
 	"extensionElements", "correlationProperty", "partnerEntity", "partnerRole", "endPoint",
@@ -36,10 +40,14 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 		return nil, &Error{Line: root.line, Element: root.tag(),
 			Msg: "not a BPMN 2.0 document: the root element must be <definitions> in namespace " + NamespaceBPMN}
 	}
-	im := &importer{errors: map[string]*elem{}}
+	im := &importer{errors: map[string]*elem{}, messages: map[string]*elem{},
+		messageDecls: map[string]*messageDecl{}, zeebeModel: zeebeDialect(root)}
 	for _, c := range root.children {
-		if c.is(NamespaceBPMN, "error") {
+		switch {
+		case c.is(NamespaceBPMN, "error"):
 			im.errors[c.attr("", "id")] = c
+		case c.is(NamespaceBPMN, "message"):
+			im.messages[c.attr("", "id")] = c
 		}
 	}
 	var procs []*model.Process
@@ -68,15 +76,18 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 			im.flowElements(p, c, nil)
 			procs = append(procs, p)
 		case local == "collaboration":
-			im.collaboration(c)
+			// Participants' processes are imported as top-level processes;
+			// the rest is descriptive. Message flows too: as in Zeebe and
+			// Camunda 7, a message reaches a catch by its name and
+			// correlation key, not along a message flow.
 		case local == "error" || declarations[local]:
 		default:
 			im.probs.at(c, "%s elements are not supported", local)
 		}
 	}
 	if len(procs) == 0 {
-		// With nothing to execute, other problems (e.g. message flows
-		// between descriptive pools) are beside the point.
+		// With nothing to execute, other problems (e.g. in descriptive
+		// pools) are beside the point.
 		msg := "the document has no executable process (every <process> has isExecutable=\"false\")"
 		if declared == 0 {
 			msg = "the document has no <process>"
@@ -106,16 +117,6 @@ func flatten(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
-}
-
-// collaboration refuses message flows; participants' processes are imported
-// as top-level processes, and the rest of a collaboration is descriptive.
-func (im *importer) collaboration(c *elem) {
-	for _, ch := range c.children {
-		if ch.is(NamespaceBPMN, "messageFlow") {
-			im.probs.at(ch, "message flows are not supported (jetbpm has no message events)")
-		}
-	}
 }
 
 // boolAttr reads an xs:boolean attribute, def when absent.

@@ -10,7 +10,7 @@
 // every node and flow. Import problems are *Error values that name the
 // element, its id and its line:
 //
-//	line 42: <bpmn:userTask id="review">: user tasks are not supported
+//	line 42: <bpmn:businessRuleTask id="score">: business rule tasks are not supported
 //
 // Up to 20 problems are reported at once, joined. Validation problems are
 // *model.Error values with the same line. Elements are matched by namespace
@@ -21,25 +21,84 @@
 //
 // # Imported
 //
-// Events: none start; none, error (errorRef resolved to the errorCode of the
-// document's <error>; no errorRef throws code "") and terminate end; timer
-// intermediate catch; error and timer boundary events (attachedToRef,
-// cancelActivity, default true). Timers: timeDuration, timeDate, timeCycle as
+// Events: none start and, at process level, message start; none, error
+// (errorRef resolved to the errorCode of the document's <error>; no
+// errorRef throws code ""), terminate and message end; timer and message
+// intermediate catch; none and message intermediate throw; error, timer and
+// message boundary events (attachedToRef, cancelActivity, default true). Timers: timeDuration, timeDate, timeCycle as
 // ISO-8601 text; Zeebe's FEEL literals =PT5S, ="PT5S", =duration("PT5S"),
 // =date and time("..."), =cycle(duration("PT1H")) (read as R/PT1H) are
 // accepted, any other timer expression is refused.
 //
-// Activities: task, manualTask, scriptTask, serviceTask and nested
-// subProcess (its contents get Node.Scope = the sub-process id). Gateways:
-// exclusive and parallel. Sequence flows with conditionExpression (trimmed;
+// Activities: task, manualTask, userTask, scriptTask, serviceTask,
+// receiveTask, sendTask and nested subProcess (its contents get Node.Scope = the
+// sub-process id). Gateways: exclusive, parallel and event-based
+// (eventGatewayType Exclusive, the default). Sequence flows with conditionExpression (trimmed;
 // language expr, feel or juel when given) and the default attribute of
 // gateways and activities. Expressions are kept as written: ${...} and #{...}
 // are JUEL, a leading = is FEEL, anything else expr-lang (package
 // expression).
 //
+// # Messages
+//
+// Message events and receive and send tasks name a definitions-level
+// <bpmn:message> with messageRef; it becomes Node.Message. Its name is
+// Message.Name, or Message.NameExpr when it is an expression (Zeebe's
+// "=..." FEEL, Camunda 7's "${...}"). Zeebe's <zeebe:subscription
+// correlationKey="=expr"/> among the message's extension elements is the
+// catches' Message.CorrelationKey (a key without a leading = is a static
+// string); a message start event takes no key. In a Zeebe document
+// (modeler:executionPlatform="Camunda Cloud", or, unmarked, one that uses
+// any zeebe: element or attribute) a catch or receive task whose message
+// has no key is refused, as Zeebe does; Camunda 7 messages carry none
+// (docs/messages.md §2 says how such a catch is reached).
+//
+// A message throw (send task, message intermediate throw or end event)
+// runs a job configured as a service task's (below): zeebe:taskDefinition,
+// camunda:type="external" camunda:topic (Camunda 7 puts it on the send task
+// and on a throw event's messageEventDefinition), jetbpm:worker, or an
+// in-process operation (jetbpm:operation, camunda:class, ...); or it
+// publishes its message itself with jetbpm:publish. Its messageRef is
+// optional unless it publishes. Message flows are diagram only, as in
+// Zeebe and Camunda 7.
+//
+// # User tasks
+//
+// A userTask's assignment, schedule, priority and form become Node.Human
+// (nil when the task says nothing about them): its assignee, candidate
+// users and groups, due and follow-up dates and priority are expressions,
+// a static value becoming a literal expression ("alice" is `"alice"`, a
+// comma list such as "sales, ops" stays one string, priority "70" is
+// `70`); its form is kept as written.
+//
+//   - Camunda 7: camunda:assignee, camunda:candidateUsers,
+//     camunda:candidateGroups, camunda:dueDate, camunda:followUpDate,
+//     camunda:priority (a whole ${...} or #{...} is an expression, other
+//     text static; text mixed with ${...} is refused), camunda:formKey or
+//     camunda:formRef (Node.Human.FormID); the BPMN humanPerformer and
+//     potentialOwner ("user(kermit), group(management), sales") with a
+//     resourceAssignmentExpression.
+//   - Zeebe: zeebe:assignmentDefinition (assignee, candidateUsers,
+//     candidateGroups), zeebe:taskSchedule (dueDate, followUpDate),
+//     zeebe:priorityDefinition (priority), each attribute =FEEL or static;
+//     zeebe:formDefinition with one of formKey, formId and
+//     externalReference. The zeebe:userTask marker (a Camunda user task
+//     rather than a job-based one) changes nothing: both run the same.
+//
+// A static priority is an integer from 0 to 100; a static date an ISO 8601
+// date-time with a time zone (2025-06-30T17:00:00Z). Every expression must
+// compile. Input and output mappings, multi-instance and boundary events
+// are those of any activity. The form fields of Camunda 7 generated forms
+// (camunda:formData) are ignored: the tasklist client renders the form.
+// Task listeners (camunda:taskListener, zeebe:taskListeners),
+// camunda:formHandlerClass, zeebe:taskHeaders on a user task (no job
+// carries them), a field set twice (camunda:assignee and a humanPerformer,
+// or a Camunda 7 attribute and its Zeebe counterpart) and a second form are
+// refused. docs/bpmn-extensions.md has the reference.
+//
 // # Vendor extensions
 //
-// Service tasks:
+// Service tasks (and message throws, which run jobs the same way):
 //   - Camunda 7 camunda:type="external" camunda:topic="T": external worker
 //     on topic T.
 //   - Zeebe <zeebe:taskDefinition type="T" retries="3"/>: external worker on
@@ -72,10 +131,11 @@
 //
 // Namespace (https://jetbpm.dev/schema/bpmn/1.0, conventionally prefixed
 // jetbpm:) defines the attributes jetbpm:operation and jetbpm:timeout on
-// service tasks and jetbpm:resultVariable on script tasks, and extension
-// elements that configure an external service task's job, each at most
-// once among the task's <extensionElements> (docs/bpmn-extensions.md has
-// the reference, with examples):
+// service tasks and message throws and jetbpm:resultVariable on script
+// tasks, and extension elements that configure an external job (of a
+// service task or a message throw), each at most once among the task's
+// <extensionElements> (docs/bpmn-extensions.md has the reference, with
+// examples):
 //
 //	<jetbpm:worker topic="payments" trust="engineAuthoritative" lockDuration="PT2M" maxLockDuration="PT1H"/>
 //	<jetbpm:retryPolicy kind="exponential" maxAttempts="5" base="PT0.5S" cap="PT30S" jitter="0.2"/>
@@ -122,6 +182,16 @@
 //
 //	<jetbpm:incidentRetry kind="fixed" maxAttempts="2" delay="PT10S"/>
 //
+// A message throw that runs no job may publish its message instead,
+// model.Node.Publish (the builder's WithPublish): correlationKey, messageId
+// and each variable's source are expressions (=FEEL, ${JUEL}, expr-lang
+// otherwise), timeToLive a duration (default 0: not buffered), and a
+// variable without source publishes the variable of its name:
+//
+//	<jetbpm:publish correlationKey="=orderId" timeToLive="PT1H" messageId="=paymentId">
+//	  <jetbpm:variable name="amount" source="=total"/>
+//	</jetbpm:publish>
+//
 // Durations are ISO-8601 in hours, minutes and seconds (PT30S, PT0.5S,
 // PT1H30M). Every malformed attribute, an attribute that does not belong
 // to the element or to the retry kind, a rule without exactly one outcome,
@@ -141,12 +211,15 @@
 // association, group, category, dataObject, dataObjectReference,
 // dataStoreReference, ioSpecification/dataInput/dataOutput/property
 // declarations (data only moves through data associations, which are
-// refused), performers, definitions-level declarations (message, signal,
-// escalation, itemDefinition, resource, ...; only <error> is used), unknown
-// attributes, elements of other tools' namespaces, and modeler metadata
-// among the extension elements: zeebe:properties, zeebe:userTaskForm,
-// zeebe:formDefinition, zeebe:assignmentDefinition, zeebe:versionTag,
-// zeebe:subscription, camunda:properties, camunda:formData,
+// refused), performers (but for a user task's humanPerformer and
+// potentialOwner with a resourceAssignmentExpression, above; one naming a
+// <resource> is descriptive), message flows, definitions-level
+// declarations (signal, escalation, itemDefinition, resource, ...; <error>
+// and <message> are read when an element refers to them), unknown attributes,
+// elements of other tools' namespaces, and modeler metadata among the
+// extension elements: zeebe:properties, zeebe:userTaskForm,
+// zeebe:formDefinition outside user tasks (a start event's form),
+// zeebe:versionTag, camunda:properties, camunda:formData,
 // camunda:potentialStarter.
 //
 // # Call activities
@@ -170,15 +243,24 @@
 //
 // # Refused
 //
-// With an error naming element, id and line, never dropped: userTask,
-// sendTask, receiveTask, businessRuleTask,
-// standard loops (not yet), inclusiveGateway (not yet),
-// eventBasedGateway, complexGateway, intermediateThrowEvent, transaction,
-// adHocSubProcess, event sub-processes, start events other than none,
-// message, signal, escalation, conditional, link, compensate and cancel
-// event definitions, message flows, data associations, scripts and
+// With an error naming element, id and line, never dropped:
+// businessRuleTask, standard loops (not yet), inclusiveGateway (not yet),
+// complexGateway, transaction, adHocSubProcess, event sub-processes (and
+// so the message starts inside them), start events other than none and
+// message, message start events inside a sub-process, signal, escalation,
+// conditional, link, compensate and cancel event definitions, a message
+// catch, receive task or message start without messageRef, a messageRef
+// naming no <bpmn:message>, a message without name, a name mixing text and
+// ${...}, a Zeebe catch whose message has no correlation key,
+// zeebe:subscription anywhere but in a message, instantiate="true" on
+// event-based gateways and receive tasks, eventGatewayType="Parallel",
+// Camunda 7 implementation attributes on a throw event instead of its
+// messageEventDefinition, jetbpm:publish on a throw that also runs a job
+// or names no message, data associations, scripts and
 // conditions in other languages (javascript, groovy, ...), camunda:list and
 // camunda:map parameters, execution and task listeners (camunda and zeebe),
+// zeebe:assignmentDefinition, zeebe:taskSchedule, zeebe:priorityDefinition
+// and zeebe:userTask anywhere but on a user task,
 // camunda:connector, camunda:field, camunda:failedJobRetryTimeCycle (use
 // jetbpm:retryPolicy), camunda:errorEventDefinition (use
 // jetbpm:errorMapper), camunda:type other than "external", Zeebe job

@@ -1,6 +1,7 @@
 package bpmnxml
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/jetbpm/jetbpm/engine/model"
@@ -20,24 +21,24 @@ var nodeKinds = map[string]model.Kind{
 	"parallelGateway":        model.ParallelGateway,
 	"subProcess":             model.SubProcess,
 	"callActivity":           model.CallActivity,
+	"receiveTask":            model.ReceiveTask,
+	"sendTask":               model.SendTask,
+	"intermediateThrowEvent": model.IntermediateThrowEvent,
+	"eventBasedGateway":      model.EventBasedGateway,
+	"userTask":               model.UserTask,
 }
 
 // refusedNodes are flow elements jetbpm does not execute, with the reason.
 var refusedNodes = map[string]string{
-	"userTask":               "user tasks are not supported",
-	"sendTask":               "send tasks are not supported",
-	"receiveTask":            "receive tasks are not supported",
-	"businessRuleTask":       "business rule tasks are not supported",
-	"inclusiveGateway":       "inclusive gateways are not supported yet",
-	"eventBasedGateway":      "event-based gateways are not supported",
-	"complexGateway":         "complex gateways are not supported",
-	"intermediateThrowEvent": "intermediate throw events are not supported",
-	"implicitThrowEvent":     "implicit throw events are not supported",
-	"transaction":            "transactions are not supported",
-	"adHocSubProcess":        "ad-hoc sub-processes are not supported",
-	"choreographyTask":       "choreographies are not supported",
-	"subChoreography":        "choreographies are not supported",
-	"callChoreography":       "choreographies are not supported",
+	"businessRuleTask":   "business rule tasks are not supported",
+	"inclusiveGateway":   "inclusive gateways are not supported yet",
+	"complexGateway":     "complex gateways are not supported",
+	"implicitThrowEvent": "implicit throw events are not supported",
+	"transaction":        "transactions are not supported",
+	"adHocSubProcess":    "ad-hoc sub-processes are not supported",
+	"choreographyTask":   "choreographies are not supported",
+	"subChoreography":    "choreographies are not supported",
+	"callChoreography":   "choreographies are not supported",
 }
 
 // artifacts are flow-level elements without execution semantics: lanes,
@@ -59,7 +60,7 @@ var eventDefinitions = map[string]model.EventType{
 	"timerEventDefinition":       model.TimerEvent,
 	"errorEventDefinition":       model.ErrorEvent,
 	"terminateEventDefinition":   model.TerminateEvent,
-	"messageEventDefinition":     "",
+	"messageEventDefinition":     model.MessageEvent,
 	"signalEventDefinition":      "",
 	"escalationEventDefinition":  "",
 	"conditionalEventDefinition": "",
@@ -129,17 +130,24 @@ func (im *importer) node(p *model.Process, e *elem, scope string) {
 		n.Interrupting = cancel
 	}
 	x := &nodeExt{}
-	im.attributes(e, n, x)
 	var defs []*elem
+	if isEvent(kind) {
+		for _, c := range e.children {
+			if _, ok := eventDefinitions[c.name.Local]; ok && c.name.Space == NamespaceBPMN {
+				defs = append(defs, c)
+			}
+		}
+		// First: whether an event throws a message decides what its
+		// attributes and extension elements may say.
+		im.eventDefinition(e, n, x, defs)
+	}
+	im.messageActivity(e, n)
+	im.attributes(e, n, x)
 	for _, c := range e.children {
-		if c.name.Space != NamespaceBPMN {
+		if c.name.Space != NamespaceBPMN || slices.Contains(defs, c) {
 			continue
 		}
 		local := c.name.Local
-		if _, ok := eventDefinitions[local]; ok && isEvent(kind) {
-			defs = append(defs, c)
-			continue
-		}
 		switch {
 		case kind == model.SubProcess && isFlowLevel(local):
 			// contents: imported below
@@ -147,6 +155,8 @@ func (im *importer) node(p *model.Process, e *elem, scope string) {
 			im.extensions(c, e, &extTarget{node: n, ext: x})
 		case local == "script" && kind == model.ScriptTask:
 			x.bpmnScript = c
+		case (local == "humanPerformer" || local == "potentialOwner") && kind == model.UserTask:
+			x.performers = append(x.performers, c)
 		case local == "multiInstanceLoopCharacteristics" && kind.IsActivity():
 			im.loop(e, c, n)
 		case local == "standardLoopCharacteristics":
@@ -160,9 +170,6 @@ func (im *importer) node(p *model.Process, e *elem, scope string) {
 			im.probs.in(e, c, "not supported inside a %s", kind)
 		}
 	}
-	if isEvent(kind) {
-		im.eventDefinition(e, n, defs)
-	}
 	im.finish(e, n, x)
 	p.Nodes = append(p.Nodes, n)
 	if kind == model.SubProcess {
@@ -172,14 +179,14 @@ func (im *importer) node(p *model.Process, e *elem, scope string) {
 
 func isEvent(k model.Kind) bool {
 	switch k {
-	case model.StartEvent, model.EndEvent, model.IntermediateCatchEvent, model.BoundaryEvent:
+	case model.StartEvent, model.EndEvent, model.IntermediateCatchEvent, model.IntermediateThrowEvent, model.BoundaryEvent:
 		return true
 	}
 	return false
 }
 
 // eventDefinition applies the event definitions defs of event e.
-func (im *importer) eventDefinition(e *elem, n *model.Node, defs []*elem) {
+func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*elem) {
 	if len(defs) == 0 {
 		return
 	}
@@ -195,9 +202,11 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, defs []*elem) {
 		return
 	}
 	allowed := map[model.Kind][]model.EventType{
-		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent},
-		model.IntermediateCatchEvent: {model.TimerEvent},
-		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent},
+		model.StartEvent:             {model.MessageEvent},
+		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent},
+		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent},
+		model.IntermediateThrowEvent: {model.MessageEvent},
+		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent},
 	}[n.Kind]
 	ok := false
 	for _, a := range allowed {
@@ -205,7 +214,7 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, defs []*elem) {
 	}
 	if !ok {
 		if n.Kind == model.StartEvent {
-			im.probs.in(e, d, "%s start events are not supported; use a none start event", what)
+			im.probs.in(e, d, "%s start events are not supported; use a none or message start event", what)
 		} else {
 			im.probs.in(e, d, "a %s cannot have a %s", n.Kind, d.name.Local)
 		}
@@ -217,6 +226,8 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, defs []*elem) {
 		im.errorRef(e, d, n)
 	case model.TimerEvent:
 		im.timer(e, d, n)
+	case model.MessageEvent:
+		im.messageEvent(e, d, n, x)
 	}
 }
 

@@ -299,7 +299,7 @@ func TestMiscRefusals(t *testing.T) {
 		{doc(`<bpmn:error id="E" errorCode="=code"/><bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"/>
 <bpmn:endEvent id="e"><bpmn:errorEventDefinition errorRef="E"/></bpmn:endEvent></bpmn:process>`), `<bpmn:endEvent id="e">: bpmn:error: error code "=code" is an expression`},
 		{doc(`<bpmn:process id="p" jetbpm:version="2"><bpmn:startEvent id="s"/></bpmn:process>`), `<bpmn:process id="p">: unknown attribute jetbpm:version`},
-		{around(`<bpmn:task id="t" jetbpm:operation="x"/>`), `<bpmn:task id="t">: jetbpm:operation applies to a serviceTask only`},
+		{around(`<bpmn:task id="t" jetbpm:operation="x"/>`), `<bpmn:task id="t">: jetbpm:operation applies to service tasks, send tasks and message throw events only`},
 		{proc(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"><bpmn:conditionExpression> </bpmn:conditionExpression></bpmn:sequenceFlow><bpmn:endEvent id="e"/>`), `<bpmn:sequenceFlow id="f">: bpmn:conditionExpression: the condition is empty`},
 		{around(`<bpmn:scriptTask id="t" scriptFormat="juel" camunda:resource="deployment://x.juel" camunda:resultVariable="r"/>`), `scripts loaded from a resource (camunda:resource) are not supported`},
 		{around(`<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1S</bpmn:timeDuration><bpmn:timeDate>2030-01-01T00:00:00Z</bpmn:timeDate></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`), "not several"},

@@ -10,7 +10,7 @@ import (
 // extension it refuses, or a document that is not well-formed BPMN. It reads
 // on one line, e.g.
 //
-//	line 42: <bpmn:userTask id="review">: user tasks are not supported
+//	line 42: <bpmn:businessRuleTask id="score">: business rule tasks are not supported
 //
 // Element is the tag with a canonical prefix (bpmn:, camunda:, zeebe:,
 // jetbpm:) whatever prefix the document used; ID is the element's id

@@ -17,9 +17,16 @@ type nodeExt struct {
 	script     *elem            // zeebe:script
 	bpmnScript *elem            // bpmn:script
 	jetbpm     map[string]*elem // jetbpm extension elements by local name
+	// definition is a message throw event's messageEventDefinition, where
+	// Camunda 7 says how the message is sent (camunda:type, ...).
+	definition *elem
 	// A call activity's zeebe:calledElement and camunda:in/out.
 	calledElement         *elem
 	camundaIn, camundaOut []*elem
+	// A user task's Zeebe elements by local name, and its
+	// humanPerformer and potentialOwner.
+	zeebeHuman map[string]*elem
+	performers []*elem
 }
 
 // extTarget is the flow node extension elements apply to.
@@ -28,12 +35,12 @@ type extTarget struct {
 	ext  *nodeExt
 }
 
-// Vendor extension elements accepted and ignored: modeler metadata, user
-// task forms (user tasks are refused), and elements that only configure
-// elements jetbpm refuses anyway.
+// Vendor extension elements accepted and ignored: modeler metadata, forms
+// (a process's zeebe:userTaskForm, which a user task's formKey names as
+// written; a start event's form; Camunda 7's generated-form fields), and
+// elements that only configure elements jetbpm refuses anyway.
 var (
-	zeebeIgnored = set("properties", "userTaskForm", "formDefinition", "assignmentDefinition",
-		"taskSchedule", "priorityDefinition", "versionTag", "subscription",
+	zeebeIgnored = set("properties", "userTaskForm", "formDefinition", "versionTag",
 		"calledDecision", "linkedResources")
 	camundaIgnored = set("properties", "formData", "formProperty", "potentialStarter")
 )
@@ -47,52 +54,79 @@ func setExt(n *model.Node, key, value string) {
 
 // attributes records a node's Camunda and Zeebe attributes in
 // Node.Extensions, checks its jetbpm attributes, and reads the attributes
-// that choose a service task's implementation.
+// that choose the implementation of a service task or a message throw.
 func (im *importer) attributes(e *elem, n *model.Node, x *nodeExt) {
 	for _, a := range e.attrs {
 		switch a.Name.Space {
 		case NamespaceCamunda, NamespaceZeebe:
 			setExt(n, qualify(a.Name), a.Value)
 		case Namespace:
-			want := map[string]model.Kind{"operation": model.ServiceTask, "timeout": model.ServiceTask,
-				"resultVariable": model.ScriptTask}[a.Name.Local]
-			switch {
-			case want == "":
+			switch a.Name.Local {
+			case "operation", "timeout":
+				if n.Kind != model.ServiceTask && !throws(n) {
+					im.probs.at(e, "jetbpm:%s applies to service tasks, send tasks and message throw events only", a.Name.Local)
+				}
+			case "resultVariable":
+				if n.Kind != model.ScriptTask {
+					im.probs.at(e, "jetbpm:%s applies to a %s only", a.Name.Local, model.ScriptTask)
+				}
+			default:
 				im.probs.at(e, "unknown attribute jetbpm:%s", a.Name.Local)
-			case want != n.Kind:
-				im.probs.at(e, "jetbpm:%s applies to a %s only", a.Name.Local, want)
 			}
 		}
 	}
-	if n.Kind == model.ServiceTask {
-		im.serviceAttrs(e, n)
+	switch {
+	case n.Kind == model.ServiceTask || n.Kind == model.SendTask:
+		im.serviceAttrs(e, e, n)
+	case throws(n):
+		// Camunda 7 says how a throw event sends its message on the
+		// messageEventDefinition, not on the event.
+		for _, a := range camundaImpl {
+			if _, ok := e.lookup(NamespaceCamunda, a); ok {
+				im.probs.at(e, "camunda:%s belongs on the event's bpmn:messageEventDefinition, where Camunda 7 reads it", a)
+			}
+		}
+		im.serviceAttrs(e, x.definition, n)
 	}
 }
 
-// serviceAttrs reads a service task's Camunda 7 and jetbpm implementation.
-func (im *importer) serviceAttrs(e *elem, n *model.Node) {
+// camundaImpl are the Camunda 7 attributes that say how a service task, a
+// send task or a message throw event does its work.
+var camundaImpl = []string{"type", "topic", "class", "delegateExpression", "expression"}
+
+// serviceAttrs reads the Camunda 7 implementation of a service task, a send
+// task or a message throw event from impl (the element itself, or a throw
+// event's messageEventDefinition), and its jetbpm implementation from e.
+func (im *importer) serviceAttrs(e, impl *elem, n *model.Node) {
 	s := &model.Service{}
 	n.Service = s
-	if t, ok := e.lookup(NamespaceCamunda, "type"); ok {
-		if t != "external" {
-			im.probs.at(e, "camunda:type=%q is not supported (only \"external\")", t)
+	report := func(format string, args ...any) {
+		if impl == e {
+			im.probs.at(e, format, args...)
 		} else {
-			s.Worker = &model.Worker{Topic: strings.TrimSpace(e.attr(NamespaceCamunda, "topic"))}
+			im.probs.in(e, impl, format, args...)
 		}
 	}
-	var impl []string
+	var inProcess []string
+	if t, ok := impl.lookup(NamespaceCamunda, "type"); ok {
+		if t != "external" {
+			report("camunda:type=%q is not supported (only \"external\")", t)
+		} else {
+			s.Worker = &model.Worker{Topic: strings.TrimSpace(impl.attr(NamespaceCamunda, "topic"))}
+		}
+	}
 	for _, a := range []string{"class", "delegateExpression", "expression"} {
-		if v, ok := e.lookup(NamespaceCamunda, a); ok {
-			impl = append(impl, "camunda:"+a)
+		if v, ok := impl.lookup(NamespaceCamunda, a); ok {
+			inProcess = append(inProcess, "camunda:"+a)
 			s.Operation = strings.TrimSpace(v)
 		}
 	}
 	if v, ok := e.lookup(Namespace, "operation"); ok {
-		impl = append(impl, "jetbpm:operation")
+		inProcess = append(inProcess, "jetbpm:operation")
 		s.Operation = strings.TrimSpace(v)
 	}
-	if len(impl) > 1 {
-		im.probs.at(e, "several in-process implementations (%s); keep one", strings.Join(impl, ", "))
+	if len(inProcess) > 1 {
+		im.probs.at(e, "several in-process implementations (%s); keep one", strings.Join(inProcess, ", "))
 	}
 	if v, ok := e.lookup(Namespace, "timeout"); ok {
 		if d, msg := clockDuration(v); msg != "" {
@@ -121,14 +155,30 @@ func (im *importer) extensions(x, owner *elem, t *extTarget) {
 
 func (im *importer) zeebe(c, owner *elem, t *extTarget) {
 	local := c.name.Local
+	userTask := t != nil && t.node.Kind == model.UserTask
 	switch {
+	case zeebeHuman[local] && userTask:
+		im.keepZeebeHuman(c, owner, t.ext)
+		return
 	case zeebeIgnored[local]:
 		return
-	case local == "executionListeners" || local == "taskListeners":
+	case zeebeHuman[local]:
+		im.probs.in(owner, c, "applies to user tasks only")
+		return
+	case local == "executionListeners":
 		im.probs.in(owner, c, "execution listeners are not supported")
+		return
+	case local == "taskListeners":
+		im.probs.in(owner, c, "task listeners are not supported")
+		return
+	case local == "taskHeaders" && userTask:
+		im.probs.in(owner, c, "a user task is not a job: its headers would reach no worker, and the task record has none; remove them")
 		return
 	case local == "calledElement" && t != nil && t.node.Kind == model.CallActivity:
 		t.ext.calledElement = c
+		return
+	case local == "subscription":
+		im.probs.in(owner, c, "belongs in the extensionElements of the <bpmn:message> the element refers to")
 		return
 	case local != "taskDefinition" && local != "taskHeaders" && local != "ioMapping" && local != "script":
 		im.probs.in(owner, c, "not supported")
@@ -142,8 +192,8 @@ func (im *importer) zeebe(c, owner *elem, t *extTarget) {
 	case "taskDefinition":
 		if kind == model.ScriptTask {
 			im.probs.in(owner, c, "script tasks run by job workers are not supported; use a service task")
-		} else if kind != model.ServiceTask {
-			im.probs.in(owner, c, "applies to service tasks only")
+		} else if kind != model.ServiceTask && !throws(t.node) {
+			im.probs.in(owner, c, "applies to service tasks, send tasks and message throw events only")
 		}
 		t.ext.task = c
 	case "taskHeaders":
@@ -212,8 +262,10 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 		default:
 			t.ext.camundaOut = append(t.ext.camundaOut, c)
 		}
-	case "executionListener", "taskListener":
+	case "executionListener":
 		im.probs.in(owner, c, "execution listeners are not supported")
+	case "taskListener":
+		im.probs.in(owner, c, "task listeners are not supported")
 	case "connector":
 		im.probs.in(owner, c, "Camunda connectors are not supported; use an external worker or a jetbpm:operation")
 	case "failedJobRetryTimeCycle":
@@ -308,18 +360,22 @@ func zeebeSource(s string) string {
 	return expression.Literal(s)
 }
 
-// finish turns what was gathered into the node's service or script, and
-// its incident retry policy.
+// finish turns what was gathered into the node's service, script, call,
+// publish or user task assignment, and its incident retry policy.
 func (im *importer) finish(e *elem, n *model.Node, x *nodeExt) {
-	switch n.Kind {
-	case model.ServiceTask:
+	switch {
+	case n.Kind == model.ServiceTask:
 		im.zeebeWorker(e, n, x)
 		im.jetbpmWorker(e, n, x)
 		im.taskHeaders(e, n, x)
-	case model.ScriptTask:
+	case throws(n):
+		im.throw(e, n, x)
+	case n.Kind == model.ScriptTask:
 		im.script(e, n, x)
-	case model.CallActivity:
+	case n.Kind == model.CallActivity:
 		im.callActivity(e, n, x)
+	case n.Kind == model.UserTask:
+		im.userTask(e, n, x)
 	}
 	if c := x.jetbpm["incidentRetry"]; c != nil {
 		im.incidentRetry(e, c, n)

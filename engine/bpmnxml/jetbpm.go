@@ -12,15 +12,17 @@ import (
 	"github.com/jetbpm/jetbpm/jobs"
 )
 
-// jetbpmElements are the jetbpm extension elements of a service task, in
-// the order they are applied; each configures the task's external job
-// (model.Worker) and may appear once.
+// jetbpmElements are the jetbpm extension elements of a service task (or
+// of a send task or message throw event run as a job), in the order they
+// are applied; each configures the external job (model.Worker) and may
+// appear once.
 var jetbpmElements = []string{"worker", "retryPolicy", "errorMapper", "outputMapping", "status"}
 
 // jetbpmExt collects a jetbpm extension element of a flow node; it is
 // applied by finish, once the node's vendor extensions have said whether
-// the task is external. jetbpm:incidentRetry may be on any activity; the
-// other elements configure an external service task's job.
+// the task is external. jetbpm:incidentRetry may be on any activity,
+// jetbpm:publish on a message throw; the other elements configure an
+// external job.
 func (im *importer) jetbpmExt(c, owner *elem, t *extTarget) {
 	local := c.name.Local
 	if local == "incidentRetry" {
@@ -36,13 +38,26 @@ func (im *importer) jetbpmExt(c, owner *elem, t *extTarget) {
 		}
 		return
 	}
+	if local == "publish" {
+		switch {
+		case t == nil:
+			im.probs.in(owner, c, "not supported on a %s; it publishes the message of a message throw", owner.name.Local)
+		case !throws(t.node):
+			im.probs.in(owner, c, "applies to send tasks and message throw events (intermediate throw and end events with a messageEventDefinition) only")
+		case t.ext.jetbpm[local] != nil:
+			im.probs.in(owner, c, "appears twice in the %s; keep one", owner.name.Local)
+		default:
+			t.ext.keepJetbpm(c)
+		}
+		return
+	}
 	switch {
 	case !slices.Contains(jetbpmElements, local):
 		im.probs.in(owner, c, "unknown jetbpm extension element")
 	case t == nil:
 		im.probs.in(owner, c, "not supported on a %s; it configures an external service task", owner.name.Local)
-	case t.node.Kind != model.ServiceTask:
-		im.probs.in(owner, c, "applies to external service tasks only")
+	case t.node.Kind != model.ServiceTask && !throws(t.node):
+		im.probs.in(owner, c, "applies to external service tasks, send tasks and message throw events only")
 	case t.ext.jetbpm[local] != nil:
 		im.probs.in(owner, c, "appears twice in the task; keep one")
 	default:
@@ -71,10 +86,17 @@ func (im *importer) jetbpmWorker(e *elem, n *model.Node, x *nodeExt) {
 		if x.jetbpm["worker"] != nil {
 			return // its problem is reported
 		}
+		why := "job options apply to external service tasks only; this task runs in process"
+		switch {
+		case n.Kind == model.ServiceTask:
+		case s.Operation != "":
+			why = "job options apply to external jobs only; this " + string(n.Kind) + " runs in process"
+		default:
+			why = "job options apply to external jobs only; this " + string(n.Kind) + " runs no job"
+		}
 		for _, local := range jetbpmElements[1:] {
 			if c := x.jetbpm[local]; c != nil {
-				im.probs.in(e, c, "job options apply to external service tasks only; this task runs in process "+
-					"(make it external with camunda:type=\"external\", zeebe:taskDefinition or jetbpm:worker topic)")
+				im.probs.in(e, c, "%s (make it external with camunda:type=\"external\", zeebe:taskDefinition or jetbpm:worker topic)", why)
 			}
 		}
 		return

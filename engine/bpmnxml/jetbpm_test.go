@@ -300,9 +300,9 @@ func TestJetbpmRefusals(t *testing.T) {
 		{"options on expression", extTask(`camunda:expression="${svc.run()}"`, `<jetbpm:outputMapping><jetbpm:output path="body" variable="x"/></jetbpm:outputMapping>`), "<jetbpm:outputMapping", "job options apply to external service tasks only"},
 		{"options on camunda:type other", extTask(`camunda:type="connector" camunda:class="x"`, `<jetbpm:errorMapper custom="m"/>`), "<bpmn:serviceTask", `camunda:type="connector" is not supported`},
 		{"options on a task", around(`<bpmn:task id="t"><bpmn:extensionElements>
-  <jetbpm:retryPolicy kind="none"/></bpmn:extensionElements></bpmn:task>`), "<jetbpm:retryPolicy", "jetbpm:retryPolicy: applies to external service tasks only"},
+  <jetbpm:retryPolicy kind="none"/></bpmn:extensionElements></bpmn:task>`), "<jetbpm:retryPolicy", "jetbpm:retryPolicy: applies to external service tasks, send tasks and message throw events only"},
 		{"options on a script task", around(`<bpmn:scriptTask id="t" scriptFormat="expr"><bpmn:extensionElements>
-  <jetbpm:worker topic="a"/></bpmn:extensionElements><bpmn:script>1</bpmn:script></bpmn:scriptTask>`), "<jetbpm:worker", "jetbpm:worker: applies to external service tasks only"},
+  <jetbpm:worker topic="a"/></bpmn:extensionElements><bpmn:script>1</bpmn:script></bpmn:scriptTask>`), "<jetbpm:worker", "jetbpm:worker: applies to external service tasks, send tasks and message throw events only"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

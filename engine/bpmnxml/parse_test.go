@@ -152,7 +152,7 @@ func TestValidationErrors(t *testing.T) {
 func TestParseFile(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.bpmn")
-	if err := os.WriteFile(bad, []byte(proc(`<bpmn:userTask id="u"/>`+"\n"+`<bpmn:sendTask id="v"/>`)), 0o600); err != nil {
+	if err := os.WriteFile(bad, []byte(proc(`<bpmn:businessRuleTask id="u"/>`+"\n"+`<bpmn:sendTask id="v"/>`)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err := ParseFile(bad)

@@ -27,6 +27,16 @@
 // facts to publish) are appended to State.Outbox; the engine publishes them
 // after the checkpoint is written.
 //
+// Message catches park on message waits whose subscriptions the engine
+// routes to its message partitions (Subscribe, Unsubscribe); a Correlate
+// or MessageTo event fires them, and a Correlate that comes too late is
+// handed back (RejectMessage). See docs/messages.md.
+//
+// A user task parks on a wait that carries the task (Task); each change
+// goes out as the task's whole record (PutTask) and task facts, and task
+// commands (UserTaskCommand) claim, assign, update, complete it or throw
+// a BPMN error from it. See tasks.go and docs/usertasks.md.
+//
 // A step ends by recording the parallel joins that can never fire
 // (State.Stuck): those of a scope whose every token waits at a join, as
 // after an operator abandoned a branch's incident (docs/incidents.md).

@@ -13,6 +13,8 @@ func (r *runner) end(t *Track, n *model.Node) {
 	switch n.Event {
 	case model.TerminateEvent:
 		r.terminateScope(t.Scope)
+	case model.MessageEvent:
+		r.throwMessage(t, n)
 	case model.ErrorEvent:
 		r.throw(nil, n.ID, t.Scope, n.ErrorCode, n.ErrorMessage)
 		if r.s.track(t.ID) != nil {
@@ -140,11 +142,12 @@ func (r *runner) catcher(activity, code string) *model.Node {
 	return all
 }
 
-// interrupt cancels host and continues from boundary event b.
-func (r *runner) interrupt(host *Track, b *model.Node) {
+// interrupt cancels host and continues from boundary event b: it
+// returns the new track at b, ready to leave it.
+func (r *runner) interrupt(host *Track, b *model.Node) *Track {
 	scope, pred := host.Scope, host.ID
 	r.cancelTrack(host)
-	r.spawn(b.ID, scope, pred, "")
+	return r.spawn(b.ID, scope, pred, "")
 }
 
 // cancelTrack removes t with its waits and, for a sub-process, its scope;
@@ -196,6 +199,12 @@ func (r *runner) finish(status Status, f *Failure, text string) {
 	kind := map[Status]FactKind{Completed: FactCompleted, Failed: FactFailed, Terminated: FactTerminated}[status]
 	r.fact(kind, text)
 	r.notifyParent()
+	if m := r.s.StartMessage; m != nil && m.Key != "" {
+		// The message partition lets the next message with this key start
+		// an instance again.
+		c := *m
+		r.s.Outbox = append(r.s.Outbox, Effect{ID: "startEnded:" + r.s.ID, Kind: StartEnded, Correlation: &c})
+	}
 }
 
 // Abort fails an instance from outside a step: the engine found it cannot

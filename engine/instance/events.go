@@ -31,14 +31,24 @@ const (
 	// (Event.Result) to the operation wait Event.Wait.
 	OperationDone EventKind = "operationDone"
 	// Correlate delivers a message (Event.Vars) to the message wait
-	// Event.Wait, as correlation Event.Correlation. If the wait is gone and
-	// the correlation was not applied before, the instance rejects it
-	// (RejectMessage) so the message can go to another subscription.
+	// Event.Wait, as correlation Event.Correlation. A correlation applied
+	// before (State.Correlations) is skipped. If the wait is gone, or is
+	// not a wait for that name and key, or the instance has ended, the
+	// instance rejects it (RejectMessage) so the message can go to another
+	// subscription.
 	Correlate EventKind = "correlate"
 	// MessageTo delivers message Event.Message (Event.Vars) straight to
 	// this instance, bypassing correlation keys: the oldest open message
-	// wait of that name takes it; with none, it is discarded.
+	// wait of that name takes it; with none, it is discarded. An
+	// Event.Correlation with a MessageID makes it apply once.
 	MessageTo EventKind = "message"
+	// UserTaskCommand is an operation on the user task Event.Task.Task
+	// (claim, complete, ...); Event.ID is the command id, which the
+	// task's Outcomes list whether the command applied or was refused. A
+	// command for a task the instance no longer waits on is not applied,
+	// unless the task ended earlier in the same step: then its final
+	// record lists it as refused (docs/usertasks.md §4).
+	UserTaskCommand EventKind = "task"
 )
 
 // Event is an input to an instance. Start is not an event: it creates the
@@ -58,6 +68,8 @@ type Event struct {
 
 	Correlation *Correlation `msgpack:"correlation,omitempty"`
 	Message     string       `msgpack:"message,omitempty"`
+
+	Task *TaskCommand `msgpack:"task,omitempty"`
 }
 
 // EffectKind names something the engine must do after the checkpoint.
@@ -87,16 +99,26 @@ const (
 	RunOperation    EffectKind = "runOperation"
 	CancelOperation EffectKind = "cancelOperation"
 	// Subscribe opens Effect.Sub at its message partition; Unsubscribe
-	// closes it. RejectMessage hands correlation Effect.Correlation of
-	// Effect.Sub back: the wait it was offered to was gone.
-	// PublishMessage publishes Effect.Message (a declarative throw).
-	// StartEnded tells the message partition of Effect.Correlation that
-	// the instance this message started has ended.
+	// closes it (Effect.Wait is Sub.Wait for both). RejectMessage hands
+	// correlation Effect.Correlation of Effect.Sub back: the wait it was
+	// offered to was gone. PublishMessage publishes Effect.Message (a
+	// declarative throw); Effect.ID is unique per activation of the
+	// throw. StartEnded tells the message partition of Effect.Correlation
+	// that the instance this message started has ended. See
+	// docs/messages.md §4 for when each is emitted.
 	Subscribe      EffectKind = "subscribe"
 	Unsubscribe    EffectKind = "unsubscribe"
 	RejectMessage  EffectKind = "rejectMessage"
 	PublishMessage EffectKind = "publishMessage"
 	StartEnded     EffectKind = "startEnded"
+	// PutTask writes Effect.Task, the whole record of a user task as of
+	// this step, to the tasks bucket under its id; a finished one
+	// (Task.State.Finished) with the finished-instance retention as its
+	// TTL. A put whose Task.Revision is below the stored record's is
+	// stale and skipped. PublishTaskFact publishes Effect.TaskFact on
+	// jetbpm.fact.task.<process>.<kind>, with Nats-Msg-Id its ID.
+	PutTask         EffectKind = "putTask"
+	PublishTaskFact EffectKind = "taskFact"
 )
 
 // Effect is one entry of the outbox. Publishing an effect again must be
@@ -127,6 +149,9 @@ type Effect struct {
 	Sub         *Subscription `msgpack:"sub,omitempty"`
 	Correlation *Correlation  `msgpack:"correlation,omitempty"`
 	Message     *OutMessage   `msgpack:"message,omitempty"`
+
+	Task     *Task     `msgpack:"task,omitempty"`
+	TaskFact *TaskFact `msgpack:"taskFact,omitempty"`
 }
 
 // FactKind is the kind of a lifecycle fact.

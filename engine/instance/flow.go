@@ -27,7 +27,23 @@ func (r *runner) execute(t *Track) {
 	case model.EndEvent:
 		r.end(t, n)
 	case model.IntermediateCatchEvent:
+		if n.Event == model.MessageEvent {
+			r.catchMessage(t, n)
+			return
+		}
 		r.catchTimer(t, n)
+	case model.ReceiveTask:
+		r.receive(t, n)
+	case model.SendTask:
+		r.throwMessage(t, n)
+	case model.IntermediateThrowEvent:
+		if n.Event == model.MessageEvent {
+			r.throwMessage(t, n)
+			return
+		}
+		r.complete(t, n, nil, nil) // a none throw event passes the token on
+	case model.EventBasedGateway:
+		r.eventGateway(t, n)
 	case model.ScriptTask:
 		r.script(t, n)
 	case model.ServiceTask:
@@ -40,6 +56,8 @@ func (r *runner) execute(t *Track) {
 		r.enterSubProcess(t, n)
 	case model.CallActivity:
 		r.call(t, n)
+	case model.UserTask:
+		r.userTask(t, n)
 	default:
 		r.bug("node %q has unknown kind %q", n.ID, n.Kind)
 	}
@@ -243,7 +261,9 @@ func (r *runner) enterSubProcess(t *Track, n *model.Node) {
 	sc := &Scope{ID: fmt.Sprintf("s%d", r.next()), Parent: t.Scope, Owner: t.ID, Vars: locals}
 	r.s.Scopes = append(r.s.Scopes, sc)
 	t.State = Waiting
-	r.armBoundaries(t, n)
+	if !r.armBoundaries(t, n) {
+		return
+	}
 	r.spawn(r.p.StartOf(n.ID).ID, sc.ID, t.ID, "")
 }
 

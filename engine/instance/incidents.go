@@ -86,8 +86,25 @@ func (r *runner) raise(t *Track, n *model.Node, class, cause string) {
 // that arms them on entry but failed before it parked (an input mapping, a multi-instance
 // collection): its token now stays on the node, and an SLA timer must keep
 // ticking over it, counted from when the node was entered.
+//
+// Its message boundaries are subscribed too, so a message can still
+// interrupt the stuck activity; one whose subscription cannot be evaluated
+// is left out (a retry that gets the activity to park evaluates it again,
+// and faults on it).
 func (r *runner) armStuckBoundaries(t *Track, n *model.Node) {
-	if t.Inner || t.BoundariesArmed {
+	if t.Inner {
+		return
+	}
+	for _, b := range r.p.Boundaries(n.ID) {
+		if b.Event != model.MessageEvent || r.waitsAt(t, b.ID) {
+			continue
+		}
+		if sub, err := r.subscription(b, r.visible(t)); err == nil {
+			sub.Repeat = !b.Interrupting
+			r.subscribe(t, b.ID, t.Activation, sub)
+		}
+	}
+	if t.BoundariesArmed {
 		return
 	}
 	t.BoundariesArmed = true

@@ -34,6 +34,9 @@ func (r *runner) enterLoop(t *Track, n *model.Node) {
 		st.Items, st.N = items, len(items)
 	} else {
 		v, err := l.CardinalityExpr().Eval(env)
+		if err == nil {
+			v, err = Normalize(v) // a literal is a Go int
+		}
 		count, ok := v.(int64)
 		if f, isFloat := v.(float64); isFloat && f == float64(int64(f)) {
 			count, ok = int64(f), true
@@ -48,7 +51,9 @@ func (r *runner) enterLoop(t *Track, n *model.Node) {
 		st.Outputs = make([]any, st.N)
 	}
 	t.State, t.Loop = Waiting, st
-	r.armBoundaries(t, n)
+	if !r.armBoundaries(t, n) {
+		return
+	}
 	if st.N == 0 {
 		r.finishLoop(t, n)
 		return

@@ -251,3 +251,13 @@ func TestCompletionConditionFailureAfterAbandon(t *testing.T) {
 		})
 	}
 }
+
+// A literal cardinality evaluates to a Go int, which counts as well as a
+// variable's int64.
+func TestLoopLiteralCardinality(t *testing.T) {
+	s, _ := run(t, model.NewBuilder("lit").StartEvent("s").
+		ScriptTask("twice", "loopCounter", "c", model.WithLoop(model.Loop{Cardinality: "2", OutputCollection: "cs", OutputElement: "c"})).
+		EndEvent("e").Sequence("s", "twice", "e"), nil)
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"cs": []any{int64(1), int64(2)}})
+}

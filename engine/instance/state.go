@@ -147,6 +147,9 @@ const (
 	// MessageWait is an open message subscription of a catch event,
 	// receive task, message boundary or event-based gateway branch.
 	MessageWait WaitKind = "message"
+	// UserTaskWait is a user task waiting to be completed; Task is the
+	// task (tasks.go).
+	UserTaskWait WaitKind = "userTask"
 )
 
 // timer reports whether waits of kind k are woken by a timer.
@@ -171,6 +174,9 @@ type Wait struct {
 	Child string `msgpack:"child,omitempty"`
 	// Sub is a message wait's subscription.
 	Sub *Subscription `msgpack:"sub,omitempty"`
+	// Task is a user task wait's task, without its variables (they are
+	// the track's locals).
+	Task *Task `msgpack:"task,omitempty"`
 }
 
 // Job returns the state of the live job with the given id, nil if the

@@ -83,9 +83,18 @@ func StartFrom(id string, env Env, vars map[string]any, b Begin) (s *State, err 
 	if start == nil {
 		return nil, fmt.Errorf("instance %s: process %s has no none start event", id, p.ID)
 	}
+	if b.Message != nil && start.Event != model.MessageEvent {
+		return nil, fmt.Errorf("instance %s: a message starts the instance but %q is not a message start event", id, start.ID)
+	}
 	root, err := NormalizeVars(vars)
 	if err != nil {
 		return nil, fmt.Errorf("instance %s: %w", id, err)
+	}
+	var message map[string]any
+	if b.Message != nil && len(start.Outputs) > 0 {
+		// As at every message catch, the start event's output mappings
+		// decide which of the message's variables the instance keeps.
+		message, root = root, map[string]any{}
 	}
 	s = &State{
 		ID: id, ProcessID: p.ID, Version: p.Version, Status: Active, StartedAt: env.Now,
@@ -95,7 +104,10 @@ func StartFrom(id string, env Env, vars map[string]any, b Begin) (s *State, err 
 	r := newRunner(s, env)
 	defer r.recover(&err)
 	r.fact(FactStarted, "")
-	r.spawn(start.ID, RootScope, "", "")
+	t := r.spawn(start.ID, RootScope, "", "")
+	if message != nil {
+		r.complete(t, start, nil, message)
+	}
 	r.run()
 	s.Stuck = r.stuckJoins()
 	return s, nil
@@ -103,8 +115,13 @@ func StartFrom(id string, env Env, vars map[string]any, b Begin) (s *State, err 
 
 // Apply applies events in order and runs the instance to its next wait
 // state. It returns how many events changed the state; duplicates and
-// events for waits that no longer exist are skipped. An error means the
-// state is unusable (ErrInvariant): the caller discards it.
+// events for waits that no longer exist are skipped. A finished instance
+// takes no event, except that it rejects a Correlate it did not apply
+// (RejectMessage), so the message can go to another subscription: the
+// engine must step a finished instance for its Correlate events too. (A
+// command on a task that ended in this same step is listed as refused on
+// the task's final record, whether or not the instance ended with it.) An
+// error means the state is unusable (ErrInvariant): the caller discards it.
 func Apply(s *State, env Env, events ...Event) (applied int, err error) {
 	if env.Process == nil || env.Process.ID != s.ProcessID || env.Process.Version != s.Version {
 		return 0, fmt.Errorf("%w: instance %s runs %s v%d, step got another definition", ErrInvariant, s.ID, s.ProcessID, s.Version)
@@ -115,6 +132,10 @@ func Apply(s *State, env Env, events ...Event) (applied int, err error) {
 		switch {
 		case !s.Status.Finished() && r.apply(ev):
 			applied++
+		case s.Status.Finished() && ev.Kind == Correlate && r.correlate(ev):
+			applied++ // rejected: the message goes to another subscription
+		case s.Status.Finished() && ev.Kind == UserTaskCommand && ev.Task != nil && r.refuseEnded(ev):
+			applied++ // its task ended in this step: refused on its final record
 		case env.Discarded != nil:
 			env.Discarded(ev)
 		}
@@ -208,6 +229,12 @@ func (r *runner) apply(ev Event) bool {
 		}
 		r.childDone(w, ev.Child)
 		return true
+	case Correlate:
+		return r.correlate(ev)
+	case MessageTo:
+		return r.messageTo(ev)
+	case UserTaskCommand:
+		return r.taskCommand(ev)
 	case Cancel:
 		reason := ev.Reason
 		if reason == "" {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/incidents"
 )
 
 // arm records a timer wait and schedules it.
@@ -15,26 +16,73 @@ func (r *runner) arm(w *Wait) {
 	})
 }
 
-// armBoundaries arms the timer boundary events of an activity that t now
-// waits in.
-func (r *runner) armBoundaries(t *Track, n *model.Node) {
+// armBoundaries arms the timer and message boundary events of an
+// activity that t now waits in. Timers are armed once per visit (an
+// incident retry keeps the first entry's waits); each message boundary is
+// subscribed unless t already holds its wait. When a message boundary's
+// subscription cannot be evaluated, nothing is armed: what the activity
+// opened on entry is taken back (unpark), the activity faults (incident,
+// cause expression) and armBoundaries returns false.
+func (r *runner) armBoundaries(t *Track, n *model.Node) bool {
 	if t.Inner {
-		return // a multi-instance body arms its activity's boundaries once
+		return true // a multi-instance body arms its activity's boundaries once
 	}
-	if t.BoundariesArmed {
-		return // an incident retry: the first entry's waits are kept
-	}
-	t.BoundariesArmed = true
+	var subs []*Wait
 	for _, b := range r.p.Boundaries(n.ID) {
-		if b.Event != model.TimerEvent {
+		if b.Event != model.MessageEvent || r.waitsAt(t, b.ID) {
 			continue
 		}
-		due, ok := b.Timer.Due(r.env.Now, 0)
-		if !ok {
-			continue
+		sub, err := r.subscription(b, r.visible(t))
+		if err != nil {
+			r.unpark(t, n)
+			r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("message boundary %q: %v", b.ID, err))
+			return false
 		}
-		r.arm(&Wait{ID: r.waitID(b.ID, t.Activation), Kind: BoundaryWait, Track: t.ID, Node: b.ID, Due: due, Armed: r.env.Now})
+		sub.Repeat = !b.Interrupting
+		subs = append(subs, &Wait{Node: b.ID, Sub: sub})
 	}
+	if !t.BoundariesArmed {
+		t.BoundariesArmed = true
+		for _, b := range r.p.Boundaries(n.ID) {
+			if b.Event != model.TimerEvent {
+				continue
+			}
+			due, ok := b.Timer.Due(r.env.Now, 0)
+			if !ok {
+				continue
+			}
+			r.arm(&Wait{ID: r.waitID(b.ID, t.Activation), Kind: BoundaryWait, Track: t.ID, Node: b.ID, Due: due, Armed: r.env.Now})
+		}
+	}
+	for _, w := range subs {
+		r.subscribe(t, w.Node, t.Activation, w.Sub)
+	}
+	return true
+}
+
+// waitsAt reports whether track t owns a wait at node.
+func (r *runner) waitsAt(t *Track, node string) bool {
+	return slices.ContainsFunc(r.s.Waits, func(w *Wait) bool { return w.Track == t.ID && w.Node == node })
+}
+
+// unpark takes back what activity n opened on entry for t before its
+// boundaries failed: its own wait (a job, operation, child start or
+// subscription queued in this same step is dropped from the outbox), the
+// scope it owns (a sub-process's, still empty) and its loop.
+func (r *runner) unpark(t *Track, n *model.Node) {
+	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(w *Wait) bool {
+		if w.Track != t.ID || w.Node != n.ID {
+			return false
+		}
+		r.unschedule(w)
+		return true
+	})
+	for _, sc := range slices.Clone(r.s.Scopes) {
+		if sc.Owner == t.ID {
+			r.s.removeScope(sc.ID)
+		}
+	}
+	t.Loop = nil
 }
 
 // disarm removes every wait of t. A timer scheduled in this same step is
@@ -51,7 +99,16 @@ func (r *runner) disarm(t *Track) {
 
 // unschedule takes back what arming w published: a timer or a job queued
 // in this same step is dropped from the outbox, an older one is cancelled.
+// A message wait is unsubscribed; a user task is canceled (cancelTask).
 func (r *runner) unschedule(w *Wait) {
+	switch w.Kind {
+	case MessageWait:
+		r.unsubscribe(w)
+		return
+	case UserTaskWait:
+		r.cancelTask(w)
+		return
+	}
 	n := len(r.s.Outbox)
 	mine := r.s.Outbox[r.outboxBase:]
 	mine = slices.DeleteFunc(mine, func(e Effect) bool {
@@ -95,6 +152,10 @@ func (r *runner) timerFired(w *Wait) {
 			inc.RetryDue = timeZero
 			r.retryIncident(inc, "")
 		}
+		return
+	}
+	if w.Kind == TimerWait && t.Node != n.ID {
+		r.branchWon(t, n, nil) // a timer branch of an event-based gateway
 		return
 	}
 	if w.Kind == TimerWait {

@@ -77,7 +77,11 @@ func (v *validator) message(n *Node, keyed bool) {
 		return
 	}
 	if !keyed {
-		v.nodef(n, "a message start event has no correlation key")
+		if n.Kind == StartEvent {
+			v.nodef(n, "a message start event has no correlation key")
+		} else {
+			v.nodef(n, "a message throw's correlation key is its publish's (jetbpm:publish correlationKey), not its message's")
+		}
 		return
 	}
 	m.key = v.compile(n, "correlation key", m.CorrelationKey)
@@ -156,11 +160,41 @@ func (v *validator) eventGateway(n *Node) {
 			v.nodef(n, "%q after the gateway must have no other incoming sequence flow", t.ID)
 		case t.Kind == ReceiveTask && len(v.p.Boundaries(t.ID)) > 0:
 			v.nodef(n, "receive task %q after the gateway cannot have boundary events", t.ID)
+		case t.Kind == ReceiveTask && len(t.Inputs) > 0:
+			// Its subscription opens when the gateway is entered, before
+			// the task is: there are no inputs to evaluate it over yet.
+			v.nodef(n, "receive task %q after the gateway cannot have input mappings", t.ID)
 		case t.Loop != nil:
 			v.nodef(n, "%q after the gateway cannot be multi-instance", t.ID)
 		}
 	}
 	if n.Default != "" {
 		v.nodef(n, "an event-based gateway has no default flow")
+	}
+	var catches []*Node
+	for _, f := range out {
+		if t := v.p.Node(f.Target); t != nil && t.Message != nil {
+			catches = append(catches, t)
+		}
+	}
+	v.distinctMessages(n, catches, "branches")
+}
+
+// distinctMessages refuses two catches of one event scope (the branches
+// of an event-based gateway, the boundaries of an activity) that wait for
+// the same literal message name: which of them a message reaches would
+// be arbitrary.
+func (v *validator) distinctMessages(n *Node, catches []*Node, what string) {
+	seen := map[string]string{}
+	for _, c := range catches {
+		m := c.Message
+		if m == nil || m.NameExpr != "" || m.Name == "" {
+			continue
+		}
+		if first, dup := seen[m.Name]; dup {
+			v.nodef(n, "%s %q and %q both catch message %q", what, first, c.ID, m.Name)
+			continue
+		}
+		seen[m.Name] = c.ID
 	}
 }

@@ -28,13 +28,14 @@ const (
 	SendTask               Kind = "sendTask"
 	IntermediateThrowEvent Kind = "intermediateThrowEvent"
 	EventBasedGateway      Kind = "eventBasedGateway"
+	UserTask               Kind = "userTask"
 )
 
 // IsActivity reports whether nodes of kind k do work and can carry boundary
 // events and data mappings.
 func (k Kind) IsActivity() bool {
 	switch k {
-	case Task, ManualTask, ScriptTask, ServiceTask, SubProcess, CallActivity, ReceiveTask, SendTask:
+	case Task, ManualTask, ScriptTask, ServiceTask, SubProcess, CallActivity, ReceiveTask, SendTask, UserTask:
 		return true
 	}
 	return false
@@ -101,6 +102,9 @@ type Node struct {
 	// Publish, on a message throw event or send task, publishes the
 	// message itself instead of handing a job to a worker.
 	Publish *Publish `msgpack:"publish,omitempty"`
+
+	// Human is the work of a user task: who may do it, when, and its form.
+	Human *Human `msgpack:"human,omitempty"`
 
 	Script  *Script  `msgpack:"script,omitempty"`
 	Service *Service `msgpack:"service,omitempty"`

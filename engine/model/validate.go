@@ -163,6 +163,8 @@ func (v *validator) node(n *Node) {
 		case n.Call.Version < 0:
 			v.nodef(n, "called version %d is negative", n.Call.Version)
 		}
+	case UserTask:
+		v.human(n)
 	case Task, ManualTask, SubProcess:
 	default:
 		v.nodef(n, "unknown node kind")
@@ -179,6 +181,9 @@ func (v *validator) node(n *Node) {
 	if n.Message != nil && n.Event != MessageEvent && n.Kind != ReceiveTask && n.Kind != SendTask {
 		v.nodef(n, "has a message but is not a message event, receive task or send task")
 	}
+	if n.Human != nil && n.Kind != UserTask {
+		v.nodef(n, "only user tasks have an assignment, a schedule or a form")
+	}
 	if n.Publish != nil && !n.throwsMessage() {
 		v.nodef(n, "only message throw events and send tasks publish a message")
 	}
@@ -192,11 +197,23 @@ func (v *validator) node(n *Node) {
 			v.nodef(n, "incident retry policy: %v", err)
 		}
 	}
-	if len(n.Inputs) > 0 && !n.Kind.IsActivity() {
-		v.nodef(n, "only activities have input mappings")
+	if n.Kind.IsActivity() {
+		var caught []*Node
+		for _, b := range p.Boundaries(n.ID) {
+			if b.Event == MessageEvent {
+				caught = append(caught, b)
+			}
+		}
+		v.distinctMessages(n, caught, "message boundary events")
 	}
-	if len(n.Outputs) > 0 && !n.Kind.IsActivity() && !n.Kind.HasOutputs() {
-		v.nodef(n, "only activities and catching events have output mappings")
+	// A message throw that runs a job has a job's mappings (Zeebe allows
+	// them on job-worker throw and end events).
+	jobThrow := n.throwsMessage() && n.Service != nil
+	if len(n.Inputs) > 0 && !n.Kind.IsActivity() && !jobThrow {
+		v.nodef(n, "only activities and message throws that run a job have input mappings")
+	}
+	if len(n.Outputs) > 0 && !n.Kind.IsActivity() && !n.Kind.HasOutputs() && !jobThrow {
+		v.nodef(n, "only activities, catching events and message throws that run a job have output mappings")
 	}
 	for i := range n.Inputs {
 		v.mapping(n, "input", &n.Inputs[i])

@@ -259,14 +259,14 @@ func TestValidationRules(t *testing.T) {
 			return chain(func(b *model.Builder) { b.Task("t") }).StartEvent("s2", set(func(n *model.Node) { n.Event = model.TimerEvent })).Flow("s2", "t")
 		}, "s2", "start events are not supported"},
 		{"unknown node kind", func() *model.Builder {
-			return chain(func(b *model.Builder) { b.Task("t", set(func(n *model.Node) { n.Kind = "userTask" })) })
+			return chain(func(b *model.Builder) { b.Task("t", set(func(n *model.Node) { n.Kind = "complexGateway" })) })
 		}, "t", "unknown node kind"},
 		{"input mapping on an event", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.TimerCatchEvent("t", model.Duration("PT1S"), model.Input("x", "1")) })
-		}, "t", "only activities have input mappings"},
+		}, "t", "only activities and message throws that run a job have input mappings"},
 		{"input mapping on an end event", func() *model.Builder {
 			return model.NewBuilder("p").StartEvent("s").EndEvent("e", model.Input("x", "1")).Flow("s", "e")
-		}, "e", "only activities have input mappings"},
+		}, "e", "only activities and message throws that run a job have input mappings"},
 		{"output mapping on an end event", func() *model.Builder {
 			return model.NewBuilder("p").StartEvent("s").EndEvent("e", model.Output("x", "1")).Flow("s", "e")
 		}, "e", "output mappings"},

@@ -1,0 +1,328 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// Message is a BPMN message for the instances that wait for it
+// (docs/messages.md). Name is required. It is addressed by at most one of:
+//
+//   - Key, the correlation key the catches subscribed under (a string;
+//     a number is written in its shortest decimal form);
+//   - BusinessKey, the business key of the instances to reach (Camunda 7:
+//     their catches without a correlation key subscribe under it);
+//   - Instance, one instance, skipping the message partitions: the oldest
+//     open catch of that name in the instance takes it, and nothing is
+//     buffered.
+//
+// With none of them the key is empty. TTL > 0 buffers the message that long
+// for subscriptions that open later (not with Instance); ID, if set, names
+// the message: a second publish with that id is refused while the first is
+// buffered (and within two minutes, whatever its TTL).
+type Message struct {
+	Name        string
+	Key         string
+	BusinessKey string
+	Instance    string
+	Vars        map[string]any
+	TTL         time.Duration
+	ID          string
+}
+
+// key returns the correlation key m is published under.
+func (m *Message) key() string {
+	if m.BusinessKey != "" {
+		return instance.BusinessKeyPrefix + m.BusinessKey
+	}
+	return m.Key
+}
+
+// check refuses a message that cannot be published, and returns its
+// variables as stored.
+func (e *Engine) checkMessage(m *Message) (map[string]any, error) {
+	switch {
+	case m.Name == "":
+		return nil, fmt.Errorf("%w: a message needs a name", ErrInvalid)
+	case m.Key != "" && m.BusinessKey != "":
+		return nil, fmt.Errorf("%w: message %q: give a correlation key or a business key, not both", ErrInvalid, m.Name)
+	case m.Instance != "" && (m.Key != "" || m.BusinessKey != ""):
+		return nil, fmt.Errorf("%w: message %q: a message to one instance takes no correlation or business key", ErrInvalid, m.Name)
+	case m.Instance != "" && m.TTL != 0:
+		return nil, fmt.Errorf("%w: message %q: a message to one instance is never buffered; its TTL must be 0", ErrInvalid, m.Name)
+	case m.TTL < 0:
+		return nil, fmt.Errorf("%w: message %q: TTL %s is negative", ErrInvalid, m.Name, m.TTL)
+	case m.Instance != "" && !validInstanceID(m.Instance):
+		return nil, fmt.Errorf("instance %q: %w", m.Instance, ErrNotFound)
+	}
+	for what, s := range map[string]string{"message name": m.Name, "correlation key": m.Key, "business key": m.BusinessKey, "message id": m.ID} {
+		if err := checkMessageString(what, s); err != nil {
+			return nil, err
+		}
+	}
+	vars, err := instance.NormalizeVars(m.Vars)
+	if err != nil {
+		return nil, fmt.Errorf("%w: message %q: %w", ErrInvalid, m.Name, err)
+	}
+	for name, v := range vars {
+		if err := e.opts.checkValue(name, v); err != nil {
+			return nil, fmt.Errorf("message %q: variable %q: %w", m.Name, name, err)
+		}
+	}
+	return vars, nil
+}
+
+// PublishMessage publishes m and returns its id (m.ID, or a new one). It
+// returns once the message partition has applied the message: offered it to
+// the subscriptions waiting for it, started the instances its message start
+// events start, and buffered it if it has a TTL. A message that reached no
+// one and has no TTL is dropped, and that is not an error (use
+// CorrelateMessage to know). A message to one instance (m.Instance) returns
+// once it is stored for that instance.
+//
+// The plain NATS form, for clients without this package: publish the
+// variables as a JSON object to jetbpm.m.pub.<name>.<key> (names escaped
+// as streams.Token does) with headers Nats-Msg-Id (the id) and Jetbpm-TTL
+// (a Go duration).
+func (e *Engine) PublishMessage(ctx context.Context, m Message) (string, error) {
+	vars, err := e.checkMessage(&m)
+	if err != nil {
+		return "", err
+	}
+	if m.ID == "" {
+		m.ID = nuid.Next()
+	}
+	if m.Instance != "" {
+		return m.ID, e.messageTo(ctx, m, vars)
+	}
+	if _, err := e.publishMessage(ctx, m, vars); err != nil {
+		return "", err
+	}
+	return m.ID, nil
+}
+
+// CorrelateMessage delivers m to the subscription waiting for it and
+// returns the instance it reached, once that instance has taken it (its
+// checkpoint lists the correlation), or the instance it started. Nothing is
+// buffered: with no subscription and no message start event for it, the
+// error wraps ErrNoSubscription. A message that reaches several processes
+// returns the first instance that took it. m.TTL must be 0.
+func (e *Engine) CorrelateMessage(ctx context.Context, m Message) (string, error) {
+	if m.TTL != 0 {
+		return "", fmt.Errorf("%w: message %q: correlate buffers nothing; its TTL must be 0", ErrInvalid, m.Name)
+	}
+	vars, err := e.checkMessage(&m)
+	if err != nil {
+		return "", err
+	}
+	if m.ID == "" {
+		m.ID = nuid.Next()
+	}
+	if m.Instance != "" {
+		return e.correlateTo(ctx, m, vars)
+	}
+	answer, err := e.publishMessage(ctx, m, vars)
+	if err != nil {
+		return "", err
+	}
+	if len(answer.Offers) == 0 {
+		return "", fmt.Errorf("%w for message %q with key %q", ErrNoSubscription, m.Name, m.key())
+	}
+	var left []string
+	for _, o := range answer.Offers {
+		took, err := e.awaitOffer(ctx, o)
+		if err != nil {
+			return "", err
+		}
+		if took {
+			return o.Instance, nil
+		}
+		left = append(left, o.Instance)
+	}
+	return "", fmt.Errorf("%w for message %q with key %q: %s left the element before the message arrived",
+		ErrNoSubscription, m.Name, m.key(), strings.Join(left, ", "))
+}
+
+// publishMessage publishes m to its message partition and returns the
+// partition's answer.
+func (e *Engine) publishMessage(ctx context.Context, m Message, vars map[string]any) (*messageAnswer, error) {
+	var body []byte
+	if len(vars) > 0 {
+		var err error
+		if body, err = streams.Marshal(vars); err != nil {
+			return nil, err
+		}
+		if len(body) > e.opts.MaxCheckpointBytes {
+			return nil, fmt.Errorf("%w: message %q: its variables are %d bytes, the limit is %d", ErrTooLarge, m.Name, len(body), e.opts.MaxCheckpointBytes)
+		}
+	}
+	inbox := e.nc.NewInbox()
+	if !validReplyTo(inbox) {
+		return nil, fmt.Errorf("message %q: the message partition answers inboxes under _INBOX. only; this connection's are %s", m.Name, inbox)
+	}
+	answers, err := e.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = answers.Unsubscribe() }()
+	msg := nats.NewMsg(streams.MessageSubject(streams.MessagePublish, m.Name, m.key()))
+	msg.Data = body
+	msg.Header.Set(jetstream.MsgIDHeader, m.ID)
+	msg.Header.Set(streams.MessageReplyHeader, inbox)
+	if m.TTL > 0 {
+		msg.Header.Set(streams.MessageTTLHeader, m.TTL.String())
+	}
+	ack, err := e.js.PublishMsg(ctx, msg)
+	if err != nil {
+		return nil, fmt.Errorf("message %q: publish: %w", m.Name, err)
+	}
+	if ack.Duplicate {
+		return nil, fmt.Errorf("%w: message %q with key %q: id %q was published in the last two minutes", ErrDuplicate, m.Name, m.key(), m.ID)
+	}
+	reply, err := answers.NextMsgWithContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("message %q: stored, but its message partition did not answer: %w", m.Name, err)
+	}
+	var a messageAnswer
+	if err := json.Unmarshal(reply.Data, &a); err != nil {
+		return nil, fmt.Errorf("message %q: malformed answer %q", m.Name, reply.Data)
+	}
+	switch a.Refusal {
+	case "":
+	case "duplicate":
+		return nil, fmt.Errorf("%w: %s", ErrDuplicate, a.Error)
+	case "tooLarge":
+		return nil, fmt.Errorf("%w: %s", ErrTooLarge, a.Error)
+	default:
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, a.Error)
+	}
+	return &a, nil
+}
+
+// messageTo sends m straight to instance m.Instance.
+func (e *Engine) messageTo(ctx context.Context, m Message, vars map[string]any) error {
+	s, _, err := e.store.get(ctx, m.Instance)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		if _, pending := e.pendingStart(ctx, m.Instance); !pending {
+			return err
+		}
+	case err != nil:
+		return err
+	case s.Status.Finished():
+		return fmt.Errorf("instance %s is %s: %w", m.Instance, s.Status, ErrFinished)
+	}
+	c := instance.Correlation{Name: m.Name, MessageID: m.ID}
+	ev := &instance.Event{ID: c.ID(), Kind: instance.MessageTo, Message: m.Name, Vars: vars, Correlation: &c}
+	return e.send(ctx, m.Instance, envelope{Instance: m.Instance, Event: ev}, "msg:"+m.Instance+":"+m.ID)
+}
+
+// correlateTo sends m straight to instance m.Instance and waits until it
+// took it.
+func (e *Engine) correlateTo(ctx context.Context, m Message, vars map[string]any) (string, error) {
+	s, _, err := e.store.get(ctx, m.Instance)
+	if err != nil {
+		return "", err
+	}
+	if s.Status.Finished() {
+		return "", fmt.Errorf("instance %s is %s: %w", m.Instance, s.Status, ErrFinished)
+	}
+	if !waitsFor(s, m.Name) {
+		return "", fmt.Errorf("%w for message %q in instance %s", ErrNoSubscription, m.Name, m.Instance)
+	}
+	if err := e.messageTo(ctx, m, vars); err != nil {
+		return "", err
+	}
+	id := (&instance.Correlation{Name: m.Name, MessageID: m.ID}).ID()
+	took, err := e.awaitState(ctx, m.Instance, func(s *instance.State) (bool, bool) {
+		if s == nil {
+			return true, false
+		}
+		if slices.Contains(s.Correlations, id) {
+			return true, true
+		}
+		return !waitsFor(s, m.Name) || s.Status.Finished(), false
+	})
+	if err != nil {
+		return "", err
+	}
+	if !took {
+		return "", fmt.Errorf("%w for message %q in instance %s: it left the element before the message arrived", ErrNoSubscription, m.Name, m.Instance)
+	}
+	return m.Instance, nil
+}
+
+// waitsFor reports whether s has an open catch of message name.
+func waitsFor(s *instance.State, name string) bool {
+	return slices.ContainsFunc(s.Waits, func(w *instance.Wait) bool {
+		return w.Kind == instance.MessageWait && w.Sub != nil && w.Sub.Name == name
+	})
+}
+
+// awaitOffer waits until the instance a message partition offered a
+// message to has taken it (true) or left the element (false).
+func (e *Engine) awaitOffer(ctx context.Context, o messageOffer) (bool, error) {
+	return e.awaitState(ctx, o.Instance, func(s *instance.State) (bool, bool) {
+		switch {
+		case o.Started && s == nil:
+			return false, false // not started yet
+		case o.Started:
+			return s.StartMessage != nil && s.StartMessage.ID() == o.Correlation, true
+		case s == nil:
+			return true, false // its record is gone: it rejects the message
+		}
+		if slices.Contains(s.Correlations, o.Correlation) {
+			return true, true
+		}
+		gone := !slices.ContainsFunc(s.Waits, func(w *instance.Wait) bool { return w.ID == o.Wait })
+		return gone || s.Status.Finished(), false
+	})
+}
+
+// awaitState watches the checkpoint of instance id until decide says done,
+// and returns decide's verdict. decide gets nil while there is no
+// checkpoint (none yet, or deleted).
+func (e *Engine) awaitState(ctx context.Context, id string, decide func(*instance.State) (done, verdict bool)) (bool, error) {
+	w, err := e.store.kv.Watch(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("instance %s: watch: %w", id, err)
+	}
+	defer func() { _ = w.Stop() }()
+	seen := false // a value, or the marker that there is none
+	for {
+		select {
+		case <-ctx.Done():
+			return false, fmt.Errorf("instance %s: waiting for the message to be taken: %w", id, ctx.Err())
+		case entry, ok := <-w.Updates():
+			if !ok {
+				return false, fmt.Errorf("instance %s: watch closed", id)
+			}
+			var s *instance.State
+			switch {
+			case entry == nil && seen:
+				continue // the end of the initial values
+			case entry != nil && entry.Operation() == jetstream.KeyValuePut:
+				s = &instance.State{}
+				if err := streams.Unmarshal(entry.Value(), s); err != nil {
+					return false, fmt.Errorf("instance %s: decode: %w", id, err)
+				}
+			}
+			seen = true
+			if done, verdict := decide(s); done {
+				return verdict, nil
+			}
+		}
+	}
+}

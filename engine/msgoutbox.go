@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// messageEffectMsg is the message of an instance's effect on the message
+// partitions (docs/messages.md §4): a subscription opening or closing, a
+// rejected correlation, the end of a message-started instance, or a
+// message the instance publishes. Each carries a Nats-Msg-Id, and the
+// message partition applies each at most once besides (its entry names the
+// commands it applied; a subscription is stored once per wait).
+func messageEffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error) {
+	var kind streams.MessageKind
+	var name, key, id string
+	var body []byte
+	var err error
+	switch eff.Kind {
+	case instance.Subscribe, instance.Unsubscribe, instance.RejectMessage:
+		sub := subscriptionOf(s, eff)
+		if sub == nil {
+			return nil, errors.New("message effect without a subscription")
+		}
+		cmd := messageCommand{Sub: sub}
+		switch eff.Kind {
+		case instance.Subscribe:
+			kind, id = streams.MessageSubscribe, "sub:"+sub.Wait
+		case instance.Unsubscribe:
+			kind, id = streams.MessageUnsubscribe, "unsub:"+sub.Wait
+		default:
+			if eff.Correlation == nil {
+				return nil, errors.New("rejection without a correlation")
+			}
+			return rejectMsg(*sub, *eff.Correlation)
+		}
+		name, key = sub.Name, sub.Key
+		body, err = streams.Marshal(cmd)
+	case instance.StartEnded:
+		if eff.Correlation == nil {
+			return nil, errors.New("start ended without the message that started it")
+		}
+		kind, name, key, id = streams.MessageEnd, eff.Correlation.Name, eff.Correlation.Key, "end:"+s.ID
+		body, err = streams.Marshal(messageCommand{Process: s.ProcessID, Instance: s.ID})
+	case instance.PublishMessage:
+		out := eff.Message
+		if out == nil {
+			return nil, errors.New("publish without a message")
+		}
+		kind, name, key, id = streams.MessagePublish, out.Name, out.Key, out.ID
+		if id == "" {
+			id = eff.ID // unique per activation of the throw
+		}
+		if len(out.Vars) > 0 {
+			body, err = streams.Marshal(out.Vars)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg(streams.MessageSubject(kind, name, key))
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, id)
+	if eff.Kind == instance.PublishMessage && eff.Message.TTL > 0 {
+		m.Header.Set(streams.MessageTTLHeader, eff.Message.TTL.String())
+	}
+	return m, nil
+}
+
+// rejectMsg is the command that hands correlation c, offered to sub, back
+// to its message partition.
+func rejectMsg(sub instance.Subscription, c instance.Correlation) (*nats.Msg, error) {
+	body, err := streams.Marshal(messageCommand{Sub: &sub, Correlation: &c})
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg(streams.MessageSubject(streams.MessageReject, c.Name, c.Key))
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, "rej:"+sub.Wait+":"+strconv.FormatUint(c.Seq, 10))
+	return m, nil
+}
+
+// correlating reports whether events holds a correlate event.
+func correlating(events []instance.Event) bool {
+	return slices.ContainsFunc(events, func(ev instance.Event) bool { return ev.Kind == instance.Correlate })
+}
+
+// rejectOrphans hands back the correlations offered to g's instance, which
+// has no checkpoint (it ended and its record expired, or it never
+// existed), so the messages go to other subscriptions.
+func (p *partition) rejectOrphans(ctx context.Context, g *group) error {
+	for _, ev := range g.events {
+		if ev.Kind != instance.Correlate || ev.Correlation == nil {
+			continue
+		}
+		c := *ev.Correlation
+		m, err := rejectMsg(instance.Subscription{Name: c.Name, Key: c.Key, Instance: g.id, Wait: ev.Wait}, c)
+		if err != nil {
+			return err
+		}
+		if _, err := p.js.PublishMsg(ctx, m); err != nil {
+			return fmt.Errorf("instance %s: reject correlation %s: %w", g.id, c.ID(), err)
+		}
+		p.log.Info("correlation rejected: no such instance", "instance", g.id, "message", c.Name, "key", c.Key)
+	}
+	return nil
+}
+
+// messageStartFailed tells the message partition that the instance a
+// message meant to start (for a non-empty key) will never run, so that
+// the key does not stay blocked for its process.
+func (p *partition) messageStartFailed(ctx context.Context, id string, req *startRequest) error {
+	if req.Message.Key == "" {
+		return nil
+	}
+	s := &instance.State{ID: id, ProcessID: req.ProcessID}
+	m, err := messageEffectMsg(s, instance.Effect{Kind: instance.StartEnded, Correlation: req.Message})
+	if err != nil {
+		return err
+	}
+	if _, err := p.js.PublishMsg(ctx, m); err != nil {
+		return fmt.Errorf("instance %s: tell the message partition its start failed: %w", id, err)
+	}
+	return nil
+}
+
+// subscriptionOf returns the subscription an effect is about, completed
+// from the instance where the effect leaves a field out (a rejection names
+// the correlation and the wait it was offered to).
+func subscriptionOf(s *instance.State, eff instance.Effect) *instance.Subscription {
+	var sub instance.Subscription
+	switch {
+	case eff.Sub != nil:
+		sub = *eff.Sub
+	case eff.Correlation != nil && eff.Wait != "":
+		sub = instance.Subscription{Name: eff.Correlation.Name, Key: eff.Correlation.Key, Wait: eff.Wait}
+	default:
+		return nil
+	}
+	if sub.Instance == "" {
+		sub.Instance = s.ID
+	}
+	if sub.ProcessID == "" {
+		sub.ProcessID = s.ProcessID
+	}
+	if sub.Wait == "" {
+		sub.Wait = eff.Wait
+	}
+	return &sub
+}
