@@ -6,7 +6,8 @@
 // and takes and returns JSON. Engine nodes serve in the queue group
 // streams.EngineQueue: each request is answered by one node. A reply is
 // either {"result": ...} or {"error": {"code": ..., "message": ...}} with
-// code one of not_found, invalid, finished, too_large, internal.
+// code one of not_found, invalid, finished, too_large, duplicate,
+// no_subscription, internal.
 // docs/api.md lists the operations and their bodies.
 package api
 
@@ -200,25 +201,32 @@ func (e *Error) Error() string { return e.Message }
 
 // Is maps wire codes back to engine errors.
 func (e *Error) Is(target error) bool {
-	for code, err := range codes {
-		if e.Code == code && target == err {
+	for _, c := range codes {
+		if e.Code == c.code && target == c.err {
 			return true
 		}
 	}
 	return false
 }
 
-var codes = map[string]error{
-	"not_found": engine.ErrNotFound,
-	"invalid":   engine.ErrInvalid,
-	"finished":  engine.ErrFinished,
-	"too_large": engine.ErrTooLarge,
+// codes are the error codes of the wire, most specific first: an error
+// gets the code of the first sentinel it matches.
+var codes = []struct {
+	code string
+	err  error
+}{
+	{"duplicate", engine.ErrDuplicate},
+	{"no_subscription", engine.ErrNoSubscription},
+	{"not_found", engine.ErrNotFound},
+	{"invalid", engine.ErrInvalid},
+	{"finished", engine.ErrFinished},
+	{"too_large", engine.ErrTooLarge},
 }
 
 func toError(err error) *Error {
-	for code, sentinel := range codes {
-		if errors.Is(err, sentinel) {
-			return &Error{Code: code, Message: err.Error()}
+	for _, c := range codes {
+		if errors.Is(err, c.err) {
+			return &Error{Code: c.code, Message: err.Error()}
 		}
 	}
 	return &Error{Code: "internal", Message: err.Error()}

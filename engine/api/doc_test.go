@@ -6,7 +6,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -76,7 +75,11 @@ func TestDocListsEveryErrorCode(t *testing.T) {
 		cell := strings.TrimSpace(strings.Split(line, "|")[1])
 		documented = append(documented, strings.Trim(cell, "`"))
 	}
-	sent := append(slices.Collect(maps.Keys(codes)), toError(errors.New("anything else")).Code)
+	var sent []string
+	for _, c := range codes {
+		sent = append(sent, c.code)
+	}
+	sent = append(sent, toError(errors.New("anything else")).Code)
 	slices.Sort(documented)
 	slices.Sort(sent)
 	if !slices.Equal(documented, sent) {
