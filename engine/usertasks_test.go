@@ -176,3 +176,174 @@ func TestUserTaskLifecycle(t *testing.T) {
 	listed(t, eng, engine.TaskFilter{State: engine.TasksAll}, a2, x1, a1)
 	listed(t, eng, engine.TaskFilter{State: "completed"}, a1)
 }
+
+// TestUserTaskConcurrentCompletes completes each task from two goroutines
+// at once: exactly one wins, the other is refused with ErrFinished naming
+// the winner, and the instance goes on once.
+func TestUserTaskConcurrentCompletes(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	deployTasks(t, eng, approvalProcess(t, "race"))
+	const n = 6
+	tasks := make([]string, n)
+	for i := range n {
+		id := fmt.Sprintf("race-%d", i)
+		startTask(t, eng, "race", id, nil)
+		tasks[i] = taskAt(t, eng, id, "review")
+	}
+	for i, task := range tasks {
+		errs := make(chan error, 2)
+		for _, user := range []string{"alice", "bob"} {
+			go func() {
+				_, err := eng.CompleteTask(tctx(t), task, user, map[string]any{"by": user})
+				if err != nil {
+					err = fmt.Errorf("%s: %w", user, err)
+				}
+				errs <- err
+			}()
+		}
+		var won, lost []error
+		for range 2 {
+			if err := <-errs; err == nil {
+				won = append(won, err)
+			} else {
+				lost = append(lost, err)
+			}
+		}
+		if len(won) != 1 || len(lost) != 1 {
+			t.Fatalf("task %s: %d won, refusals %v; want one of each", task, len(won), lost)
+		}
+		rec, err := eng.Task(tctx(t), task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loser := "alice"
+		if rec.CompletedBy == "alice" {
+			loser = "bob"
+		}
+		if !errors.Is(lost[0], engine.ErrFinished) || !strings.HasPrefix(lost[0].Error(), loser+": ") ||
+			!strings.Contains(lost[0].Error(), "completed by "+rec.CompletedBy) {
+			t.Fatalf("task %s completed by %s; the refusal: %v", task, rec.CompletedBy, lost[0])
+		}
+		v := waitDone(t, eng, fmt.Sprintf("race-%d", i))
+		if v.Status != instance.Completed || v.Variables["by"] != rec.CompletedBy {
+			t.Fatalf("instance %+v, the task completed by %s", v, rec.CompletedBy)
+		}
+	}
+}
+
+// TestUserTaskCompleteAfterCancel: cancelling the instance cancels its
+// task, which leaves the open list; a complete is refused after.
+func TestUserTaskCompleteAfterCancel(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := tctx(t)
+	deployTasks(t, eng, approvalProcess(t, "cancelled"))
+	startTask(t, eng, "cancelled", "c-1", nil)
+	task := taskAt(t, eng, "c-1", "review")
+	if err := eng.Cancel(ctx, "c-1", "changed my mind"); err != nil {
+		t.Fatal(err)
+	}
+	listed(t, eng, engine.TaskFilter{})
+	listed(t, eng, engine.TaskFilter{State: "canceled"}, task)
+	rec, err := eng.Task(ctx, task)
+	if err != nil || rec.State != instance.TaskCanceled || rec.EndedAt.IsZero() {
+		t.Fatalf("record %+v, %v", rec, err)
+	}
+	for name, op := range map[string]func() error{
+		"complete": func() error { _, err := eng.CompleteTask(ctx, task, "alice", nil); return err },
+		"claim":    func() error { _, err := eng.ClaimTask(ctx, task, "alice"); return err },
+		"error":    func() error { _, err := eng.TaskError(ctx, task, "alice", "NO", "", nil); return err },
+	} {
+		if err := op(); !errors.Is(err, engine.ErrFinished) || !strings.Contains(err.Error(), "task "+task+" is canceled") {
+			t.Errorf("%s after cancel: %v, want ErrFinished: the task is canceled", name, err)
+		}
+	}
+}
+
+// TestUserTaskChanges: unclaim, assign and update show on the record, and
+// bad input is refused before anything is sent.
+func TestUserTaskChanges(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := tctx(t)
+	deployTasks(t, eng, approvalProcess(t, "changes", model.WithHuman(model.Human{Assignee: `"alice"`})))
+	startTask(t, eng, "changes", "ch-1", nil)
+	startTask(t, eng, "changes", "ch-2", nil)
+	task, other := taskAt(t, eng, "ch-1", "review"), taskAt(t, eng, "ch-2", "review")
+
+	rec, err := eng.Task(ctx, task)
+	if err != nil || rec.State != instance.TaskAssigned || rec.Assignee != "alice" || rec.ClaimedBy != "" {
+		t.Fatalf("created %+v, %v", rec, err)
+	}
+	if rec, err = eng.UnclaimTask(ctx, task, "alice"); err != nil || rec.State != instance.TaskCreated || rec.Assignee != "" {
+		t.Fatalf("unclaimed %+v, %v", rec, err)
+	}
+	if rec, err = eng.AssignTask(ctx, task, "bob"); err != nil || rec.State != instance.TaskAssigned || rec.Assignee != "bob" || rec.ClaimedBy != "" {
+		t.Fatalf("assigned %+v, %v", rec, err)
+	}
+	// An operator's assign overrides whoever holds the task.
+	if _, err := eng.ClaimTask(ctx, task, "carol"); !errors.Is(err, engine.ErrConflict) {
+		t.Fatalf("claim of bob's task: %v", err)
+	}
+	if rec, err = eng.AssignTask(ctx, task, "carol"); err != nil || rec.Assignee != "carol" {
+		t.Fatalf("assigned over bob %+v, %v", rec, err)
+	}
+	due, follow, prio := time.Date(2026, 12, 24, 17, 0, 0, 0, time.FixedZone("CET", 3600)), time.Date(2026, 12, 20, 0, 0, 0, 0, time.UTC), 80
+	if rec, err = eng.UpdateTask(ctx, task, engine.TaskUpdate{DueDate: &due, FollowUpDate: &follow, Priority: &prio, User: "ops"}); err != nil ||
+		!rec.DueDate.Equal(due) || rec.DueDate.Location() != time.UTC || !rec.FollowUpDate.Equal(follow) || rec.Priority != 80 {
+		t.Fatalf("updated %+v, %v", rec, err)
+	}
+	listed(t, eng, engine.TaskFilter{}, task, other) // priority 80 before 50
+	listed(t, eng, engine.TaskFilter{DueBefore: due.Add(time.Second)}, task)
+	listed(t, eng, engine.TaskFilter{DueBefore: due})
+	var zero time.Time
+	if rec, err = eng.UpdateTask(ctx, task, engine.TaskUpdate{DueDate: &zero}); err != nil || !rec.DueDate.IsZero() || !rec.FollowUpDate.Equal(follow) {
+		t.Fatalf("due date cleared: %+v, %v", rec, err)
+	}
+	if rec, err = eng.AssignTask(ctx, task, ""); err != nil || rec.State != instance.TaskCreated || rec.Assignee != "" {
+		t.Fatalf("assigned to nobody %+v, %v", rec, err)
+	}
+	if got := len(rec.Outcomes); got != 7 {
+		t.Errorf("%d outcomes listed, want the 7 commands", got)
+	}
+
+	// Refused before sending: the record does not change.
+	prio = 150
+	for name, op := range map[string]func() error{
+		"claim without user":  func() error { _, err := eng.ClaimTask(ctx, task, ""); return err },
+		"update of nothing":   func() error { _, err := eng.UpdateTask(ctx, task, engine.TaskUpdate{}); return err },
+		"priority 150":        func() error { _, err := eng.UpdateTask(ctx, task, engine.TaskUpdate{Priority: &prio}); return err },
+		"error without code":  func() error { _, err := eng.TaskError(ctx, task, "", "", "", nil); return err },
+		"a control character": func() error { _, err := eng.ClaimTask(ctx, task, "al\nice"); return err },
+		"a user of 300 bytes": func() error { _, err := eng.AssignTask(ctx, task, strings.Repeat("u", 300)); return err },
+		"a bad variable":      func() error { _, err := eng.CompleteTask(ctx, task, "", map[string]any{"f": func() {}}); return err },
+		"an empty name":       func() error { _, err := eng.CompleteTask(ctx, task, "", map[string]any{"": 1}); return err },
+	} {
+		if err := op(); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+	if _, err := eng.CompleteTask(ctx, task, "", map[string]any{"big": strings.Repeat("x", 300<<10)}); !errors.Is(err, engine.ErrTooLarge) {
+		t.Errorf("a variable over the limit: %v, want ErrTooLarge", err)
+	}
+	if after, err := eng.Task(ctx, task); err != nil || after.Revision != rec.Revision {
+		t.Errorf("refused input changed the record: revision %d, was %d (%v)", after.Revision, rec.Revision, err)
+	}
+	for _, id := range []string{"ch-1.t999", "nope.t1", "ch-1", "", "a b.t1", "ch-1.x1"} {
+		if _, err := eng.ClaimTask(ctx, id, "alice"); !errors.Is(err, engine.ErrNotFound) {
+			t.Errorf("claim of %q: %v, want ErrNotFound", id, err)
+		}
+		if _, err := eng.Task(ctx, id); !errors.Is(err, engine.ErrNotFound) {
+			t.Errorf("task %q: %v, want ErrNotFound", id, err)
+		}
+	}
+	for _, f := range []engine.TaskFilter{{State: "done"}, {Limit: -1}, {Offset: -1}} {
+		if _, err := eng.Tasks(ctx, f); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("list %+v: %v, want ErrInvalid", f, err)
+		}
+	}
+}
