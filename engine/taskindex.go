@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"container/heap"
 	"context"
 	"errors"
@@ -35,8 +34,9 @@ type taskIndex struct {
 
 	mu      sync.RWMutex
 	entries map[string]*taskEntry // by KV key
-	// The keys of the entries by the fields a filter names.
-	byGroup, byUser, byAssignee, byProcess, byInstance keySets
+	all     entrySet
+	// The entries by the values of the fields a filter names.
+	byGroup, byUser, byAssignee, byProcess, byInstance entrySets
 	open                                               int // entries in an open state
 	// ready is closed once the watch has delivered every record stored
 	// when it started; read counts the records delivered since.
@@ -50,33 +50,70 @@ type taskEntry struct {
 	users, groups                        []string
 	state                                instance.TaskState
 	priority                             int
-	created, due                         time.Time
+	created                              int64 // Unix nanoseconds: compared on every visit
+	due                                  time.Time
 	revision                             uint64
 	raw                                  []byte // the stored record (streams.Marshal)
 }
 
-// keySets maps a field's value to the keys of the entries holding it.
-type keySets map[string]map[string]struct{}
+// entrySet is a set of entries kept in a slice, so that a list walks it as
+// fast as memory allows; pos finds an entry's place for a removal.
+type entrySet struct {
+	items []*taskEntry
+	pos   map[*taskEntry]int
+}
 
-func (s keySets) add(value, key string) {
+func (s *entrySet) add(e *taskEntry) {
+	if s.pos == nil {
+		s.pos = map[*taskEntry]int{}
+	}
+	s.pos[e] = len(s.items)
+	s.items = append(s.items, e)
+}
+
+func (s *entrySet) remove(e *taskEntry) {
+	i, ok := s.pos[e]
+	if !ok {
+		return
+	}
+	last := len(s.items) - 1
+	s.items[i] = s.items[last]
+	s.pos[s.items[i]] = i
+	s.items[last] = nil
+	s.items = s.items[:last]
+	delete(s.pos, e)
+}
+
+// entrySets maps a field's value to the entries holding it.
+type entrySets map[string]*entrySet
+
+func (s entrySets) add(value string, e *taskEntry) {
 	if value == "" {
 		return
 	}
 	set := s[value]
 	if set == nil {
-		set = map[string]struct{}{}
+		set = &entrySet{}
 		s[value] = set
 	}
-	set[key] = struct{}{}
+	set.add(e)
 }
 
-func (s keySets) remove(value, key string) {
+func (s entrySets) remove(value string, e *taskEntry) {
 	if set := s[value]; set != nil {
-		delete(set, key)
-		if len(set) == 0 {
+		set.remove(e)
+		if len(set.items) == 0 {
 			delete(s, value)
 		}
 	}
+}
+
+// get returns the entries holding value (none: an empty set).
+func (s entrySets) get(value string) []*taskEntry {
+	if set := s[value]; set != nil {
+		return set.items
+	}
+	return nil
 }
 
 func newTaskIndex(kv jetstream.KeyValue, log *slog.Logger) *taskIndex {
@@ -89,8 +126,8 @@ func newTaskIndex(kv jetstream.KeyValue, log *slog.Logger) *taskIndex {
 func (ix *taskIndex) reset() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.entries = map[string]*taskEntry{}
-	ix.byGroup, ix.byUser, ix.byAssignee, ix.byProcess, ix.byInstance = keySets{}, keySets{}, keySets{}, keySets{}, keySets{}
+	ix.entries, ix.all = map[string]*taskEntry{}, entrySet{}
+	ix.byGroup, ix.byUser, ix.byAssignee, ix.byProcess, ix.byInstance = entrySets{}, entrySets{}, entrySets{}, entrySets{}, entrySets{}
 	ix.open, ix.read = 0, 0
 	ix.ready = make(chan struct{})
 }
@@ -170,7 +207,7 @@ func (ix *taskIndex) apply(kve jetstream.KeyValueEntry) {
 	e := &taskEntry{
 		key: key, id: t.ID, instance: t.Instance, process: t.ProcessID, assignee: t.Assignee,
 		users: t.CandidateUsers, groups: t.CandidateGroups, state: t.State, priority: t.Priority,
-		created: t.CreatedAt, due: t.DueDate, revision: t.Revision, raw: kve.Value(),
+		created: t.CreatedAt.UnixNano(), due: t.DueDate, revision: t.Revision, raw: kve.Value(),
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -182,15 +219,16 @@ func (ix *taskIndex) apply(kve jetstream.KeyValueEntry) {
 		ix.remove(key)
 	}
 	ix.entries[key] = e
+	ix.all.add(e)
 	for _, g := range e.groups {
-		ix.byGroup.add(g, key)
+		ix.byGroup.add(g, e)
 	}
 	for _, u := range e.users {
-		ix.byUser.add(u, key)
+		ix.byUser.add(u, e)
 	}
-	ix.byAssignee.add(e.assignee, key)
-	ix.byProcess.add(e.process, key)
-	ix.byInstance.add(e.instance, key)
+	ix.byAssignee.add(e.assignee, e)
+	ix.byProcess.add(e.process, e)
+	ix.byInstance.add(e.instance, e)
 	if !e.state.Finished() {
 		ix.open++
 	}
@@ -203,15 +241,16 @@ func (ix *taskIndex) remove(key string) {
 		return
 	}
 	delete(ix.entries, key)
+	ix.all.remove(e)
 	for _, g := range e.groups {
-		ix.byGroup.remove(g, key)
+		ix.byGroup.remove(g, e)
 	}
 	for _, u := range e.users {
-		ix.byUser.remove(u, key)
+		ix.byUser.remove(u, e)
 	}
-	ix.byAssignee.remove(e.assignee, key)
-	ix.byProcess.remove(e.process, key)
-	ix.byInstance.remove(e.instance, key)
+	ix.byAssignee.remove(e.assignee, e)
+	ix.byProcess.remove(e.process, e)
+	ix.byInstance.remove(e.instance, e)
 	if !e.state.Finished() {
 		ix.open--
 	}
@@ -270,61 +309,53 @@ func (ix *taskIndex) list(f TaskFilter) ([]*instance.Task, error) {
 }
 
 // pick selects f's page; the caller holds mu for reading. It walks the
-// smallest set of keys a filter field narrows the index to (every entry
-// when f names none) and keeps the best Offset+Limit matches in a heap, so
-// a page of a large list costs one pass and no full sort.
+// smallest set of entries a filter field narrows the index to (every entry
+// when f names none; for a candidate user and group, both their sets) and
+// keeps the best Offset+Limit matches in a heap, so a page of a large list
+// costs one pass over a slice and no full sort.
 func (ix *taskIndex) pick(f TaskFilter) []*taskEntry {
-	var walk []map[string]struct{} // the keys to visit: one set, or the union of the candidate sets
-	narrow := func(sets ...map[string]struct{}) {
-		n := 0
-		for _, s := range sets {
-			n += len(s)
-		}
-		if walk == nil || n < setsLen(walk) {
-			walk = sets
+	walk, users := ix.all.items, []*taskEntry(nil) // users: the candidate user's set, walked too
+	narrow := func(set []*taskEntry) {
+		if len(set) < len(walk) {
+			walk, users = set, nil
 		}
 	}
 	if f.Instance != "" {
-		narrow(ix.byInstance[f.Instance])
+		narrow(ix.byInstance.get(f.Instance))
 	}
 	if f.ProcessID != "" {
-		narrow(ix.byProcess[f.ProcessID])
+		narrow(ix.byProcess.get(f.ProcessID))
 	}
 	if f.Assignee != "" {
-		narrow(ix.byAssignee[f.Assignee])
+		narrow(ix.byAssignee.get(f.Assignee))
 	}
 	if f.CandidateUser != "" || f.CandidateGroup != "" {
-		narrow(ix.byUser[f.CandidateUser], ix.byGroup[f.CandidateGroup])
+		u, g := ix.byUser.get(f.CandidateUser), ix.byGroup.get(f.CandidateGroup)
+		if len(u)+len(g) < len(walk) {
+			walk, users = g, u
+		}
 	}
 	keep := f.Offset + f.Limit
-	h := &taskHeap{}
-	visit := func(key string) {
-		e := ix.entries[key]
-		if e == nil || !f.match(e) {
-			return
-		}
-		if f.Limit == 0 || h.Len() < keep {
-			heap.Push(h, e)
-		} else if before(e, (*h)[0]) {
-			(*h)[0] = e
-			heap.Fix(h, 0)
+	h := taskHeap{}
+	visit := func(e *taskEntry) {
+		switch {
+		case !f.match(e):
+		case f.Limit == 0 || len(h) < keep:
+			heap.Push(&h, e)
+		case before(e, h[0]):
+			h[0] = e
+			heap.Fix(&h, 0)
 		}
 	}
-	if walk == nil {
-		for key := range ix.entries {
-			visit(key)
-		}
-	} else {
-		for i, set := range walk {
-			for key := range set {
-				if i > 0 && slices.ContainsFunc(walk[:i], func(s map[string]struct{}) bool { _, seen := s[key]; return seen }) {
-					continue // in the union already
-				}
-				visit(key)
-			}
+	for _, e := range walk {
+		visit(e)
+	}
+	for _, e := range users {
+		if !slices.Contains(e.groups, f.CandidateGroup) { // not walked already
+			visit(e)
 		}
 	}
-	out := []*taskEntry(*h)
+	out := []*taskEntry(h)
 	slices.SortFunc(out, func(a, b *taskEntry) int {
 		if before(a, b) {
 			return -1
@@ -337,23 +368,15 @@ func (ix *taskIndex) pick(f TaskFilter) []*taskEntry {
 	return out[f.Offset:]
 }
 
-func setsLen(sets []map[string]struct{}) int {
-	n := 0
-	for _, s := range sets {
-		n += len(s)
-	}
-	return n
-}
-
 // before orders a list: highest priority first, then oldest, then by id.
 func before(a, b *taskEntry) bool {
-	if a.priority != b.priority {
+	switch {
+	case a.priority != b.priority:
 		return a.priority > b.priority
+	case a.created != b.created:
+		return a.created < b.created
 	}
-	if c := a.created.Compare(b.created); c != 0 {
-		return c < 0
-	}
-	return cmp.Less(a.id, b.id)
+	return a.id < b.id
 }
 
 // taskHeap holds the best entries seen so far with the worst on top.
@@ -383,12 +406,12 @@ func (ix *taskIndex) oldestOpen() map[string]time.Time {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	oldest := map[string]time.Time{}
-	for _, e := range ix.entries {
+	for _, e := range ix.all.items {
 		if e.state.Finished() {
 			continue
 		}
-		if t, ok := oldest[e.process]; !ok || e.created.Before(t) {
-			oldest[e.process] = e.created
+		if t, ok := oldest[e.process]; !ok || e.created < t.UnixNano() {
+			oldest[e.process] = time.Unix(0, e.created).UTC()
 		}
 	}
 	return oldest
