@@ -26,12 +26,12 @@ type Server struct {
 	eng *engine.Engine
 	// maxPayload is the largest reply the NATS server takes.
 	maxPayload int64
-	log  *slog.Logger
-	sub  *nats.Subscription
-	sem  chan struct{}
-	wg   sync.WaitGroup
-	stop context.CancelFunc
-	ctx  context.Context
+	log        *slog.Logger
+	sub        *nats.Subscription
+	sem        chan struct{}
+	wg         sync.WaitGroup
+	stop       context.CancelFunc
+	ctx        context.Context
 }
 
 // Serve subscribes to the API subjects in the engine queue group.
