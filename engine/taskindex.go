@@ -57,31 +57,48 @@ type taskEntry struct {
 }
 
 // entrySet is a set of entries kept in a slice, so that a list walks it as
-// fast as memory allows; pos finds an entry's place for a removal.
+// fast as memory allows. A large set finds an entry's place for a removal
+// in pos; a small one (most: an instance has a task or two) scans, and
+// spends no map.
 type entrySet struct {
 	items []*taskEntry
-	pos   map[*taskEntry]int
+	pos   map[*taskEntry]int // once the set has grown past smallSet
 }
 
+// smallSet is the size up to which a set scans for a removal.
+const smallSet = 32
+
 func (s *entrySet) add(e *taskEntry) {
-	if s.pos == nil {
-		s.pos = map[*taskEntry]int{}
+	if s.pos != nil {
+		s.pos[e] = len(s.items)
+	} else if len(s.items) == smallSet {
+		s.pos = make(map[*taskEntry]int, 2*smallSet)
+		for i, x := range s.items {
+			s.pos[x] = i
+		}
+		s.pos[e] = len(s.items)
 	}
-	s.pos[e] = len(s.items)
 	s.items = append(s.items, e)
 }
 
 func (s *entrySet) remove(e *taskEntry) {
-	i, ok := s.pos[e]
-	if !ok {
+	var i int
+	if s.pos != nil {
+		var ok bool
+		if i, ok = s.pos[e]; !ok {
+			return
+		}
+		delete(s.pos, e)
+	} else if i = slices.Index(s.items, e); i < 0 {
 		return
 	}
 	last := len(s.items) - 1
 	s.items[i] = s.items[last]
-	s.pos[s.items[i]] = i
+	if s.pos != nil && i != last {
+		s.pos[s.items[i]] = i
+	}
 	s.items[last] = nil
 	s.items = s.items[:last]
-	delete(s.pos, e)
 }
 
 // entrySets maps a field's value to the entries holding it.

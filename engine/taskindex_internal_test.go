@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,17 +129,44 @@ func TestTaskIndexListsAsDefined(t *testing.T) {
 		{ProcessID: "p2", CandidateGroup: "g2", Limit: 5}, {DueBefore: due}, {DueBefore: due, CandidateGroup: "g0", Limit: 3},
 		{CandidateGroup: "nobody"}, {Instance: "i7", ProcessID: "p0"},
 	}
-	for _, f := range filters {
-		ix.mu.RLock()
-		picked := ix.pick(f)
-		ix.mu.RUnlock()
-		got := []string{}
-		for _, e := range picked {
-			got = append(got, e.id)
+	check := func(when string) {
+		t.Helper()
+		for _, f := range filters {
+			ix.mu.RLock()
+			picked := ix.pick(f)
+			ix.mu.RUnlock()
+			got := []string{}
+			for _, e := range picked {
+				got = append(got, e.id)
+			}
+			if want := naiveList(recs, f); !slices.Equal(got, want) {
+				t.Errorf("%s: filter %+v:\n got %v\nwant %v", when, f, got, want)
+			}
 		}
-		if want := naiveList(recs, f); !slices.Equal(got, want) {
-			t.Errorf("filter %+v:\n got %v\nwant %v", f, got, want)
+	}
+	check("filled")
+
+	// A third of the records go (expired), a third change: their sets
+	// shrink and grow, large ones included.
+	changed := randomTasks(r, len(recs))
+	var kept []*instance.Task
+	for i, rec := range recs {
+		switch i % 3 {
+		case 0:
+			ix.apply(fakeEntry{key: streams.TaskKey(rec.ID), op: jetstream.KeyValuePurge})
+		case 1:
+			next := changed[i]
+			next.ID, next.Instance, next.Revision = rec.ID, rec.Instance, 2
+			ix.put(t, next)
+			kept = append(kept, next)
+		default:
+			kept = append(kept, rec)
 		}
+	}
+	recs = kept
+	check("changed")
+	if open := ix.openCount(); open != len(naiveList(recs, TaskFilter{})) {
+		t.Errorf("open count %d", open)
 	}
 }
 
@@ -180,5 +211,63 @@ func TestTaskIndexFollowsWrites(t *testing.T) {
 	ix.apply(fakeEntry{key: streams.TaskKey("i1.t2"), op: jetstream.KeyValuePurge})
 	if ix.openCount() != 0 || len(ix.entries) != 0 || len(ix.byGroup)+len(ix.byAssignee)+len(ix.byProcess)+len(ix.byInstance) != 0 {
 		t.Fatalf("after the marker: %d open, entries %v", ix.openCount(), ix.entries)
+	}
+}
+
+// A list waits for the index to read the bucket, bounded, and says so
+// when it cannot.
+func TestTaskIndexWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	ix := newTaskIndex(nil, slog.Default()) // never run: never caught up
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := ix.wait(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "still reading bucket "+streams.TasksBucket) {
+		t.Fatalf("wait = %v", err)
+	}
+	ix.caughtUp()
+	if err := ix.wait(context.Background()); err != nil {
+		t.Fatalf("wait once caught up = %v", err)
+	}
+}
+
+// BenchmarkTaskIndexMemory reports what the index holds per task: 100,000
+// records like BenchmarkTaskList's, applied as the watch would. The index
+// keeps each record's bytes (record-bytes/task, allocated by the watch, so
+// not in index-bytes/task) and its own structures (index-bytes/task).
+func BenchmarkTaskIndexMemory(b *testing.B) {
+	const n = 100_000
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	entries := make([]fakeEntry, n)
+	stored := 0 // bytes of the records, which the index keeps too
+	for i := range n {
+		rec := &instance.Task{
+			ID: instance.TaskID(fmt.Sprintf("inst-%06d", i), 2), Instance: fmt.Sprintf("inst-%06d", i), ProcessID: fmt.Sprintf("proc-%d", i%10),
+			Version: 1, Node: "review", Name: "Review", CandidateGroups: []string{"everyone", fmt.Sprintf("g%d", i%20)},
+			Priority: (i * 37) % 101, CreatedAt: t0.Add(time.Duration(i) * time.Second), State: instance.TaskCreated,
+			Variables: map[string]any{"amount": int64(i)}, Revision: 1,
+		}
+		raw, err := streams.Marshal(rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		entries[i] = fakeEntry{key: streams.TaskKey(rec.ID), value: raw}
+		stored += len(raw)
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	for b.Loop() {
+		before := heap()
+		ix := newTaskIndex(nil, slog.Default())
+		for _, e := range entries {
+			ix.apply(e)
+		}
+		b.ReportMetric(float64(heap()-before)/n, "index-bytes/task")
+		b.ReportMetric(float64(stored)/n, "record-bytes/task")
+		runtime.KeepAlive(ix)
 	}
 }
