@@ -66,7 +66,8 @@ type Options struct {
 	// at once (default 256); as many more may wait in its queue.
 	OperationConcurrency int
 	// FinishedRetention is how long a finished instance's final record stays
-	// readable (default 7 days; at least 1 s).
+	// readable, and a finished user task's record (default 7 days; at least
+	// 1 s).
 	FinishedRetention time.Duration
 	// MaxVariableBytes bounds one variable's encoded size (default 256 KiB).
 	MaxVariableBytes int
