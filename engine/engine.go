@@ -27,6 +27,13 @@
 // one entry per name and key (package correlation) under the same
 // compare-and-set and outbox discipline (docs/messages.md).
 //
+// A user task parks its token until a person acts on it (Tasks,
+// ClaimTask, CompleteTask, ...): the task lives on its instance's
+// checkpoint, and its record in a KV bucket, written after the checkpoint,
+// which every node indexes in memory to answer task lists; every command
+// is an event to the instance, answered from the record
+// (docs/usertasks.md).
+//
 // docs/engine.md describes the design and its failure cases.
 package engine
 
