@@ -9,12 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/internal/testwait"
+	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -289,6 +292,75 @@ func TestFinishedTaskExpires(t *testing.T) {
 		}
 		if _, err := eng.Task(tctx(t), task); !errors.Is(err, engine.ErrNotFound) {
 			return fmt.Errorf("task %s: %v", task, err)
+		}
+		return nil
+	})
+}
+
+// TestUserTaskCrashBeforeItsRecord: the node that created a task dies
+// after the checkpoint, before the task's record is written. The task is
+// read from the checkpoint meanwhile; the next node publishes the record
+// and takes commands (docs/usertasks.md §6).
+func TestUserTaskCrashBeforeItsRecord(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
+	crashed := make(chan struct{})
+	opts := engine.Options{}
+	engine.CrashAfterWrite(&opts, func(id string) bool {
+		select {
+		case <-crashed:
+			return false
+		default:
+		}
+		if id == "cr-1" {
+			close(crashed)
+			return true
+		}
+		return false
+	})
+	nodeA := enginetest.Open(t, env.NewConn(t), opts)
+	deployTasks(t, nodeA, approvalProcess(t, "crashing", model.WithHuman(model.Human{CandidateGroups: `"ops"`})))
+	startTask(t, nodeA, "crashing", "cr-1", nil)
+	select {
+	case <-crashed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the crash point was not reached")
+	}
+	const task = "cr-1.t2"
+	kv, err := env.JS.KeyValue(tctx(t), streams.TasksBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(tctx(t), streams.TaskKey(task)); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("the record is stored already: %v", err)
+	}
+	rec, err := nodeA.Task(tctx(t), task)
+	if err != nil || rec.State != instance.TaskCreated || rec.Node != "review" || fmt.Sprint(rec.CandidateGroups) != "[ops]" {
+		t.Fatalf("task from the checkpoint: %+v, %v", rec, err)
+	}
+	if err := nodeA.Close(tctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	nodeB := enginetest.Open(t, env.NewConn(t), engine.Options{})
+	if rec, err = nodeB.ClaimTask(tctx(t), task, "alice"); err != nil || rec.Assignee != "alice" {
+		t.Fatalf("claim = %+v, %v", rec, err)
+	}
+	listed(t, nodeB, engine.TaskFilter{Assignee: "alice"}, task)
+	if _, err := nodeB.CompleteTask(tctx(t), task, "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	if v := waitDone(t, nodeB, "cr-1"); v.Status != instance.Completed {
+		t.Fatalf("instance %+v", v)
+	}
+	testwait.Until(t, 10*time.Second, "one created fact", func() error {
+		var created int
+		for _, f := range storedTaskFacts(t, env.JS, "crashing") {
+			if f.Kind == instance.TaskFactCreated {
+				created++
+			}
+		}
+		if created != 1 {
+			return fmt.Errorf("%d created facts", created)
 		}
 		return nil
 	})
