@@ -27,6 +27,13 @@
 // one entry per name and key (package correlation) under the same
 // compare-and-set and outbox discipline (docs/messages.md).
 //
+// A user task parks its token until a person acts on it (Tasks,
+// ClaimTask, CompleteTask, ...): the task lives on its instance's
+// checkpoint, and its record in a KV bucket, written after the checkpoint,
+// which every node indexes in memory to answer task lists; every command
+// is an event to the instance, answered from the record
+// (docs/usertasks.md).
+//
 // docs/engine.md describes the design and its failure cases.
 package engine
 
@@ -66,7 +73,8 @@ type Options struct {
 	// at once (default 256); as many more may wait in its queue.
 	OperationConcurrency int
 	// FinishedRetention is how long a finished instance's final record stays
-	// readable (default 7 days; at least 1 s).
+	// readable, and a finished user task's record (default 7 days; at least
+	// 1 s).
 	FinishedRetention time.Duration
 	// MaxVariableBytes bounds one variable's encoded size (default 256 KiB).
 	MaxVariableBytes int
@@ -169,6 +177,8 @@ var (
 	// ErrNoSubscription: CorrelateMessage found no subscription (or
 	// message start event) for the message.
 	ErrNoSubscription = errors.New("no subscription")
+	// ErrConflict refuses a claim of a user task another user holds.
+	ErrConflict = errors.New("conflict")
 )
 
 // Engine is one engine node. It is safe for concurrent use.
@@ -185,6 +195,8 @@ type Engine struct {
 	ops       *operationRunner
 	store     *checkpoints
 	incidents jetstream.KeyValue
+	tasks     jetstream.KeyValue
+	taskIndex *taskIndex // the open and recently finished tasks, for Tasks
 	metrics   *engineMetrics
 	defs      *definitions
 	entries   *entries // the message partitions' entries
@@ -234,11 +246,15 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if e.incidents, err = js.KeyValue(ctx, streams.IncidentsBucket); err != nil {
 		return nil, fmt.Errorf("engine: incidents bucket: %w", err)
 	}
+	if e.tasks, err = js.KeyValue(ctx, streams.TasksBucket); err != nil {
+		return nil, fmt.Errorf("engine: tasks bucket %s (a store provisioned by an older jetbpm gets it on its next provisioning): %w", streams.TasksBucket, err)
+	}
 	buffer, err := js.Consumer(ctx, streams.MessageCommandsStream, streams.MessageBufferConsumer)
 	if err != nil {
 		return nil, fmt.Errorf("engine: message buffer consumer: %w", err)
 	}
-	e.metrics = newEngineMetrics(opts.Metrics, jobsStream, buffer)
+	e.taskIndex = newTaskIndex(e.tasks, e.log)
+	e.metrics = newEngineMetrics(opts.Metrics, jobsStream, buffer, e.taskIndex, opts.Now)
 	if e.store, err = openCheckpoints(ctx, js, opts.FinishedRetention); err != nil {
 		return nil, err
 	}
@@ -249,9 +265,10 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.ops = newOperationRunner(&e.opts, js, layout.Partitions, e.metrics)
-	e.pub = newPublisher(js, e.events, jobsStream, e.incidents, layout.Partitions, opts.IncidentRetention, e.ops)
+	e.pub = newPublisher(js, e.events, jobsStream, e.incidents, e.tasks, layout.Partitions, &e.opts, e.ops)
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
+	e.done.Go(func() { e.taskIndex.run(runCtx) })
 	fail := func(err error) (*Engine, error) {
 		cancel()
 		e.done.Wait()

@@ -35,12 +35,15 @@ type engineMetrics struct {
 	correlations    *metrics.CounterVec // by kind: subscription, start
 	rejections      *metrics.Counter
 	messageExpiries *metrics.Counter
+
+	// User tasks (docs/usertasks.md §5).
+	taskFacts *metrics.CounterVec // by kind
 }
 
 // newEngineMetrics registers the engine's metrics; buffer, a consumer of
 // the pending expiry schedules (streams.MessageBufferConsumer), counts the
-// buffered messages.
-func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer jetstream.Consumer) *engineMetrics {
+// buffered messages, and the task index the open tasks.
+func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer jetstream.Consumer, tasks *taskIndex, now func() time.Time) *engineMetrics {
 	if r == nil {
 		r = metrics.NewRegistry()
 	}
@@ -65,7 +68,21 @@ func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer j
 			"Messages offered to a subscription or starting an instance, by kind (subscription, start).", "kind"),
 		rejections:      r.NewCounter("jetbpm_message_rejections_total", "Correlations an instance rejected because it had left the element."),
 		messageExpiries: r.NewCounter("jetbpm_message_expiries_total", "Buffered messages whose time to live ended."),
+		taskFacts: r.NewCounterVec("jetbpm_task_facts_total",
+			"User task changes committed by this node, by fact kind (created, assigned, completed, canceled).", "kind"),
 	}
+	// Both read this node's task index, which holds every task of the
+	// cluster: every node reports the same values (aggregate with max).
+	r.NewGaugeFunc("jetbpm_tasks_open", "Open user tasks (created or assigned), all processes.", func() float64 {
+		return float64(tasks.openCount())
+	})
+	r.NewGaugeVecFunc("jetbpm_task_oldest_open_age_seconds", "Age of the oldest open user task, per process.", []string{"process"},
+		func(emit func(float64, ...string)) {
+			t := now()
+			for process, created := range tasks.oldestOpen() {
+				emit(t.Sub(created).Seconds(), process)
+			}
+		})
 	r.NewGaugeFunc("jetbpm_messages_buffered", "Messages buffered for subscriptions that open later (all message partitions).", func() float64 {
 		if buffer == nil {
 			return 0
@@ -129,6 +146,8 @@ func (m *engineMetrics) countEffects(outbox []instance.Effect) {
 			m.enqueued.With(eff.Job.Topic).Inc()
 		case instance.PublishFact:
 			m.instances.With(string(eff.Fact.Kind)).Inc()
+		case instance.PublishTaskFact:
+			m.taskFacts.With(string(eff.TaskFact.Kind)).Inc()
 		}
 	}
 }

@@ -29,10 +29,16 @@ type publisher struct {
 	jobs   jetstream.Stream
 	// incidents holds incident records and snapshots; a closing incident's
 	// snapshots are read back to be written again with a TTL.
-	incidents  jetstream.KeyValue
+	incidents jetstream.KeyValue
+	// tasks holds user task records; a put reads the stored record's
+	// revision first (putTask).
+	tasks      jetstream.KeyValue
 	partitions int
-	// incidentRetention is how long closed incident records and snapshots live.
+	// incidentRetention is how long closed incident records and snapshots
+	// live; taskRetention, finished task records (the finished-instance
+	// retention).
 	incidentRetention time.Duration
+	taskRetention     time.Duration
 	// runner runs the in-process operations RunOperation effects ask for.
 	runner *operationRunner
 
@@ -44,9 +50,10 @@ type publisher struct {
 	jobSeqs sync.Map
 }
 
-func newPublisher(js jetstream.JetStream, events, jobs jetstream.Stream, incidents jetstream.KeyValue, partitions int, incidentRetention time.Duration, runner *operationRunner) *publisher {
+func newPublisher(js jetstream.JetStream, events, jobs jetstream.Stream, incidents, tasks jetstream.KeyValue, partitions int, opts *Options, runner *operationRunner) *publisher {
 	return &publisher{
-		js: js, events: events, jobs: jobs, incidents: incidents, partitions: partitions, incidentRetention: incidentRetention, runner: runner,
+		js: js, events: events, jobs: jobs, incidents: incidents, tasks: tasks, partitions: partitions,
+		incidentRetention: opts.IncidentRetention, taskRetention: opts.FinishedRetention, runner: runner,
 		current: nuid.Next(),
 	}
 }
@@ -111,6 +118,13 @@ func (pub *publisher) start(ctx context.Context, partition int, s *instance.Stat
 					return nil, pub.failed(s, eff, err)
 				}
 			}
+		case instance.PutTask:
+			// A compare-and-set on the stored record (taskoutbox.go), so
+			// a request: waited for here, as purges are.
+			if err := pub.putTask(ctx, eff.Task); err != nil {
+				return nil, pub.failed(s, eff, err)
+			}
+			continue
 		case instance.RunOperation:
 			p.runs = append(p.runs, eff)
 			continue
@@ -220,6 +234,8 @@ func (pub *publisher) effectMsg(partition int, s *instance.State, eff instance.E
 		return m, nil
 	case instance.Subscribe, instance.Unsubscribe, instance.RejectMessage, instance.StartEnded, instance.PublishMessage:
 		return messageEffectMsg(s, eff)
+	case instance.PublishTaskFact:
+		return taskFactMsg(eff.TaskFact)
 	}
 	return nil, fmt.Errorf("unknown effect kind %q", eff.Kind)
 }

@@ -58,6 +58,12 @@ const (
 	// (MessageEntryKey): its subscriptions and buffered messages, written
 	// only by the message partition the pair belongs to.
 	MessagesBucket = "jetbpm-messages"
+	// TasksBucket holds one record per user task (TaskKey): the projection
+	// of the task its instance's checkpoint carries, written after the
+	// checkpoint and queried without loading instances
+	// (docs/usertasks.md §2). A finished task's record expires after the
+	// finished-instance retention.
+	TasksBucket = "jetbpm-tasks"
 )
 
 // MetaPartitionsKey stores the partition count; every engine node reads it.
@@ -158,10 +164,14 @@ const (
 	// FactMessage facts are about a message name (FactSubject's second
 	// argument is the message name).
 	FactMessage = "message"
+	// FactTask facts are about user tasks: created, assigned, completed,
+	// canceled (jetbpm.fact.task.<process>.<kind>).
+	FactTask = "task"
 )
 
-// FactSubject is where a fact about a process's instances or incidents is
-// published: jetbpm.fact.<instance|incident>.<process>.<kind>, so an
+// FactSubject is where a fact about a process's instances, incidents or
+// user tasks is published:
+// jetbpm.fact.<instance|incident|task>.<process>.<kind>, so an
 // integration subscribes by process, by kind, or both. Message facts name
 // the message instead of a process: jetbpm.fact.message.<name>.<kind>.
 func FactSubject(family, processID, kind string) string {
@@ -241,6 +251,18 @@ func IncidentKey(id string) string { return "inc." + Token(id) }
 
 // IncidentKeys matches every incident record.
 const IncidentKeys = "inc.*"
+
+// TaskKey is the KV key of a user task's record in TasksBucket. A task id
+// is "<instance>.t<activation>" and an instance id is a token already, so
+// the key is the id itself; anything else passes through Token, so a
+// made-up id cannot name another key or a wildcard.
+func TaskKey(id string) string {
+	instance, activation, ok := strings.Cut(id, ".")
+	if !ok {
+		return Token(id)
+	}
+	return Token(instance) + "." + Token(activation)
+}
 
 // SnapshotKey is the KV key of the variables snapshot of an incident's
 // attempt-th raise.

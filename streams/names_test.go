@@ -148,3 +148,22 @@ func TestParseStoredMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestTaskKey(t *testing.T) {
+	// A task id is its key; any other string stays one safe, distinct key
+	// (a KV key may hold dots but no wildcard or space).
+	if got := TaskKey("3zq0-x_1.t14"); got != "3zq0-x_1.t14" {
+		t.Errorf("TaskKey of a task id = %q, want the id", got)
+	}
+	seen := map[string]string{}
+	for _, id := range []string{"", ".", "a", "a.t1", "a.t1.t2", "a.t1=2Et2", "a.*", "a.>", "a b.t1", "a=2Eb", "a.b", "a=2Eb.t1", "*.t1"} {
+		k := TaskKey(id)
+		if prev, dup := seen[k]; dup {
+			t.Errorf("TaskKey(%q) = TaskKey(%q) = %q", id, prev, k)
+		}
+		seen[k] = id
+		if strings.ContainsAny(k, "*> \t") || strings.HasPrefix(k, ".") || strings.HasSuffix(k, ".") || strings.Contains(k, "..") {
+			t.Errorf("TaskKey(%q) = %q is not a valid KV key", id, k)
+		}
+	}
+}

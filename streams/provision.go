@@ -296,5 +296,17 @@ func provisionBuckets(ctx context.Context, js jetstream.JetStream, cfg Config, l
 		c.MaxValueSize = maxValue
 		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
 	}, log)
+	if err != nil {
+		return err
+	}
+	// A bucket added to schema 3 without a new schema: a store provisioned
+	// before gets it on its next Provision, and no record of the layout
+	// changes meaning.
+	_, err = ensureKV(ctx, js, TasksBucket, func(c *jetstream.KeyValueConfig) {
+		c.History = 1
+		c.LimitMarkerTTL = time.Second // finished records expire (retention); the index hears of it
+		c.MaxValueSize = maxValue
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
 	return err
 }

@@ -54,10 +54,10 @@ func TestProvisionIsIdempotent(t *testing.T) {
 		t.Fatalf("layout = %+v", first)
 	}
 	before := takeSnapshot(t, ctx, js)
-	// Events, reports, jobs, facts, messages, message commands and five KV
+	// Events, reports, jobs, facts, messages, message commands and six KV
 	// buckets; four consumers per partition and the message buffer count.
-	if len(before.Streams) != 11 || len(before.Consumers) != 13 {
-		t.Fatalf("provisioned %d streams and %d consumers, want 11 and 13: %v", len(before.Streams), len(before.Consumers), before.Created)
+	if len(before.Streams) != 12 || len(before.Consumers) != 13 {
+		t.Fatalf("provisioned %d streams and %d consumers, want 12 and 13: %v", len(before.Streams), len(before.Consumers), before.Created)
 	}
 
 	log, rec := recordLogs()
@@ -125,6 +125,11 @@ func TestProvisionLayoutDetails(t *testing.T) {
 	inst := s.Streams["KV_"+streams.InstancesBucket]
 	if inst.MaxMsgSize != int32(nc.MaxPayload()) || !inst.AllowMsgTTL || inst.SubjectDeleteMarkerTTL != time.Second || inst.MaxMsgsPerSubject != 1 {
 		t.Errorf("instances bucket config: %+v", inst)
+	}
+	// Finished task records expire, and a watch hears of it (a marker).
+	tasks := s.Streams["KV_"+streams.TasksBucket]
+	if tasks.MaxMsgSize != int32(nc.MaxPayload()) || !tasks.AllowMsgTTL || tasks.SubjectDeleteMarkerTTL != time.Second || tasks.MaxMsgsPerSubject != 1 {
+		t.Errorf("tasks bucket config: %+v", tasks)
 	}
 	meta, err := js.KeyValue(ctx, streams.MetaBucket)
 	if err != nil {

@@ -1,13 +1,13 @@
 // Package api exposes an engine over NATS request/reply, so any NATS client
-// (and the jetbpm CLI) can deploy, start, read and cancel instances, and
-// list and operate incidents.
+// (and the jetbpm CLI) can deploy, start, read and cancel instances, list
+// and operate incidents, publish messages, and list and work user tasks.
 //
 // Every operation has a subject under jetbpm.api (see streams.APISubject)
 // and takes and returns JSON. Engine nodes serve in the queue group
 // streams.EngineQueue: each request is answered by one node. A reply is
 // either {"result": ...} or {"error": {"code": ..., "message": ...}} with
 // code one of not_found, invalid, finished, too_large, duplicate,
-// no_subscription, internal.
+// no_subscription, conflict, internal.
 // docs/api.md lists the operations and their bodies.
 package api
 
@@ -217,6 +217,7 @@ var codes = []struct {
 }{
 	{"duplicate", engine.ErrDuplicate},
 	{"no_subscription", engine.ErrNoSubscription},
+	{"conflict", engine.ErrConflict},
 	{"not_found", engine.ErrNotFound},
 	{"invalid", engine.ErrInvalid},
 	{"finished", engine.ErrFinished},

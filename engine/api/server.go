@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -22,13 +23,15 @@ const maxConcurrent = 64
 
 // Server answers API requests for one engine node.
 type Server struct {
-	eng  *engine.Engine
-	log  *slog.Logger
-	sub  *nats.Subscription
-	sem  chan struct{}
-	wg   sync.WaitGroup
-	stop context.CancelFunc
-	ctx  context.Context
+	eng *engine.Engine
+	// maxPayload is the largest reply the NATS server takes.
+	maxPayload int64
+	log        *slog.Logger
+	sub        *nats.Subscription
+	sem        chan struct{}
+	wg         sync.WaitGroup
+	stop       context.CancelFunc
+	ctx        context.Context
 }
 
 // Serve subscribes to the API subjects in the engine queue group.
@@ -37,7 +40,7 @@ func Serve(nc *nats.Conn, eng *engine.Engine, log *slog.Logger) (*Server, error)
 		log = slog.Default()
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	s := &Server{eng: eng, log: log, sem: make(chan struct{}, maxConcurrent), ctx: ctx, stop: stop}
+	s := &Server{eng: eng, log: log, maxPayload: nc.MaxPayload(), sem: make(chan struct{}, maxConcurrent), ctx: ctx, stop: stop}
 	sub, err := nc.QueueSubscribe(streams.APISubjects, streams.EngineQueue, s.handle)
 	if err != nil {
 		stop()
@@ -101,6 +104,12 @@ func (s *Server) handle(m *nats.Msg) {
 			r.Error = toError(err)
 		}
 		body, _ := json.Marshal(r)
+		if s.maxPayload > 0 && int64(len(body)) > s.maxPayload {
+			// The server would refuse the reply and the client would wait
+			// for nothing: say why instead.
+			body, _ = json.Marshal(reply{Error: toError(fmt.Errorf("%w: the reply is %d bytes, over the NATS server's max payload of %d; ask for less (a lower limit)",
+				engine.ErrTooLarge, len(body), s.maxPayload))})
+		}
 		if m.Reply != "" {
 			_ = m.Respond(body)
 		}
@@ -188,6 +197,26 @@ func (s *Server) dispatch(ctx context.Context, op string, data []byte) (any, err
 			return nil, err
 		}
 		return s.incident(ctx, op, req)
+	case OpTaskList:
+		var req TaskListRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		f, err := req.Filter()
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.eng.Tasks(ctx, f)
+		if list == nil {
+			list = []*instance.Task{}
+		}
+		return TaskListResponse{Tasks: list}, err
+	case OpTaskGet, OpTaskClaim, OpTaskUnclaim, OpTaskAssign, OpTaskUpdate, OpTaskComplete, OpTaskError:
+		var req TaskRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		return s.task(ctx, op, req)
 	case OpMessagePublish, OpMessageCorrelate:
 		var req MessageRequest
 		if err := decode(&req); err != nil {

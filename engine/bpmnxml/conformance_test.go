@@ -106,8 +106,11 @@ func eventGateway(id string, msgs map[string]model.Message, timer string) func(*
 
 // conformance pins every corpus file. Of those that import, the 21
 // required ones are run to their end with test workers by
-// engine/conformance_test.go; the three with an event-based gateway need
-// the message wiring of docs/messages.md to run and are not run there.
+// engine/conformance_test.go, and those with user tasks (subProcess,
+// mainProcess, twoExternalTaskProcess, testCancelExternalTaskWithBoundaryEvent,
+// pr-created) by engine/conformancetasks_test.go; the three with an
+// event-based gateway need the message wiring of docs/messages.md to run
+// and are not run there.
 var conformance = map[string]outcome{
 	// Camunda 7 engine tests (external tasks).
 	"camunda7-engine-externaltask/ExternalTaskServiceTest.externalTaskWithNestedErrorEventDefinition.bpmn20.xml": refused(`line 10: <bpmn:serviceTask id="Activity_0vvwq4z">: camunda:errorEventDefinition: error mapping on external tasks is not supported`),

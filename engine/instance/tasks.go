@@ -249,9 +249,11 @@ type TaskCommand struct {
 	// recorded in the outcome (and as CompletedBy), and may be "".
 	User string `msgpack:"user,omitempty"`
 	// DueDate, FollowUpDate and Priority are the changes of an update:
-	// nil leaves a field as it is; a zero time clears a date.
-	DueDate      *time.Time `msgpack:"dueDate,omitempty"`
-	FollowUpDate *time.Time `msgpack:"followUpDate,omitempty"`
+	// nil leaves a field as it is; a zero time clears a date. (Not
+	// omitempty: msgpack would leave a zero time out, and a clear would
+	// arrive as "leave it".)
+	DueDate      *time.Time `msgpack:"dueDate"`
+	FollowUpDate *time.Time `msgpack:"followUpDate"`
 	Priority     *int       `msgpack:"priority,omitempty"`
 	// Vars are the results of complete, the variables set by error.
 	Vars map[string]any `msgpack:"vars,omitempty"`

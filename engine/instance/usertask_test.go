@@ -291,6 +291,18 @@ func TestTaskRecordEncoding(t *testing.T) {
 	if err := msgpack.Unmarshal(data, &ev); err != nil || ev.Task == nil || ev.Task.Op != TaskComplete || ev.Task.Task != id {
 		t.Fatalf("command round trip: %+v, %v", ev.Task, err)
 	}
+	// An update that clears a date carries a zero time, which must arrive
+	// as a zero time, not as "leave it".
+	var zero time.Time
+	var lowest int
+	data, err = msgpack.Marshal(TaskCommand{Task: id, Op: TaskUpdate, DueDate: &zero, Priority: &lowest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var upd TaskCommand
+	if err := msgpack.Unmarshal(data, &upd); err != nil || upd.DueDate == nil || !upd.DueDate.IsZero() || upd.FollowUpDate != nil || upd.Priority == nil || *upd.Priority != 0 {
+		t.Fatalf("update round trip: %+v, %v", upd, err)
+	}
 	data, err = msgpack.Marshal(rec)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,153 @@
+package engine_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/streams/streamstest"
+)
+
+// TestConformanceUserTasksRun runs the executable corpus files with user
+// tasks (see the conformance table of engine/bpmnxml) to their end: the
+// test completes their tasks through the task API, conformance workers
+// work their external tasks, and messages are correlated where a file
+// waits for one.
+func TestConformanceUserTasksRun(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+
+	// deployFiles deploys corpus files; the last one's process is run.
+	deployFiles := func(t *testing.T, files ...string) {
+		t.Helper()
+		for _, file := range files {
+			if _, err := eng.DeployFile(tctx(t), corpus+file); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// complete completes the task of instance id at node, with vars.
+	complete := func(t *testing.T, id, node string, vars map[string]any) {
+		t.Helper()
+		task := taskAt(t, eng, id, node)
+		if _, err := eng.CompleteTask(tctx(t), task, "conformance", vars); err != nil {
+			t.Fatalf("complete %s: %v", task, err)
+		}
+	}
+	finished := func(t *testing.T, id string) *engine.InstanceView {
+		t.Helper()
+		v := waitDone(t, eng, id)
+		if v.Status != instance.Completed {
+			t.Fatalf("instance %s: %s, want completed: %+v", id, v.Status, v.Failure)
+		}
+		return v
+	}
+
+	t.Run("subProcess.bpmn", func(t *testing.T) {
+		deployFiles(t, "camunda7-examples/subProcess.bpmn")
+		startTask(t, eng, "subProcess", "c7-sub", nil)
+		task := taskAt(t, eng, "c7-sub", "UserTask_0zlyiaz")
+		rec, err := eng.Task(tctx(t), task)
+		if err != nil || rec.Name != "task in default subprocess" || rec.Assignee != "" || len(rec.CandidateGroups) != 0 {
+			t.Fatalf("task %+v, %v", rec, err)
+		}
+		complete(t, "c7-sub", "UserTask_0zlyiaz", map[string]any{"done": true})
+		if v := finished(t, "c7-sub"); v.Variables["done"] != true {
+			t.Fatalf("variables %v", v.Variables)
+		}
+	})
+
+	t.Run("mainProcess.bpmn", func(t *testing.T) {
+		// Its call activity runs subProcess.bpmn, whose task the test completes.
+		deployFiles(t, "camunda7-examples/subProcess.bpmn", "camunda7-examples/mainProcess.bpmn")
+		startTask(t, eng, "mainProcess", "c7-main", nil)
+		v := waitFor(t, eng, "c7-main", "a called instance", func(v *engine.InstanceView) bool { return len(v.CalledInstances) == 1 })
+		child := v.CalledInstances[0]
+		complete(t, child, "UserTask_0zlyiaz", nil)
+		finished(t, child)
+		finished(t, "c7-main")
+	})
+
+	t.Run("twoExternalTaskProcess.bpmn20.xml", func(t *testing.T) {
+		deployFiles(t, "camunda7-engine-externaltask/twoExternalTaskProcess.bpmn20.xml")
+		// The job completes: the user task after it.
+		startTask(t, eng, "twoExternalTaskProcess", "c7-two-ok", nil)
+		workers := serveJobs(t, env, "c7-two-ok", []string{"externalTaskTopic"}, map[string]map[string]any{"externalTaskTopic": {"fetched": 1}}, nil, 30*time.Second)
+		complete(t, "c7-two-ok", "afterExternalTask", nil)
+		finished(t, "c7-two-ok")
+		if served := workers.stop(); len(served) != 1 || served[0].Outcome != jobs.Complete {
+			t.Fatalf("jobs %+v", served)
+		}
+		// The job throws ERROR-OCCURED: the boundary's user task.
+		startTask(t, eng, "twoExternalTaskProcess", "c7-two-err", nil)
+		workers = serveJobs(t, env, "c7-two-err", []string{"externalTaskTopic"}, nil, map[string]fault{"externalTaskTopic": {bpmnError: "ERROR-OCCURED"}}, 30*time.Second)
+		complete(t, "c7-two-err", "afterBpmnError", nil)
+		finished(t, "c7-two-err")
+		if served := workers.stop(); len(served) != 1 || served[0].Outcome != jobs.BpmnError {
+			t.Fatalf("jobs %+v", served)
+		}
+	})
+
+	t.Run("ExternalTaskServiceTest.testCancelExternalTaskWithBoundaryEvent.bpmn20.xml", func(t *testing.T) {
+		// The message boundary cancels the external task; its user task follows.
+		deployFiles(t, "camunda7-engine-externaltask/ExternalTaskServiceTest.testCancelExternalTaskWithBoundaryEvent.bpmn20.xml")
+		startTask(t, eng, "boundaryExternalTaskProcess", "c7-cancel", nil)
+		waitFor(t, eng, "c7-cancel", "the external task", func(v *engine.InstanceView) bool { return slices.Equal(v.ActiveNodes, []string{"externalTask"}) })
+		if _, err := eng.CorrelateMessage(tctx(t), engine.Message{Name: "Message", Instance: "c7-cancel"}); err != nil {
+			t.Fatal(err)
+		}
+		complete(t, "c7-cancel", "afterBoundaryTask", nil)
+		if v := finished(t, "c7-cancel"); len(v.ActiveNodes) != 0 {
+			t.Fatalf("view %+v", v)
+		}
+	})
+
+	t.Run("pr-created.bpmn", func(t *testing.T) {
+		// A message starts it; a call activity runs automated-tests.bpmn
+		// (a multi-instance sub-process of jobs) beside the review: the
+		// review task, then a review message for the PR's key, then the
+		// merge task and the deploy job.
+		deployFiles(t, "zeebe-process-test/automated-tests.bpmn", "zeebe-process-test/pr-created.bpmn")
+		id, err := eng.CorrelateMessage(tctx(t), engine.Message{Name: "prCreated", Vars: map[string]any{"prId": "pr-17"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := waitFor(t, eng, id, "the call to the tests", func(v *engine.InstanceView) bool { return len(v.CalledInstances) == 1 })
+		tests := serveJobs(t, env, v.CalledInstances[0], []string{"runTests"}, nil, nil, 30*time.Second)
+		deploys := serveJobs(t, env, id, []string{"deploySnapshot"}, map[string]map[string]any{"deploySnapshot": {"deployed": true}}, nil, 30*time.Second)
+		complete(t, id, "requestReview", nil)
+		waitFor(t, eng, id, "the wait for the review", func(v *engine.InstanceView) bool { return slices.Contains(v.ActiveNodes, "Gateway_1wymgxc") })
+		if _, err := eng.CorrelateMessage(tctx(t), engine.Message{Name: "reviewReceived", Key: "pr-17", Vars: map[string]any{"reviewResult": "approved"}}); err != nil {
+			t.Fatal(err)
+		}
+		complete(t, id, "mergeCode", nil)
+		v = finished(t, id)
+		if v.Variables["reviewResult"] != "approved" || v.Variables["deployed"] != true {
+			t.Fatalf("variables %v", v.Variables)
+		}
+		ran := tests.stop()
+		if len(ran) != 3 {
+			t.Errorf("test jobs %+v, want one per operating system", ran)
+		}
+		if d := deploys.stop(); len(d) != 1 || d[0].Node != "deploySnapshot" {
+			t.Errorf("deploy jobs %+v", d)
+		}
+		all, err := eng.Tasks(tctx(t), engine.TaskFilter{Instance: id, State: engine.TasksAll})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var done []string
+		for _, rec := range all {
+			done = append(done, fmt.Sprintf("%s %s", rec.Node, rec.State))
+		}
+		slices.Sort(done)
+		if !slices.Equal(done, []string{"mergeCode completed", "requestReview completed"}) {
+			t.Errorf("tasks %v", done)
+		}
+	})
+}

@@ -1,0 +1,367 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// User tasks (docs/usertasks.md). The task's state lives on its instance's
+// checkpoint; every operation is an event to the instance, applied by the
+// partition's single writer, and the engine answers it from the task's
+// record in the tasks bucket, which lists the command's outcome. Lists
+// read this node's index of the bucket (taskindex.go), never an instance.
+
+// Task list states (TaskFilter.State) besides the task states themselves.
+const (
+	TasksOpen = "open" // created or assigned: the default
+	TasksAll  = "all"  // open, and finished within the retention
+)
+
+// TaskListStates are the values TaskFilter.State takes ("" is TasksOpen).
+var TaskListStates = []string{
+	TasksOpen, TasksAll,
+	string(instance.TaskCreated), string(instance.TaskAssigned), string(instance.TaskCompleted), string(instance.TaskCanceled),
+}
+
+// TaskFilter selects tasks for Tasks. Every field set must hold; the zero
+// value lists every open task.
+type TaskFilter struct {
+	// Assignee lists the tasks this user holds.
+	Assignee string
+	// CandidateUser and CandidateGroup list the tasks this user, or this
+	// group, is a candidate for (listed in CandidateUsers or
+	// CandidateGroups); with both, a task of either. As Camunda 7's task
+	// query does, they list the tasks nobody holds yet — those the user
+	// may claim — unless IncludeAssigned.
+	CandidateUser   string
+	CandidateGroup  string
+	IncludeAssigned bool
+	// ProcessID and Instance list the tasks of one process or instance.
+	ProcessID string
+	Instance  string
+	// State is TasksOpen ("" too), TasksAll, or one task state (created,
+	// assigned, completed, canceled). Finished tasks are listed for the
+	// finished-instance retention.
+	State string
+	// DueBefore lists the tasks with a due date before it.
+	DueBefore time.Time
+	// Offset skips the first tasks of the list; Limit bounds the tasks
+	// returned (0: all).
+	Offset, Limit int
+}
+
+func (f TaskFilter) validate() error {
+	if f.State != "" && !slices.Contains(TaskListStates, f.State) {
+		return fmt.Errorf("%w: task state %q: want one of %s", ErrInvalid, f.State, strings.Join(TaskListStates, ", "))
+	}
+	if f.Offset < 0 || f.Limit < 0 {
+		return fmt.Errorf("%w: offset %d, limit %d: neither may be negative", ErrInvalid, f.Offset, f.Limit)
+	}
+	return nil
+}
+
+// match reports whether e is listed by f.
+func (f TaskFilter) match(e *taskEntry) bool {
+	switch f.State {
+	case "", TasksOpen:
+		if e.state.Finished() {
+			return false
+		}
+	case TasksAll:
+	default:
+		if string(e.state) != f.State {
+			return false
+		}
+	}
+	switch {
+	case f.Assignee != "" && e.assignee != f.Assignee,
+		f.ProcessID != "" && e.process != f.ProcessID,
+		f.Instance != "" && e.instance != f.Instance,
+		!f.DueBefore.IsZero() && (e.due.IsZero() || !e.due.Before(f.DueBefore)):
+		return false
+	}
+	if f.CandidateUser == "" && f.CandidateGroup == "" {
+		return true
+	}
+	if e.assignee != "" && !f.IncludeAssigned {
+		return false
+	}
+	return f.CandidateUser != "" && slices.Contains(e.users, f.CandidateUser) ||
+		f.CandidateGroup != "" && slices.Contains(e.groups, f.CandidateGroup)
+}
+
+// Tasks lists the task records matching f: highest priority first, then
+// the oldest, then by id. It reads this node's index of the tasks bucket,
+// never an instance; a node that has just started reads the bucket first
+// (bounded: an error says so if it cannot). A task shows a moment after
+// the step that created or changed it (its record is published after the
+// checkpoint).
+func (e *Engine) Tasks(ctx context.Context, f TaskFilter) ([]*instance.Task, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	if err := e.taskIndex.wait(ctx); err != nil {
+		return nil, err
+	}
+	return e.taskIndex.list(f)
+}
+
+// Task returns a task's record: the stored one, else (the record of a task
+// just created may not be stored yet) the open task on its instance's
+// checkpoint.
+func (e *Engine) Task(ctx context.Context, id string) (*instance.Task, error) {
+	instanceID, err := taskInstance(id)
+	if err != nil {
+		return nil, err
+	}
+	entry, err := e.tasks.Get(ctx, streams.TaskKey(id))
+	switch {
+	case err == nil:
+		var rec instance.Task
+		if err := streams.Unmarshal(entry.Value(), &rec); err != nil {
+			return nil, fmt.Errorf("task %s: decode: %w", id, err)
+		}
+		return &rec, nil
+	case !errors.Is(err, jetstream.ErrKeyNotFound):
+		return nil, fmt.Errorf("task %s: %w", id, err)
+	}
+	s, _, err := e.store.get(ctx, instanceID)
+	if err != nil {
+		return nil, fmt.Errorf("task %q: %w", id, ErrNotFound)
+	}
+	if rec := s.Task(id); rec != nil {
+		return rec, nil
+	}
+	return nil, fmt.Errorf("task %q: %w", id, ErrNotFound)
+}
+
+// taskInstance returns the instance of task id (TaskID); a string that is
+// no task id names no task.
+func taskInstance(id string) (string, error) {
+	instanceID, ok := instance.TaskInstance(id)
+	if !ok || !validInstanceID(instanceID) {
+		return "", fmt.Errorf("task %q: %w", id, ErrNotFound)
+	}
+	return instanceID, nil
+}
+
+// ClaimTask gives the task to user. It is refused with ErrConflict when
+// another user holds it; for its holder it changes nothing.
+func (e *Engine) ClaimTask(ctx context.Context, id, user string) (*instance.Task, error) {
+	if user == "" {
+		return nil, fmt.Errorf("%w: claim names no user", ErrInvalid)
+	}
+	return e.taskCommand(ctx, instance.TaskCommand{Task: id, Op: instance.TaskClaim, User: user})
+}
+
+// UnclaimTask leaves the task to nobody; user, who does it, is recorded
+// on the outcome and may be "".
+func (e *Engine) UnclaimTask(ctx context.Context, id, user string) (*instance.Task, error) {
+	return e.taskCommand(ctx, instance.TaskCommand{Task: id, Op: instance.TaskUnclaim, User: user})
+}
+
+// AssignTask gives the task to user whoever holds it (an operator's
+// override); "" leaves it to nobody.
+func (e *Engine) AssignTask(ctx context.Context, id, user string) (*instance.Task, error) {
+	return e.taskCommand(ctx, instance.TaskCommand{Task: id, Op: instance.TaskAssign, User: user})
+}
+
+// TaskUpdate changes a task's schedule and priority: a nil field stays as
+// it is, a zero time clears a date. User, who does it, is recorded on the
+// outcome.
+type TaskUpdate struct {
+	DueDate      *time.Time
+	FollowUpDate *time.Time
+	// Priority is from 0 to 100.
+	Priority *int
+	User     string
+}
+
+// UpdateTask sets what u sets.
+func (e *Engine) UpdateTask(ctx context.Context, id string, u TaskUpdate) (*instance.Task, error) {
+	if u.DueDate == nil && u.FollowUpDate == nil && u.Priority == nil {
+		return nil, fmt.Errorf("%w: update sets nothing: give a due date, a follow-up date or a priority", ErrInvalid)
+	}
+	if u.Priority != nil && (*u.Priority < 0 || *u.Priority > 100) {
+		return nil, fmt.Errorf("%w: priority %d is outside 0 to 100", ErrInvalid, *u.Priority)
+	}
+	return e.taskCommand(ctx, instance.TaskCommand{Task: id, Op: instance.TaskUpdate, User: u.User,
+		DueDate: u.DueDate, FollowUpDate: u.FollowUpDate, Priority: u.Priority})
+}
+
+// CompleteTask completes the task with vars as its results (its output
+// mappings apply over them, else they are merged into the instance); the
+// token moves on. user is recorded as CompletedBy, not checked against
+// the assignee: the tasklist decides who may complete. A completed or
+// canceled task is refused with ErrFinished, naming who completed it.
+func (e *Engine) CompleteTask(ctx context.Context, id, user string, vars map[string]any) (*instance.Task, error) {
+	clean, err := e.taskVars(vars)
+	if err != nil {
+		return nil, err
+	}
+	return e.taskCommand(ctx, instance.TaskCommand{Task: id, Op: instance.TaskComplete, User: user, Vars: clean})
+}
+
+// maxTaskErrorMessage bounds the message of a BPMN error thrown from a task.
+const maxTaskErrorMessage = 4096
+
+// TaskError ends the task with BPMN error code (Camunda 7's
+// handleBpmnError): vars are set first, then an error boundary catches it,
+// or it raises an incident on the task like a worker's uncaught BPMN error.
+func (e *Engine) TaskError(ctx context.Context, id, user, code, message string, vars map[string]any) (*instance.Task, error) {
+	if code == "" {
+		return nil, fmt.Errorf("%w: error names no error code", ErrInvalid)
+	}
+	if err := checkMessageString("error code", code); err != nil {
+		return nil, err
+	}
+	if len(message) > maxTaskErrorMessage {
+		return nil, fmt.Errorf("%w: error message is %d bytes; at most %d", ErrInvalid, len(message), maxTaskErrorMessage)
+	}
+	clean, err := e.taskVars(vars)
+	if err != nil {
+		return nil, err
+	}
+	return e.taskCommand(ctx, instance.TaskCommand{Task: id, Op: instance.TaskThrow, User: user,
+		ErrorCode: code, ErrorMessage: message, Vars: clean})
+}
+
+// taskVars normalizes a command's variables and checks each against the
+// engine's limits, as a start's are.
+func (e *Engine) taskVars(vars map[string]any) (map[string]any, error) {
+	clean, err := instance.NormalizeVars(vars)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	for name, v := range clean {
+		if name == "" {
+			return nil, fmt.Errorf("%w: a variable has an empty name", ErrInvalid)
+		}
+		if err := e.opts.checkValue(name, v); err != nil {
+			return nil, fmt.Errorf("variable %q: %w", name, err)
+		}
+	}
+	return clean, nil
+}
+
+// taskCommand sends cmd to the task's instance and waits for its outcome
+// on the task's record (docs/usertasks.md §4): the record lists the
+// command's id, applied or refused; or it is finished without it (the task
+// ended before the command reached it). The instance's single writer
+// orders concurrent commands: of two completes, the second finds the task
+// completed.
+func (e *Engine) taskCommand(ctx context.Context, cmd instance.TaskCommand) (*instance.Task, error) {
+	id := cmd.Task
+	instanceID, err := taskInstance(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMessageString("user", cmd.User); err != nil {
+		return nil, err
+	}
+	// Watch before reading the record: an end that lands between the read
+	// and the watch would otherwise go unseen, and a command the instance
+	// then ignores would wait for an outcome that never comes.
+	w, err := e.tasks.Watch(ctx, streams.TaskKey(id), jetstream.UpdatesOnly())
+	if err != nil {
+		return nil, fmt.Errorf("task %s: watch: %w", id, err)
+	}
+	defer func() { _ = w.Stop() }()
+	rec, err := e.Task(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if rec.State.Finished() {
+		return nil, &taskRefusedError{id: id, reason: rec.EndedReason(), kind: ErrFinished}
+	}
+	// A finished instance applies no command; its task's final record is
+	// on its way (in the outbox of its last checkpoint).
+	if s, _, err := e.store.get(ctx, instanceID); err == nil && s.Status.Finished() {
+		return nil, endedWithInstance(s, id)
+	}
+	cmdID := "cmd:" + nuid.Next()
+	ev := &instance.Event{ID: cmdID, Kind: instance.UserTaskCommand, Task: &cmd}
+	if err := e.send(ctx, instanceID, envelope{Instance: instanceID, Event: ev}, cmdID); err != nil {
+		return nil, err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("task %s: no outcome yet (the command is stored and will be applied): %w", id, ctx.Err())
+		case entry, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("task %s: watch closed", id)
+			}
+			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			var now instance.Task
+			if err := streams.Unmarshal(entry.Value(), &now); err != nil {
+				return nil, fmt.Errorf("task %s: decode: %w", id, err)
+			}
+			if o, done := now.Outcome(cmdID); done {
+				if o.OK {
+					return &now, nil
+				}
+				return nil, refusal(&now, o)
+			}
+			if now.State.Finished() {
+				return nil, &taskRefusedError{id: id, reason: now.EndedReason(), kind: ErrFinished}
+			}
+		}
+	}
+}
+
+// endedWithInstance refuses a command on task id of finished instance s:
+// with the reason of the task's final record when its last outbox holds
+// it, else with the instance's end.
+func endedWithInstance(s *instance.State, id string) error {
+	for _, eff := range slices.Backward(s.Outbox) {
+		if eff.Kind == instance.PutTask && eff.Task != nil && eff.Task.ID == id && eff.Task.State.Finished() {
+			return &taskRefusedError{id: id, reason: eff.Task.EndedReason(), kind: ErrFinished}
+		}
+	}
+	return &taskRefusedError{id: id, reason: fmt.Sprintf("task %s: its instance %s is %s", id, s.ID, s.Status), kind: ErrFinished}
+}
+
+// refusal is the error of a command the step refused for reason o.Reason:
+// ErrFinished for a task that ended (in the same step as the command),
+// ErrConflict for a claim of a task another user holds, else ErrInvalid
+// (the engine checks a command's input before it sends it; the step
+// checks it again, with the instance's limits).
+func refusal(rec *instance.Task, o instance.TaskOutcome) error {
+	kind := ErrInvalid
+	switch {
+	case rec.State.Finished() && o.Reason == rec.EndedReason():
+		kind = ErrFinished
+	case o.Op == instance.TaskClaim && strings.HasPrefix(o.Reason, "task "+rec.ID+" is assigned to "):
+		kind = ErrConflict
+	}
+	return &taskRefusedError{id: rec.ID, reason: o.Reason, kind: kind}
+}
+
+// taskRefusedError is a command the task refused, with the step's reason;
+// it matches ErrFinished, ErrConflict or ErrInvalid.
+type taskRefusedError struct {
+	id, reason string
+	kind       error
+}
+
+func (e *taskRefusedError) Error() string {
+	if strings.HasPrefix(e.reason, "task "+e.id) {
+		return e.reason
+	}
+	return fmt.Sprintf("task %s: %s", e.id, e.reason)
+}
+
+func (e *taskRefusedError) Unwrap() error { return e.kind }
