@@ -153,12 +153,17 @@ type connFlags struct {
 }
 
 // addConnFlags registers the NATS connection flags on fs. defaultURL is
-// used when neither --nats-url nor JETBPM_NATS_URL is given.
+// used when neither --nats-url nor JETBPM_NATS_URL is given. The NATS user
+// is --nats-user, and --user as well unless fs has a --user already.
 func addConnFlags(fs *flag.FlagSet, defaultURL string) *connFlags {
 	c := &connFlags{}
 	fs.StringVar(&c.url, "nats-url", envOr("JETBPM_NATS_URL", defaultURL), "NATS server `URLS`, comma-separated (env JETBPM_NATS_URL)")
 	fs.StringVar(&c.creds, "creds", os.Getenv("JETBPM_CREDS"), "NATS credentials `FILE` (env JETBPM_CREDS)")
-	fs.StringVar(&c.user, "user", os.Getenv("JETBPM_NATS_USER"), "NATS `USER` (env JETBPM_NATS_USER)")
+	fs.StringVar(&c.user, "nats-user", os.Getenv("JETBPM_NATS_USER"), "NATS `USER` (env JETBPM_NATS_USER); --user too, unless the command has a --user of its own")
+	if fs.Lookup("user") == nil {
+		// The task commands' --user is the person acting on the task.
+		fs.StringVar(&c.user, "user", os.Getenv("JETBPM_NATS_USER"), "NATS `USER` (env JETBPM_NATS_USER), the same as --nats-user")
+	}
 	fs.StringVar(&c.password, "password", "", "NATS `PASSWORD`; prefer env JETBPM_NATS_PASSWORD, which ps does not show")
 	fs.StringVar(&c.inboxPrefix, "inbox-prefix", os.Getenv("JETBPM_NATS_INBOX_PREFIX"),
 		"subject `PREFIX` of the reply inboxes, the one the NATS user may subscribe to (env JETBPM_NATS_INBOX_PREFIX; default _INBOX.USER with --user, else _INBOX)")

@@ -53,6 +53,18 @@ func commands() []command {
 		}},
 		{name: "work", summary: "run a worker: a command per job of an external task topic", usage: workUsage, run: runWork},
 		{name: "bench", summary: "measure throughput and latency against the raw JetStream ceiling", usage: benchUsage, run: runBench},
+		{name: "tasks", summary: "list user tasks (list)", usage: tasksUsage, run: runTasks, subs: []command{
+			{name: "tasks list", summary: "list open tasks, highest priority then oldest first", usage: tasksListUsage, run: runTasksList},
+		}},
+		{name: "task", summary: "show or work on one user task (show, claim, unclaim, assign, update, complete, error)", usage: taskUsage, run: runTask, subs: []command{
+			{name: "task show", summary: "show a task: assignee, candidates, dates, variables, last commands", usage: taskShowUsage, run: runTaskShow},
+			{name: "task claim", summary: "assign the task to yourself (--user)", usage: taskClaimUsage, run: runTaskClaim},
+			{name: "task unclaim", summary: "give the task back", usage: taskUnclaimUsage, run: runTaskUnclaim},
+			{name: "task assign", summary: "assign the task to a user, whoever holds it", usage: taskAssignUsage, run: runTaskAssign},
+			{name: "task update", summary: "change its due date, follow-up date or priority", usage: taskUpdateUsage, run: runTaskUpdate},
+			{name: "task complete", summary: "complete the task with --vars; the process goes on", usage: taskCompleteUsage, run: runTaskComplete},
+			{name: "task error", summary: "end the task with a BPMN error (--code)", usage: taskErrorUsage, run: runTaskError},
+		}},
 		{name: "message", summary: "send a message to waiting instances (publish, correlate)", usage: messageUsage, run: runMessage, subs: []command{
 			{name: "message publish", summary: "publish a message; it may be kept for later subscriptions (--ttl)", usage: messagePublishUsage, run: runMessagePublish},
 			{name: "message correlate", summary: "deliver a message and print the instance it reached", usage: messageCorrelateUsage, run: runMessageCorrelate},

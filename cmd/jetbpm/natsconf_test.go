@@ -24,6 +24,7 @@ const natsConf = "../../nats.conf"
 var rolePasswords = map[string]string{
 	"engine": "engine-secret", "worker": "worker-secret",
 	"integration": "integration-secret", "operator": "operator-secret",
+	"tasklist": "tasklist-secret",
 	// The per-topic worker of the commented example (topicWorkerConf).
 	"worker_payments": "payments-secret",
 }
@@ -33,6 +34,7 @@ var rolePasswords = map[string]string{
 var roleInboxes = map[string]string{
 	"worker": "_INBOX.worker", "worker_payments": "_INBOX.worker_payments",
 	"integration": "_INBOX.integration", "operator": "_INBOX.operator",
+	"tasklist": "_INBOX.tasklist",
 }
 
 // startConfServer runs nats.conf on a random port with a temporary store.
@@ -300,6 +302,24 @@ func TestNatsConfRoles(t *testing.T) {
 		}
 	})
 
+	t.Run("tasklist", func(t *testing.T) {
+		tl := connectAs(t, ns, "tasklist")
+		for _, op := range []string{"task.list", "task.get", "task.claim", "task.complete"} {
+			if !tl.canPublish(streams.APISubject(op)) {
+				t.Errorf("tasklist cannot call %s", op)
+			}
+		}
+		for _, s := range []string{streams.APISubject("deploy"), streams.APISubject("incident.retry"), streams.APISubject("instance.cancel"),
+			"$KV.jetbpm-tasks.x", "$JS.ACK.x", "jetbpm.m.pub.x.y"} {
+			if tl.canPublish(s) {
+				t.Errorf("tasklist may publish %s", s)
+			}
+		}
+		if tl.canSubscribe("jetbpm.fact.>") {
+			t.Error("tasklist may read facts")
+		}
+	})
+
 	t.Run("operator", func(t *testing.T) {
 		op := connectAs(t, ns, "operator")
 		if !op.canPublish(streams.APISubject("deploy")) {
@@ -407,7 +427,7 @@ func TestNatsConfTopicWorker(t *testing.T) {
 // answer, a job fetched, a checkpoint read) reaches no other.
 func TestNatsConfRepliesStayWithTheirRole(t *testing.T) {
 	ns := startConfServerFrom(t, topicWorkerConf(t))
-	roles := []string{"worker", "worker_payments", "integration", "operator"}
+	roles := []string{"worker", "worker_payments", "integration", "operator", "tasklist"}
 	conns := map[string]*roleConn{}
 	for _, role := range roles {
 		conns[role] = connectAs(t, ns, role)
