@@ -61,7 +61,7 @@ func checkReach(t *testing.T, p *model.Process) {
 	}{
 		{"join", map[string]bool{
 			"s": true, "fork": true, "a": true, "b": true, "caught": true, "fix": true,
-			"c": true, // its normal flow leads to the join; its boundary does not
+			"c": true,              // its normal flow leads to the join; its boundary does not
 			"d": true, "msg": true, // d only through its boundary
 			"pre": true, "jump": true, "land": true, "sub": true,
 			"join": true, "again": true, "more?": true, // the loop back into the join
@@ -70,7 +70,7 @@ func checkReach(t *testing.T, p *model.Process) {
 		}},
 		{"j2", map[string]bool{
 			"s": true, "fork": true, "more?": true, "again": true, "join": true, "a": true, "land": true, "jump": true,
-			"j2": false, // on no cycle: it does not reach itself
+			"j2":   false, // on no cycle: it does not reach itself
 			"solo": false, "after": false, "late": false, "away": false, "inner": false,
 		}},
 	} {
