@@ -173,6 +173,9 @@ type Worker struct {
 	// Options are the per-service job options (WithRetryPolicy,
 	// WithErrorMapper, ...); engine-wide defaults fill what they leave.
 	Options jobs.Overrides `msgpack:"options,omitempty"`
+	// CompleteError, when set, turns every completion of the job into
+	// the BPMN error with this code (WithCompleteError).
+	CompleteError string `msgpack:"completeError,omitempty"`
 }
 
 // Overrides returns the service's job options, with a Zeebe retries count
