@@ -6,10 +6,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/jobs"
 )
 
 // corpus is the BPMN conformance corpus: third-party files copied verbatim
@@ -113,7 +115,20 @@ func eventGateway(id string, msgs map[string]model.Message, timer string) func(*
 // and are not run there.
 var conformance = map[string]outcome{
 	// Camunda 7 engine tests (external tasks).
-	"camunda7-engine-externaltask/ExternalTaskServiceTest.externalTaskWithNestedErrorEventDefinition.bpmn20.xml": refused(`line 10: <bpmn:serviceTask id="Activity_0vvwq4z">: camunda:errorEventDefinition: error mapping on external tasks is not supported`),
+	// Its camunda:errorEventDefinition with expression ${true} is a
+	// catch-all rule for the worker's failures and, as Camunda 7 also
+	// evaluates it on completion, makes every completion that error.
+	"camunda7-engine-externaltask/ExternalTaskServiceTest.externalTaskWithNestedErrorEventDefinition.bpmn20.xml": imports(1, func(t *testing.T, ps []*model.Process) {
+		worker("Activity_0vvwq4z", "externalTaskTopic")(t, ps)
+		w := node(t, ps[0], "Activity_0vvwq4z").Service.Worker
+		want := []jobs.Rule{{Outcome: jobs.BusinessError, ErrorCode: "errorCode"}}
+		if !slices.Equal(w.Options.Rules, want) || w.CompleteError != "errorCode" {
+			t.Errorf("worker rules %+v, complete error %q; want %+v and errorCode", w.Options.Rules, w.CompleteError, want)
+		}
+		if b := node(t, ps[0], "Event_0yr7j48"); b.Event != model.ErrorEvent || b.ErrorCode != "errorCode" || b.AttachedTo != "Activity_0vvwq4z" {
+			t.Errorf("boundary %+v", b)
+		}
+	}),
 	// Its message boundary is a Camunda 7 message (no key); the user task
 	// after it has no assignment.
 	"camunda7-engine-externaltask/ExternalTaskServiceTest.testCancelExternalTaskWithBoundaryEvent.bpmn20.xml": imports(1, func(t *testing.T, ps []*model.Process) {
@@ -205,8 +220,24 @@ var conformance = map[string]outcome{
 		}
 		worker("task-b", "task-b")(t, ps)
 	}),
-	"lib-bpmn-engine/fork-controlled-parallel-join.bpmn":                imports(1, kind("parallel-join-gateway", model.ParallelGateway)),
-	"lib-bpmn-engine/inclusive-gateway-with-condition-and-default.bpmn": refused(`line 34: <bpmn:inclusiveGateway id="Gateway_01wr5g0">: inclusive gateways are not supported yet`),
+	"lib-bpmn-engine/fork-controlled-parallel-join.bpmn": imports(1, kind("parallel-join-gateway", model.ParallelGateway)),
+	// Its flow named "default" is no default flow (the gateway has no
+	// default attribute): unconditional, it is always taken.
+	"lib-bpmn-engine/inclusive-gateway-with-condition-and-default.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
+		p := ps[0]
+		kind("Gateway_01wr5g0", model.InclusiveGateway)(t, ps)
+		if g := p.Node("Gateway_01wr5g0"); g.Default != "" || len(p.Outgoing(g.ID)) != 2 || p.IsInclusiveJoin(g.ID) {
+			t.Errorf("gateway %+v", g)
+		}
+		if c := p.Flow("price-gt-zero").Condition; c != "price > 0" {
+			t.Errorf("condition %q", c)
+		}
+		if c := p.Flow("default").Condition; c != "" {
+			t.Errorf("flow default has condition %q", c)
+		}
+		worker("task-a", "task-a")(t, ps)
+		worker("task-b", "task-b")(t, ps)
+	}),
 	"lib-bpmn-engine/message-intermediate-timer-event.bpmn": imports(1, eventGateway("event-based-gateway",
 		map[string]model.Message{"message": {Name: "message", CorrelationKey: "=message"}}, "timer1")),
 	"lib-bpmn-engine/parallel-gateway-flow.bpmn": imports(1, worker("id-b-2", "b2")),

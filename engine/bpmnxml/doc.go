@@ -23,16 +23,17 @@
 //
 // Events: none start and, at process level, message start; none, error
 // (errorRef resolved to the errorCode of the document's <error>; no
-// errorRef throws code ""), terminate and message end; timer and message
-// intermediate catch; none and message intermediate throw; error, timer and
-// message boundary events (attachedToRef, cancelActivity, default true). Timers: timeDuration, timeDate, timeCycle as
+// errorRef throws code ""), terminate and message end; timer, message and
+// link intermediate catch; none (with input and output mappings), message
+// and link intermediate throw (links pair by the linkEventDefinition's
+// name in a scope); error, timer and message boundary events (attachedToRef, cancelActivity, default true). Timers: timeDuration, timeDate, timeCycle as
 // ISO-8601 text; Zeebe's FEEL literals =PT5S, ="PT5S", =duration("PT5S"),
 // =date and time("..."), =cycle(duration("PT1H")) (read as R/PT1H) are
 // accepted, any other timer expression is refused.
 //
 // Activities: task, manualTask, userTask, scriptTask, serviceTask,
 // receiveTask, sendTask and nested subProcess (its contents get Node.Scope = the
-// sub-process id). Gateways: exclusive, parallel and event-based
+// sub-process id). Gateways: exclusive, parallel, inclusive and event-based
 // (eventGatewayType Exclusive, the default). Sequence flows with conditionExpression (trimmed;
 // language expr, feel or juel when given) and the default attribute of
 // gateways and activities. Expressions are kept as written: ${...} and #{...}
@@ -105,6 +106,12 @@
 //     topic T with 3 retries (type and retries may be FEEL constants such as
 //     ="T" or =3; other expressions are refused); <zeebe:taskHeaders> become
 //     Worker.Headers.
+//   - Camunda 7 <camunda:errorEventDefinition errorRef="E" expression="${true}"/>
+//     on an external task: a catch-all error mapper rule throwing E's code
+//     for every failure (after the task's jetbpm:rule elements), and
+//     Worker.CompleteError, the same error for every completion, since
+//     Camunda 7 evaluates it on both; ${false} or no expression adds
+//     nothing; any other expression is refused (docs/bpmn-extensions.md).
 //   - In-process: jetbpm:operation="name", or Camunda 7 camunda:class,
 //     camunda:delegateExpression or camunda:expression, whose text becomes
 //     Service.Operation, a name the engine resolves among its registered
@@ -244,11 +251,11 @@
 // # Refused
 //
 // With an error naming element, id and line, never dropped:
-// businessRuleTask, standard loops (not yet), inclusiveGateway (not yet),
-// complexGateway, transaction, adHocSubProcess, event sub-processes (and
+// businessRuleTask, standard loops (not yet), complexGateway, transaction, adHocSubProcess, event sub-processes (and
 // so the message starts inside them), start events other than none and
 // message, message start events inside a sub-process, signal, escalation,
-// conditional, link, compensate and cancel event definitions, a message
+// conditional, compensate and cancel event definitions, a link throw whose
+// name has no catch in its scope, a message
 // catch, receive task or message start without messageRef, a messageRef
 // naming no <bpmn:message>, a message without name, a name mixing text and
 // ${...}, a Zeebe catch whose message has no correlation key,
@@ -262,8 +269,8 @@
 // zeebe:assignmentDefinition, zeebe:taskSchedule, zeebe:priorityDefinition
 // and zeebe:userTask anywhere but on a user task,
 // camunda:connector, camunda:field, camunda:failedJobRetryTimeCycle (use
-// jetbpm:retryPolicy), camunda:errorEventDefinition (use
-// jetbpm:errorMapper), camunda:type other than "external", Zeebe job
+// jetbpm:retryPolicy), a camunda:errorEventDefinition whose expression is
+// not a constant (use jetbpm:errorMapper), camunda:type other than "external", Zeebe job
 // workers on script tasks, unknown camunda:/zeebe:/jetbpm: extension
 // elements, and any other element of the BPMN namespace.
 package bpmnxml

@@ -19,6 +19,7 @@ var nodeKinds = map[string]model.Kind{
 	"serviceTask":            model.ServiceTask,
 	"exclusiveGateway":       model.ExclusiveGateway,
 	"parallelGateway":        model.ParallelGateway,
+	"inclusiveGateway":       model.InclusiveGateway,
 	"subProcess":             model.SubProcess,
 	"callActivity":           model.CallActivity,
 	"receiveTask":            model.ReceiveTask,
@@ -31,7 +32,6 @@ var nodeKinds = map[string]model.Kind{
 // refusedNodes are flow elements jetbpm does not execute, with the reason.
 var refusedNodes = map[string]string{
 	"businessRuleTask":   "business rule tasks are not supported",
-	"inclusiveGateway":   "inclusive gateways are not supported yet",
 	"complexGateway":     "complex gateways are not supported",
 	"implicitThrowEvent": "implicit throw events are not supported",
 	"transaction":        "transactions are not supported",
@@ -64,7 +64,7 @@ var eventDefinitions = map[string]model.EventType{
 	"signalEventDefinition":      "",
 	"escalationEventDefinition":  "",
 	"conditionalEventDefinition": "",
-	"linkEventDefinition":        "",
+	"linkEventDefinition":        model.LinkEvent,
 	"compensateEventDefinition":  "",
 	"cancelEventDefinition":      "",
 }
@@ -204,8 +204,8 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 	allowed := map[model.Kind][]model.EventType{
 		model.StartEvent:             {model.MessageEvent},
 		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent},
-		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent},
-		model.IntermediateThrowEvent: {model.MessageEvent},
+		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent},
+		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent},
 		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent},
 	}[n.Kind]
 	ok := false
@@ -228,6 +228,8 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		im.timer(e, d, n)
 	case model.MessageEvent:
 		im.messageEvent(e, d, n, x)
+	case model.LinkEvent:
+		im.link(e, d, n)
 	}
 }
 

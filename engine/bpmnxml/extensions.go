@@ -27,6 +27,9 @@ type nodeExt struct {
 	// humanPerformer and potentialOwner.
 	zeebeHuman map[string]*elem
 	performers []*elem
+	// camundaErrors are Camunda 7's camunda:errorEventDefinition elements
+	// of an external task, in order (camundaerrors.go).
+	camundaErrors []*elem
 }
 
 // extTarget is the flow node extension elements apply to.
@@ -271,7 +274,11 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 	case "failedJobRetryTimeCycle":
 		im.probs.in(owner, c, "not supported; configure retries with <jetbpm:retryPolicy> instead")
 	case "errorEventDefinition":
-		im.probs.in(owner, c, "error mapping on external tasks is not supported; use <jetbpm:errorMapper> rules")
+		if t == nil {
+			im.probs.in(owner, c, "not supported on a %s; it maps an external task's outcome to a BPMN error", owner.name.Local)
+			return
+		}
+		t.ext.camundaErrors = append(t.ext.camundaErrors, c)
 	case "field":
 		im.probs.in(owner, c, "field injection into Java delegates is not supported")
 	default:
@@ -376,6 +383,9 @@ func (im *importer) finish(e *elem, n *model.Node, x *nodeExt) {
 		im.callActivity(e, n, x)
 	case n.Kind == model.UserTask:
 		im.userTask(e, n, x)
+	}
+	if len(x.camundaErrors) > 0 {
+		im.camundaErrors(e, n, x.camundaErrors)
 	}
 	if c := x.jetbpm["incidentRetry"]; c != nil {
 		im.incidentRetry(e, c, n)

@@ -416,7 +416,7 @@ func TestMessageValidation(t *testing.T) {
 		{"input mapping on a publishing throw event", withMessages(`<bpmn:message id="m" name="go"/>`, around(`<bpmn:intermediateThrowEvent id="t"><bpmn:extensionElements>
   <jetbpm:publish/><zeebe:ioMapping><zeebe:input source="=a" target="b"/></zeebe:ioMapping></bpmn:extensionElements>
   <bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateThrowEvent>`)),
-			"<bpmn:intermediateThrowEvent", "only activities and message throws that run a job have input mappings"},
+			"<bpmn:intermediateThrowEvent", "only activities, none intermediate throw events and message throws that run a job have input mappings"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := parseErr(t, c.src)

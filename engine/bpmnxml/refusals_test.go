@@ -14,7 +14,6 @@ func TestRefusals(t *testing.T) {
 		msg        string
 	}{
 		{"businessRuleTask", `<bpmn:businessRuleTask id="t"/>`, "bpmn:businessRuleTask", "<bpmn:businessRuleTask", "business rule tasks are not supported"},
-		{"inclusiveGateway", `<bpmn:inclusiveGateway id="t"/>`, "bpmn:inclusiveGateway", "<bpmn:inclusiveGateway", "inclusive gateways are not supported yet"},
 		{"complexGateway", `<bpmn:complexGateway id="t"/>`, "bpmn:complexGateway", "<bpmn:complexGateway", "complex gateways are not supported"},
 		{"transaction", `<bpmn:transaction id="t"/>`, "bpmn:transaction", "<bpmn:transaction", "transactions are not supported"},
 		{"adHocSubProcess", `<bpmn:adHocSubProcess id="t"/>`, "bpmn:adHocSubProcess", "<bpmn:adHocSubProcess", "ad-hoc sub-processes are not supported"},
@@ -30,8 +29,10 @@ func TestRefusals(t *testing.T) {
   <bpmn:escalationEventDefinition/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:escalationEventDefinition", "escalation events are not supported"},
 		{"conditional", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
   <bpmn:conditionalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:conditionalEventDefinition", "conditional events are not supported"},
-		{"link", `<bpmn:task id="t"/><bpmn:intermediateCatchEvent id="x">
-  <bpmn:linkEventDefinition name="l"/></bpmn:intermediateCatchEvent>`, "bpmn:intermediateCatchEvent", "<bpmn:linkEventDefinition", "link events are not supported"},
+		{"link end", `<bpmn:task id="t"/><bpmn:endEvent id="x">
+  <bpmn:linkEventDefinition name="l"/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:linkEventDefinition", "a endEvent cannot have a linkEventDefinition"},
+		{"conditional catch", `<bpmn:task id="t"/><bpmn:intermediateCatchEvent id="x">
+  <bpmn:conditionalEventDefinition><bpmn:condition>${a}</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>`, "bpmn:intermediateCatchEvent", "<bpmn:conditionalEventDefinition", "conditional events are not supported"},
 		{"compensation", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
   <bpmn:compensateEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:compensateEventDefinition", "compensate events are not supported"},
 		{"cancel", `<bpmn:task id="t"/><bpmn:endEvent id="x">

@@ -27,21 +27,31 @@ func (r *runner) execute(t *Track) {
 	case model.EndEvent:
 		r.end(t, n)
 	case model.IntermediateCatchEvent:
-		if n.Event == model.MessageEvent {
+		switch n.Event {
+		case model.MessageEvent:
 			r.catchMessage(t, n)
-			return
+		case model.LinkEvent:
+			r.complete(t, n, nil, nil) // its throw brought the token here
+		default:
+			r.catchTimer(t, n)
 		}
-		r.catchTimer(t, n)
 	case model.ReceiveTask:
 		r.receive(t, n)
 	case model.SendTask:
 		r.throwMessage(t, n)
 	case model.IntermediateThrowEvent:
-		if n.Event == model.MessageEvent {
+		switch n.Event {
+		case model.MessageEvent:
 			r.throwMessage(t, n)
-			return
+		case model.LinkEvent:
+			r.throwLink(t, n)
+		default:
+			// A none throw event passes the token on, through its
+			// mappings (a milestone).
+			if locals, ok := r.inputs(t, n); ok {
+				r.complete(t, n, locals, nil)
+			}
 		}
-		r.complete(t, n, nil, nil) // a none throw event passes the token on
 	case model.EventBasedGateway:
 		r.eventGateway(t, n)
 	case model.ScriptTask:
@@ -52,6 +62,8 @@ func (r *runner) execute(t *Track) {
 		r.exclusive(t, n)
 	case model.ParallelGateway:
 		r.parallel(t, n)
+	case model.InclusiveGateway:
+		r.inclusive(t, n)
 	case model.SubProcess:
 		r.enterSubProcess(t, n)
 	case model.CallActivity:
@@ -64,9 +76,13 @@ func (r *runner) execute(t *Track) {
 }
 
 // move sends t along flow to the flow's target, as a new activation.
-func (r *runner) move(t *Track, f *model.Flow) {
+func (r *runner) move(t *Track, f *model.Flow) { r.moveTo(t, f.Target, f.ID) }
+
+// moveTo sends t to node, arriving by flow ("" for none: a link), as a
+// new activation.
+func (r *runner) moveTo(t *Track, node, flow string) {
 	r.retrySucceeded(t)
-	t.Node, t.Flow, t.State, t.Locals, t.BoundariesArmed = f.Target, f.ID, Ready, nil, false
+	t.Node, t.Flow, t.State, t.Locals, t.BoundariesArmed = node, flow, Ready, nil, false
 	t.Activation = r.next()
 	t.EnteredAt = r.env.Now
 }
@@ -86,20 +102,29 @@ func (r *runner) take(t *Track, flows []*model.Flow) {
 // flow whose condition holds; the default flow only when none does. A node
 // without outgoing flows ends the track.
 func (r *runner) leave(t *Track, n *model.Node) {
-	out := r.p.Outgoing(n.ID)
-	if len(out) == 0 {
+	if len(r.p.Outgoing(n.ID)) == 0 {
 		r.endTrack(t)
 		return
 	}
+	if taken := r.holding(t, n, "no outgoing sequence flow can be taken: no condition holds and there is no default flow"); taken != nil {
+		r.take(t, taken)
+	}
+}
+
+// holding returns n's outgoing flows whose condition holds (a flow
+// without one always does), else its default flow. When there are none,
+// or a condition cannot be evaluated, n faults (cause expression, with
+// none as the message for the first case) and holding returns nil.
+func (r *runner) holding(t *Track, n *model.Node, none string) []*model.Flow {
 	var taken []*model.Flow
-	for _, f := range out {
+	for _, f := range r.p.Outgoing(n.ID) {
 		if f.ID == n.Default {
 			continue
 		}
 		ok, err := r.holds(t, f)
 		if err != nil {
 			r.fault(t, n, incidents.CauseExpression, err.Error())
-			return
+			return nil
 		}
 		if ok {
 			taken = append(taken, f)
@@ -109,10 +134,10 @@ func (r *runner) leave(t *Track, n *model.Node) {
 		taken = append(taken, r.p.Flow(n.Default))
 	}
 	if len(taken) == 0 {
-		r.fault(t, n, incidents.CauseExpression, "no outgoing sequence flow can be taken: no condition holds and there is no default flow")
-		return
+		r.fault(t, n, incidents.CauseExpression, none)
+		return nil
 	}
-	r.take(t, taken)
+	return taken
 }
 
 func (r *runner) holds(t *Track, f *model.Flow) (bool, error) {

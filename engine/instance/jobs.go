@@ -46,21 +46,31 @@ func (r *runner) jobDone(w *Wait, out *jobs.Terminal) {
 			r.fault(t, n, incidents.CauseDataFlow, "job output: "+err.Error())
 			return
 		}
+		if code := n.Service.Worker.CompleteError; code != "" {
+			r.bpmnError(t, n, code, "", clean) // model.WithCompleteError
+			return
+		}
 		r.complete(t, n, t.Locals, clean)
 	case jobs.Errored:
-		for _, k := range sortedKeys(out.Vars) {
-			v, ok := r.checkVar(t, n, k, out.Vars[k])
-			if !ok {
-				return
-			}
-			r.storeVar(t.Scope, k, v)
-		}
-		r.throw(t, n.ID, t.Scope, out.ErrorCode, out.Message)
+		r.bpmnError(t, n, out.ErrorCode, out.Message, out.Vars)
 	case jobs.StatusSet:
 		r.writeStatus(t, n, w.Job.Policy, out.Status)
 	default:
 		r.fault(t, n, failureClass(out), out.Message)
 	}
+}
+
+// bpmnError writes the variables a job's BPMN error carries, then throws
+// it from the task.
+func (r *runner) bpmnError(t *Track, n *model.Node, code, message string, vars map[string]any) {
+	for _, k := range sortedKeys(vars) {
+		v, ok := r.checkVar(t, n, k, vars[k])
+		if !ok {
+			return
+		}
+		r.storeVar(t.Scope, k, v)
+	}
+	r.throw(t, n.ID, t.Scope, code, message)
 }
 
 // writeStatus writes a business status to the task's WithStatus variable

@@ -6,16 +6,19 @@ import (
 )
 
 // A parallel join fires once a token has arrived on each of its incoming
-// flows. When every token left in a scope waits at a join, none of them
-// can move again, so none can bring the tokens still missing: the joins
-// can never fire and the scope can never complete on its own. That is how
+// flows; an inclusive join also when no other token of its scope can reach
+// it (inclusive.go), and a token waiting at another join that reaches it
+// counts as one that can. When every token left in a scope waits at a
+// join, none of them can move again, so none can bring the tokens still
+// missing: the joins can never fire and the scope can never complete on
+// its own. That is how
 // an abandoned branch strands its siblings (its token will never arrive),
 // and how a model that feeds a parallel join from an exclusive split
 // deadlocks. Only something outside the scope can end it: an interrupting
 // boundary of the sub-process that owns it, a terminate end event above
 // it, or cancelling the instance (docs/incidents.md §7).
 
-// StuckJoin is a parallel join that can never fire.
+// StuckJoin is a parallel or inclusive join that can never fire.
 type StuckJoin struct {
 	Node string `msgpack:"node" json:"nodeId"`
 	// Scope is the variable scope of the join's tokens (root, or a

@@ -53,7 +53,7 @@ type State struct {
 	// Incidents are the open incidents; closed ones live in the incidents
 	// bucket only.
 	Incidents []*Incident `msgpack:"incidents,omitempty"`
-	// Stuck are the parallel joins that can never fire, found at the end
+	// Stuck are the parallel and inclusive joins that can never fire, found at the end
 	// of each step (joins.go): the instance needs an operator.
 	Stuck []StuckJoin `msgpack:"stuck,omitempty"`
 	// Seq numbers everything the instance creates: tracks, scopes, activations.
@@ -79,7 +79,7 @@ type TrackState string
 const (
 	Ready   TrackState = "ready"   // about to execute its node
 	Waiting TrackState = "waiting" // parked on a wait or a sub-process
-	Joining TrackState = "joining" // arrived at a parallel join
+	Joining TrackState = "joining" // arrived at a parallel or inclusive join
 	// TrackIncident: the node failed; the track holds the token of an open
 	// incident until it is retried, resolved, abandoned or overtaken.
 	TrackIncident TrackState = "incident"

@@ -254,7 +254,11 @@ func (r *runner) run() {
 	for !r.s.Status.Finished() {
 		t := r.nextReady()
 		if t == nil {
-			return
+			// Nothing moves: an inclusive join that no token can reach
+			// any more fires now, in this step (docs/gateways.md §1.3).
+			if t = r.fireableJoin(); t == nil {
+				return
+			}
 		}
 		r.nodes++
 		if r.nodes > r.env.MaxNodes {

@@ -9,6 +9,10 @@ type index struct {
 	start      map[string]*Node   // scope id -> its none start event
 	boundaries map[string][]*Node // activity id -> attached boundary events
 	msgStarts  []*Node            // the process's message start events
+	links      links              // link catch and throw events by scope and name
+	// reach maps each inclusive join to the nodes of its scope from
+	// which it can be reached (inclusive.go).
+	reach map[string]map[string]bool
 }
 
 func newIndex(p *Process) *index {
@@ -39,6 +43,8 @@ func newIndex(p *Process) *index {
 		ix.outgoing[f.Source] = append(ix.outgoing[f.Source], f)
 		ix.incoming[f.Target] = append(ix.incoming[f.Target], f)
 	}
+	ix.links = newLinks(p)
+	ix.reach = reachSets(p, ix)
 	return ix
 }
 

@@ -22,6 +22,7 @@ const (
 	ServiceTask            Kind = "serviceTask"
 	ExclusiveGateway       Kind = "exclusiveGateway"
 	ParallelGateway        Kind = "parallelGateway"
+	InclusiveGateway       Kind = "inclusiveGateway"
 	SubProcess             Kind = "subProcess"
 	CallActivity           Kind = "callActivity"
 	ReceiveTask            Kind = "receiveTask"
@@ -58,6 +59,7 @@ const (
 	TerminateEvent EventType = "terminate"
 	TimerEvent     EventType = "timer"
 	MessageEvent   EventType = "message"
+	LinkEvent      EventType = "link"
 )
 
 // Process is a deployable process definition. Build one with NewBuilder or
@@ -102,6 +104,10 @@ type Node struct {
 	// Publish, on a message throw event or send task, publishes the
 	// message itself instead of handing a job to a worker.
 	Publish *Publish `msgpack:"publish,omitempty"`
+
+	// Link is the name of a link event: a link throw moves its token to
+	// the link catch of the same name in its scope (links.go).
+	Link string `msgpack:"link,omitempty"`
 
 	// Human is the work of a user task: who may do it, when, and its form.
 	Human *Human `msgpack:"human,omitempty"`
@@ -167,6 +173,9 @@ type Worker struct {
 	// Options are the per-service job options (WithRetryPolicy,
 	// WithErrorMapper, ...); engine-wide defaults fill what they leave.
 	Options jobs.Overrides `msgpack:"options,omitempty"`
+	// CompleteError, when set, turns every completion of the job into
+	// the BPMN error with this code (WithCompleteError).
+	CompleteError string `msgpack:"completeError,omitempty"`
 }
 
 // Overrides returns the service's job options, with a Zeebe retries count

@@ -122,14 +122,18 @@ func (v *validator) node(n *Node) {
 			v.timer(n)
 		case MessageEvent:
 			v.message(n, true)
+		case LinkEvent:
+			v.link(n)
 		default:
-			v.nodef(n, "only timer and message intermediate catch events are supported")
+			v.nodef(n, "only timer, message and link intermediate catch events are supported")
 		}
 	case IntermediateThrowEvent:
 		switch n.Event {
 		case NoneEvent:
 		case MessageEvent:
 			v.throw(n)
+		case LinkEvent:
+			v.link(n)
 		default:
 			v.nodef(n, "%s intermediate throw events are not supported", n.Event)
 		}
@@ -141,7 +145,7 @@ func (v *validator) node(n *Node) {
 		v.eventGateway(n)
 	case BoundaryEvent:
 		v.boundary(n)
-	case ExclusiveGateway, ParallelGateway:
+	case ExclusiveGateway, ParallelGateway, InclusiveGateway:
 		if len(out) == 0 {
 			v.nodef(n, "has no outgoing sequence flow")
 		}
@@ -206,14 +210,19 @@ func (v *validator) node(n *Node) {
 		}
 		v.distinctMessages(n, caught, "message boundary events")
 	}
-	// A message throw that runs a job has a job's mappings (Zeebe allows
-	// them on job-worker throw and end events).
-	jobThrow := n.throwsMessage() && n.Service != nil
-	if len(n.Inputs) > 0 && !n.Kind.IsActivity() && !jobThrow {
-		v.nodef(n, "only activities and message throws that run a job have input mappings")
+	if n.Link != "" && n.Event != LinkEvent {
+		v.nodef(n, "only link events have a link name")
 	}
-	if len(n.Outputs) > 0 && !n.Kind.IsActivity() && !n.Kind.HasOutputs() && !jobThrow {
-		v.nodef(n, "only activities, catching events and message throws that run a job have output mappings")
+	// A message throw that runs a job has a job's mappings (Zeebe allows
+	// them on job-worker throw and end events); a none throw event
+	// (a milestone) has them to record that it was reached.
+	jobThrow := n.throwsMessage() && n.Service != nil
+	milestone := n.Kind == IntermediateThrowEvent && n.Event == NoneEvent
+	if len(n.Inputs) > 0 && !n.Kind.IsActivity() && !jobThrow && !milestone {
+		v.nodef(n, "only activities, none intermediate throw events and message throws that run a job have input mappings")
+	}
+	if len(n.Outputs) > 0 && !n.Kind.HasOutputs() && !jobThrow && !milestone {
+		v.nodef(n, "only activities, catching events, none intermediate throw events and message throws that run a job have output mappings")
 	}
 	for i := range n.Inputs {
 		v.mapping(n, "input", &n.Inputs[i])

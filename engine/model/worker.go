@@ -74,3 +74,14 @@ func WithMaxLockDuration(d time.Duration) WorkerOption {
 func WithHeaders(h map[string]string) WorkerOption {
 	return func(w *Worker) { w.Headers = h }
 }
+
+// WithCompleteError makes the worker's completion of the job throw the
+// BPMN error code instead of completing the task; the completion's
+// variables are written first, as a BPMN error report's are. It is the
+// Go form of Camunda 7's camunda:errorEventDefinition with an expression
+// that always holds, which Camunda 7 evaluates when the worker completes
+// the task as well as when it reports a failure (docs/bpmn-extensions.md);
+// pair it with a catch-all WithErrorMapper rule for the failures.
+func WithCompleteError(code string) WorkerOption {
+	return func(w *Worker) { w.CompleteError = code }
+}
