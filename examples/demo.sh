@@ -1,12 +1,15 @@
 #!/bin/sh
 # make run: start jetbpm and walk through the whole story in a minute — a
 # process with an external worker, a failure that is retried and becomes an
-# incident, and an operator resolving it from the CLI. jetbpm keeps running
-# afterwards; Ctrl-C stops it.
+# incident, an operator resolving it from the CLI, a message from the
+# warehouse and a person approving a refund. jetbpm keeps running
+# afterwards; Ctrl-C stops it (JETBPM_DEMO_ONCE=1: it stops at the end).
 set -eu
 cd "$(dirname "$0")/.."
-jb=bin/jetbpm
+jb=${JETBPM_BIN:-bin/jetbpm}
 data=${JETBPM_DATA:-./jetbpm-data}
+listen=${JETBPM_LISTEN:-127.0.0.1:4222}
+http=${JETBPM_HTTP:-127.0.0.1:9464}
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ jetbpm %s\n' "$*"; "$jb" "$@"; }
@@ -24,8 +27,9 @@ await() {
 	done
 }
 
-"$jb" serve --data "$data" --log-level warn &
+env -u JETBPM_NATS_URL "$jb" serve --data "$data" --listen "$listen" --http "$http" --log-level warn &
 serve=$!
+export JETBPM_NATS_URL="nats://$listen" # for the client commands and the worker
 work=
 trap 'kill $work $serve 2>/dev/null || true; wait 2>/dev/null || true' EXIT INT TERM
 i=0
@@ -35,8 +39,8 @@ until "$jb" instances list >/dev/null 2>&1; do
 	sleep 0.2
 done
 
-say "1. Deploy two processes (an order calculation, and a payment charged by a worker)"
-run deploy examples/order.bpmn examples/payment.bpmn
+say "1. Deploy three processes (an order calculation, a payment charged by a worker, a refund)"
+run deploy examples/order.bpmn examples/payment.bpmn examples/refund.bpmn
 
 say "2. Run a worker for topic 'charge': any command can be one (examples/charge.sh)"
 printf '$ jetbpm work --topic charge -- examples/charge.sh &\n'
@@ -62,6 +66,26 @@ run incident resolve "$incident" --vars '{"receipt": "paid by phone"}'
 await "$large" completed
 run instance show "$large"
 
-say "jetbpm is running (NATS on nats://127.0.0.1:4222, metrics on http://127.0.0.1:9464/metrics)."
+say "6. A refund waits for the parcel: the warehouse's message may come first (kept 10 minutes)"
+run message publish parcel-returned --key o-17 --ttl 10m --vars '{"condition": "as new"}'
+refund=$("$jb" start refund --vars '{"orderId": "o-17", "amount": 40}')
+echo "started $refund"
+
+say "7. Accounting approves the refund from the task list"
+i=0
+until [ -n "$("$jb" tasks list --instance "$refund" --json | sed -n 's/^ *"id": *"\([^"]*\)".*/\1/p' | head -n 1)" ]; do
+	i=$((i + 1))
+	if [ $i -gt 150 ]; then echo "the refund's task did not appear" >&2; exit 1; fi
+	sleep 0.2
+done
+run tasks list --group accounting
+task=$("$jb" tasks list --instance "$refund" --json | sed -n 's/^ *"id": *"\([^"]*\)".*/\1/p' | head -n 1)
+run task claim "$task" --user alice
+run task complete "$task" --user alice --vars '{"approved": true}'
+await "$refund" completed
+run instance show "$refund"
+
+say "jetbpm is running (NATS on $JETBPM_NATS_URL, metrics on http://$http/metrics)."
+if [ -n "${JETBPM_DEMO_ONCE:-}" ]; then exit 0; fi
 echo "Try: bin/jetbpm help, bin/jetbpm instances list. Ctrl-C stops it."
 wait $serve

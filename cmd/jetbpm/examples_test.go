@@ -1,7 +1,13 @@
 package main
 
 import (
+	"context"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetbpm/jetbpm/engine/bpmnxml"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -21,5 +27,34 @@ func TestExamplePaymentImports(t *testing.T) {
 	o := n.Service.Worker.Overrides()
 	if n.Service.Worker.Topic != "charge" || o.Trust != jobs.EngineAuthoritative || o.Retry == nil || o.Retry.MaxAttempts != 2 {
 		t.Fatalf("worker options %+v", o)
+	}
+}
+
+// TestDemoStory runs make run's story (examples/demo.sh) end to end with
+// the binary under test, on ports of its own, and checks that every step
+// got where the story says.
+func TestDemoStory(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "../../examples/demo.sh")
+	cmd.Env = append(os.Environ(), "JETBPM_BIN="+jetbpmBin, "JETBPM_DATA="+t.TempDir(),
+		"JETBPM_LISTEN="+freeAddr(t), "JETBPM_HTTP="+freeAddr(t), "JETBPM_DEMO_ONCE=1", "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo.sh: %v\n%s", err, out)
+	}
+	story := string(out)
+	for _, want := range []string{
+		"payment 1", "refund 1", // deployed
+		"incident resolve",                // the operator's step
+		"claimed by alice", "completed\n", // the task list's step
+		`"approved": true`, `"condition": "as new"`, // the refund's variables: the task's result and the message's
+	} {
+		if !strings.Contains(story, want) {
+			t.Errorf("the demo's output lacks %q:\n%s", want, story)
+		}
+	}
+	if n := len(regexp.MustCompile(`status:\s+completed`).FindAllString(story, -1)); n != 3 {
+		t.Errorf("%d instances shown completed, want the small payment, the resolved one and the refund:\n%s", n, story)
 	}
 }
