@@ -26,6 +26,8 @@ Scenarios:
   fanout      parallel gateway, ten external tasks, join
   retry       every job fails twice technically, then succeeds
   timers      10,000 instances waiting on timers due at one moment
+  message     start → message catch keyed by the instance → end; the loader
+              publishes each instance's message (TTL 1m) right after its start
 
 --inflight N runs closed loop (N instances in flight: maximum throughput);
 --rate R runs open loop (R starts a second; latency from each scheduled
@@ -36,7 +38,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs := newFlagSet("bench")
 	var cfg bench.Config
 	var asJSON, noBaseline bool
-	fs.StringVar(&cfg.Scenario, "scenario", "one-task", "`NAME`: one-task, ten-inproc, fanout, retry or timers")
+	fs.StringVar(&cfg.Scenario, "scenario", "one-task", "`NAME`: "+bench.ScenarioNames)
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to load")
 	fs.IntVar(&cfg.Inflight, "inflight", 64, "closed loop: `N` instances in flight")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open loop: `R` starts per second (overrides --inflight)")

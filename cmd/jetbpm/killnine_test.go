@@ -21,7 +21,10 @@ import (
 )
 
 const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:jetbpm="https://jetbpm.dev/schema/bpmn/1.0" id="d">
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:jetbpm="https://jetbpm.dev/schema/bpmn/1.0" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d">
+  <bpmn:message id="paidMsg" name="paid">
+    <bpmn:extensionElements><zeebe:subscription correlationKey="=payKey"/></bpmn:extensionElements>
+  </bpmn:message>
   <bpmn:process id="killme" isExecutable="true">
     <bpmn:startEvent id="s"/>
     <bpmn:parallelGateway id="fork"/>
@@ -30,6 +33,7 @@ const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
     </bpmn:serviceTask>
     <bpmn:intermediateCatchEvent id="pause"><bpmn:timerEventDefinition><bpmn:timeDuration>PT0.2S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
     <bpmn:scriptTask id="double" scriptFormat="feel" camunda:resultVariable="doubled"><bpmn:script>amount * 2</bpmn:script></bpmn:scriptTask>
+    <bpmn:intermediateCatchEvent id="await"><bpmn:messageEventDefinition messageRef="paidMsg"/></bpmn:intermediateCatchEvent>
     <bpmn:parallelGateway id="join"/>
     <bpmn:endEvent id="e"/>
     <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="fork"/>
@@ -39,17 +43,22 @@ const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
     <bpmn:sequenceFlow id="f5" sourceRef="charge" targetRef="join"/>
     <bpmn:sequenceFlow id="f6" sourceRef="double" targetRef="join"/>
     <bpmn:sequenceFlow id="f7" sourceRef="join" targetRef="e"/>
+    <bpmn:sequenceFlow id="f8" sourceRef="fork" targetRef="await"/>
+    <bpmn:sequenceFlow id="f9" sourceRef="await" targetRef="join"/>
   </bpmn:process>
 </bpmn:definitions>`
 
 // TestKillNine runs jetbpm serve and jetbpm work as processes and SIGKILLs
-// both again and again while instances run (parallel branches, a timer, an
-// external job each; amounts divisible by 3 fail once and are retried,
-// amounts divisible by 7 always fail and end in an incident). Afterwards
-// every instance has the end state its input implies, every completed one
-// exactly one completed fact, every failing one exactly one incident, and a
-// job runs again only on a new delivery (its lock expired) or after a kill. JETBPM_SOAK=1 runs the long version (2,000 instances, 10 engine
-// kills).
+// both again and again while instances run (parallel branches: a timer, an
+// external job, a message catch keyed by the instance; amounts divisible by
+// 3 fail once and are retried, amounts divisible by 7 always fail and end
+// in an incident). Each instance's message is published before it starts,
+// right after, or after the next kill (killmessages_test.go). Afterwards
+// every instance has the end state its input implies and holds its own
+// message, every completed one exactly one completed fact, every failing
+// one exactly one incident, every message exactly one correlation, and a
+// job runs again only on a new delivery (its lock expired) or after a kill.
+// JETBPM_SOAK=1 runs the long version (2,000 instances, 10 engine kills).
 func TestKillNine(t *testing.T) {
 	n, kills := 150, 3
 	if os.Getenv("JETBPM_SOAK") != "" {
@@ -86,7 +95,7 @@ echo "{\"receipt\": \"r-$a\"}"
 	start := func(i int) {
 		for attempt := 0; ; attempt++ {
 			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
-			_, err := apiClient.Start(rctx, api.StartRequest{ProcessID: "killme", ID: fmt.Sprintf("k-%04d", i), Vars: json.RawMessage(fmt.Sprintf(`{"amount": %d}`, i))})
+			_, err := apiClient.Start(rctx, api.StartRequest{ProcessID: "killme", ID: fmt.Sprintf("k-%04d", i), Vars: json.RawMessage(fmt.Sprintf(`{"amount": %d, "payKey": %q}`, i, payKey(i)))})
 			rcancel()
 			if err == nil {
 				return
@@ -97,18 +106,26 @@ echo "{\"receipt\": \"r-$a\"}"
 			time.Sleep(100 * time.Millisecond) // the engine is restarting: nothing to wait on but time
 		}
 	}
+	msgs := &killMessages{t: t, ctx: ctx, api: apiClient, env: env}
 	per := n / (kills + 1)
 	var killedAt []int64 // when each kill (engine or worker) had taken effect
 	workerKilled := map[int]int64{}
 	for k := 0; k <= kills; k++ {
 		for i := k * per; i < (k+1)*per || k == kills && i < n; i++ {
+			msgs.beforeStart(i)
 			start(i)
+			msgs.afterStart(i)
 		}
+		msgs.waitDeferred() // the previous round's
 		if k == kills {
+			msgs.publishDeferred()
+			msgs.waitDeferred()
 			break
 		}
-		// SIGKILL the engine (with its embedded NATS server) and, every other
-		// round, the worker; start them again on the same data.
+		// SIGKILL the engine (with its embedded NATS server) while this
+		// round's last messages are being published and, every other round,
+		// the worker; start them again on the same data.
+		msgs.publishDeferred()
 		_ = serve.cmd.Process.Kill()
 		<-serve.exited
 		killWorker := k%2 == 0
@@ -146,7 +163,8 @@ echo "{\"receipt\": \"r-$a\"}"
 			}
 			continue
 		}
-		if v == nil || v.Status != "completed" || v.Variables["doubled"] != float64(2*i) || v.Variables["receipt"] != fmt.Sprintf("r-%d", i) {
+		if v == nil || v.Status != "completed" || v.Variables["doubled"] != float64(2*i) || v.Variables["receipt"] != fmt.Sprintf("r-%d", i) ||
+			v.Variables["paid"] != payment(i) {
 			t.Fatalf("instance %s: %+v (%v)", id, v, err)
 		}
 	}
@@ -169,6 +187,7 @@ echo "{\"receipt\": \"r-$a\"}"
 			t.Errorf("instance %s: %d completed facts stored, want 1", id, counts[id])
 		}
 	}
+	msgs.check(nc, n)
 	data, err := os.ReadFile(execLog)
 	if err != nil {
 		t.Fatal(err)
@@ -220,8 +239,8 @@ echo "{\"receipt\": \"r-$a\"}"
 			}
 		}
 	}
-	t.Logf("%d instances, %d engine kills: %d completed once each, %d held one incident each; %d jobs ran, at most %d times each, %d runs on a new delivery (retries, lock expiries)",
-		n, kills, n-failures, failures, len(runs), most, redeliveries)
+	t.Logf("%d instances, %d engine kills: %d completed once each, %d held one incident each; %d jobs ran, at most %d times each, %d runs on a new delivery (retries, lock expiries); %s",
+		n, kills, n-failures, failures, len(runs), most, redeliveries, msgs)
 }
 
 // killMaxAttempts is the charge task's retry budget (its retryPolicy).

@@ -164,6 +164,12 @@ func (e *Entry) Subscribe(s instance.Subscription, now time.Time) []Offer {
 	if e.sub(s.Instance, s.Wait) >= 0 {
 		return nil // a redelivered opening
 	}
+	if e.reachedWait(s.Instance, s.Wait) {
+		// A late copy of an opening whose message came already: an
+		// instance's outbox published again after a crash, which the
+		// stream's de-duplication no longer recognises.
+		return nil
+	}
 	var offers []Offer
 	for _, msg := range e.Buffered {
 		if !msg.reached(s.ProcessID) {
@@ -316,6 +322,13 @@ func (e *Entry) expire(i int, now time.Time) {
 // sub returns the index of the subscription of wait in inst, or -1.
 func (e *Entry) sub(inst, wait string) int {
 	return slices.IndexFunc(e.Subs, func(s instance.Subscription) bool { return s.Instance == inst && s.Wait == wait })
+}
+
+// reachedWait reports whether a buffered message went to wait of inst.
+func (e *Entry) reachedWait(inst, wait string) bool {
+	return slices.ContainsFunc(e.Buffered, func(m *Message) bool {
+		return slices.ContainsFunc(m.Correlated, func(d Delivery) bool { return d.Instance == inst && d.Wait == wait })
+	})
 }
 
 // next returns the entry's next sequence number.

@@ -300,6 +300,38 @@ func TestSubscribeTwiceStoresOnce(t *testing.T) {
 	}
 }
 
+// An opening sent again after a buffered message took its subscription
+// (the instance's outbox republished after a crash, its first copy
+// acknowledged and forgotten by the stream's de-duplication) is not stored
+// again: the wait it names has its message already.
+func TestSubscriptionReopenedAfterItsMessageIsNotStored(t *testing.T) {
+	for _, order := range []string{"subscribed first", "buffered first"} {
+		t.Run(order, func(t *testing.T) {
+			e := newEntry()
+			if order == "subscribed first" {
+				e.Subscribe(sub("i1", "p"), t0)
+			}
+			mustPublish(t, e, correlation.Publish{ID: "m1", TTL: time.Hour}, nil, t0.Add(time.Second))
+			if order == "buffered first" {
+				e.Subscribe(sub("i1", "p"), t0.Add(2*time.Second))
+			}
+			if got := len(effects(e, correlation.Correlate)); got != 1 {
+				t.Fatalf("%d correlations, want 1", got)
+			}
+			e.Outbox = nil
+			if offers := e.Subscribe(sub("i1", "p"), t0.Add(3*time.Second)); offers != nil || len(e.Subs) != 0 || len(e.Outbox) != 0 {
+				t.Fatalf("the reopened subscription of a wait that has its message: offers %v, stored %+v, outbox %+v", offers, e.Subs, e.Outbox)
+			}
+			// A new wait of the same instance is a new subscription.
+			next := sub("i1", "p")
+			next.Wait = "i1/catch/2"
+			if e.Subscribe(next, t0.Add(4*time.Second)); len(e.Subs) != 1 {
+				t.Errorf("a new wait of the instance is not stored: %+v", e.Subs)
+			}
+		})
+	}
+}
+
 func TestUnsubscribeBeforeSubscribe(t *testing.T) {
 	e := newEntry()
 	e.Unsubscribe("i1", "i1/catch/1", t0)

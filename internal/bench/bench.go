@@ -22,7 +22,7 @@ import (
 
 // Config says what to run. The zero value of each field has a default.
 type Config struct {
-	Scenario string        // one-task, ten-inproc, fanout, retry, timers
+	Scenario string        // one-task, ten-inproc, fanout, retry, timers, message
 	Duration time.Duration // how long to load (default 10 s)
 	Inflight int           // closed loop: instances in flight (default 64)
 	Rate     float64       // open loop: starts per second; 0 = closed loop
@@ -58,9 +58,15 @@ type Result struct {
 	Seconds         float64 `json:"seconds"`
 	InstancesPerSec float64 `json:"instancesPerSec"`
 	JobsPerSec      float64 `json:"jobsPerSec"`
-	LatencyMs       struct {
+	// Messages is how many messages the loader published (message
+	// scenario).
+	Messages  int64 `json:"messages,omitempty"`
+	LatencyMs struct {
 		StartToComplete Percentiles `json:"startToComplete"`
 		EnqueueToPickup Percentiles `json:"enqueueToPickup"`
+		// PublishToCorrelated runs from the publish call to the message's
+		// correlated fact (message scenario).
+		PublishToCorrelated Percentiles `json:"publishToCorrelated,omitzero"`
 	} `json:"latencyMs"`
 	CPUSecondsPer1000 float64   `json:"cpuSecondsPer1000"`
 	PeakRSSBytes      int64     `json:"peakRssBytes"`
@@ -69,6 +75,9 @@ type Result struct {
 	Ratio float64  `json:"ratio,omitempty"`
 	Notes []string `json:"notes,omitempty"`
 }
+
+// ScenarioNames lists the scenarios, for usage and error messages.
+const ScenarioNames = "one-task, ten-inproc, fanout, retry, timers or message"
 
 // Baseline is the raw JetStream job lifecycle measured in the same run.
 type Baseline struct {
@@ -81,7 +90,7 @@ func (c *Config) defaults() error {
 		c.Scenario = "one-task"
 	}
 	if _, ok := scenarios[c.Scenario]; !ok {
-		return fmt.Errorf("unknown scenario %q (want one-task, ten-inproc, fanout, retry or timers)", c.Scenario)
+		return fmt.Errorf("unknown scenario %q (want %s)", c.Scenario, ScenarioNames)
 	}
 	if c.Duration <= 0 {
 		c.Duration = 10 * time.Second

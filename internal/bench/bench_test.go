@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 )
@@ -24,6 +25,7 @@ func TestRunScenarios(t *testing.T) {
 		{Config{Scenario: "one-task", Instances: 200, ParkFirst: true}, true},
 		{Config{Scenario: "timers", Instances: 200, Duration: time.Second}, false},
 		{Config{Scenario: "one-task", Rate: 200, Duration: time.Second}, true},
+		{Config{Scenario: "message", Duration: time.Second}, false},
 	} {
 		t.Run(tc.cfg.Scenario, func(t *testing.T) {
 			cfg := tc.cfg
@@ -43,6 +45,12 @@ func TestRunScenarios(t *testing.T) {
 			if cfg.Instances > 0 && res.Instances != int64(cfg.Instances) {
 				t.Errorf("%d instances finished, want %d", res.Instances, cfg.Instances)
 			}
+			if cfg.Scenario == "message" && (res.Messages != res.Instances || res.LatencyMs.PublishToCorrelated.N != int(res.Instances)) {
+				t.Errorf("%d messages published, %d timed to their correlation; want one each for the %d instances", res.Messages, res.LatencyMs.PublishToCorrelated.N, res.Instances)
+			}
+			if cfg.Scenario != "message" && (res.Messages != 0 || res.LatencyMs.PublishToCorrelated.N != 0) {
+				t.Errorf("messages measured in scenario %s: %+v", cfg.Scenario, res)
+			}
 			if cfg.Baseline && (res.Baseline == nil || res.Baseline.JobsPerSec <= 0 || res.Ratio <= 0) {
 				t.Errorf("no baseline: %+v", res.Baseline)
 			}
@@ -59,8 +67,14 @@ func TestRunScenarios(t *testing.T) {
 }
 
 func TestUnknownScenario(t *testing.T) {
-	if _, err := Run(context.Background(), Config{Scenario: "nope"}); err == nil {
+	_, err := Run(context.Background(), Config{Scenario: "nope"})
+	if err == nil {
 		t.Fatal("an unknown scenario ran")
+	}
+	for name := range scenarios {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("%q does not name scenario %s", err, name)
+		}
 	}
 }
 

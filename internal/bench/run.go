@@ -60,6 +60,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer sub.Unsubscribe()
+	msgs := &messageLoad{name: sc.message}
+	if sc.message != "" {
+		msub, err := e.engNC.Subscribe(streams.FactSubject(streams.FactMessage, sc.message, engine.FactMessageCorrelated), msgs.correlatedFact)
+		if err != nil {
+			return nil, err
+		}
+		defer msub.Unsubscribe()
+	}
 
 	var pickup sample
 	var jobsDone atomic.Int64
@@ -78,7 +86,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	before, t0 := readUsage(), time.Now()
 	var started atomic.Int64
 	stopProgress := progress(cfg, t0, &started, tr)
-	load := loader{e: e, p: p.ID, tr: tr, started: &started}
+	load := loader{e: e, p: p.ID, tr: tr, started: &started, msgs: msgs}
 	if cfg.Scenario == "timers" {
 		load.from = due // the lag of each timer is what matters
 	}
@@ -113,6 +121,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.JobsPerSec = float64(res.Jobs) / elapsed.Seconds()
 	res.LatencyMs.StartToComplete = tr.latency.summary()
 	res.LatencyMs.EnqueueToPickup = pickup.summary()
+	res.Messages = msgs.published.Load()
+	res.LatencyMs.PublishToCorrelated = msgs.latency.summary()
 	if done > 0 {
 		res.CPUSecondsPer1000 = (after.cpu - before.cpu).Seconds() / float64(done) * 1000
 	}
@@ -166,6 +176,7 @@ type loader struct {
 	started *atomic.Int64
 	seq     atomic.Int64
 	from    time.Time // when set, latency counts from here instead of the start
+	msgs    *messageLoad
 }
 
 func (l *loader) startOne(ctx context.Context, at time.Time) (*start, error) {
@@ -174,11 +185,49 @@ func (l *loader) startOne(ctx context.Context, at time.Time) (*start, error) {
 		at = l.from
 	}
 	s := l.tr.begin(id, at)
-	if _, err := l.e.eng.Start(ctx, l.p, map[string]any{"n": 1}, engine.InstanceID(id)); err != nil {
+	vars := map[string]any{"n": 1}
+	if l.msgs.name != "" {
+		vars["key"] = id
+	}
+	if _, err := l.e.eng.Start(ctx, l.p, vars, engine.InstanceID(id)); err != nil {
 		return nil, err
 	}
 	l.started.Add(1)
+	if l.msgs.name != "" {
+		if err := l.msgs.publish(ctx, l.e.eng, id); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// messageLoad publishes the message scenario's messages, one per instance
+// under its id as correlation key, and times each from its publish to its
+// correlated fact.
+type messageLoad struct {
+	name      string
+	at        sync.Map // key → when its publish began
+	published atomic.Int64
+	latency   sample
+}
+
+func (m *messageLoad) publish(ctx context.Context, eng *engine.Engine, key string) error {
+	m.at.Store(key, time.Now()) // the fact may come before PublishMessage returns
+	if _, err := eng.PublishMessage(ctx, engine.Message{Name: m.name, Key: key, ID: key, TTL: messageTTL}); err != nil {
+		return fmt.Errorf("publish message %s: %w", key, err)
+	}
+	m.published.Add(1)
+	return nil
+}
+
+func (m *messageLoad) correlatedFact(msg *nats.Msg) {
+	var f engine.MessageFact
+	if json.Unmarshal(msg.Data, &f) != nil {
+		return
+	}
+	if at, ok := m.at.LoadAndDelete(f.Key); ok { // once: facts are at-least-once
+		m.latency.add(time.Since(at.(time.Time)))
+	}
 }
 
 // closed keeps inflight instances running until d passes or n are
@@ -302,6 +351,10 @@ func (r *Result) String() string {
 	row("start→complete", pl(r.LatencyMs.StartToComplete))
 	if r.LatencyMs.EnqueueToPickup.N > 0 {
 		row("enqueue→pickup", pl(r.LatencyMs.EnqueueToPickup))
+	}
+	if r.Messages > 0 {
+		row("messages", r.Messages)
+		row("publish→correlated", pl(r.LatencyMs.PublishToCorrelated))
 	}
 	row("CPU s per 1000 instances", fmt.Sprintf("%.3f", r.CPUSecondsPer1000))
 	row("peak RSS", fmt.Sprintf("%.0f MiB", float64(r.PeakRSSBytes)/(1<<20)))

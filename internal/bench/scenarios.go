@@ -19,6 +19,10 @@ type scenario struct {
 	jobs    int    // jobs per instance
 	handle  workerkit.HandlerFunc
 	ops     map[string]engine.Operation
+	// message, when set, is the message each instance waits for under its
+	// own id as correlation key (variable "key"): the loader publishes it
+	// right after the start.
+	message string
 }
 
 func (s *scenario) operations() *engine.Operations {
@@ -30,6 +34,14 @@ func (s *scenario) operations() *engine.Operations {
 }
 
 const topic = "bench"
+
+// benchMessage is the message of the message scenario.
+const benchMessage = "bench-paid"
+
+// messageTTL keeps a message published before its instance's subscription
+// reached the message partition (most are: the loader publishes right
+// after the start) until the subscription comes.
+const messageTTL = time.Minute
 
 func complete(context.Context, *workerkit.Job) (map[string]any, error) {
 	return map[string]any{"done": true}, nil
@@ -89,6 +101,14 @@ var scenarios = map[string]*scenario{
 			}
 			return map[string]any{"done": true}, nil
 		},
+	},
+	"message": {
+		process: func(time.Time) *model.Builder {
+			return model.NewBuilder("bench-message").StartEvent("start").
+				MessageCatchEvent("wait", benchMessage, "key").EndEvent("end").
+				Sequence("start", "wait", "end")
+		},
+		message: benchMessage,
 	},
 	"timers": {
 		process: func(due time.Time) *model.Builder {
