@@ -12,6 +12,10 @@ type importer struct {
 	messageDecls map[string]*messageDecl
 	// zeebeModel says the document is written for Zeebe (zeebeDialect).
 	zeebeModel bool
+	// escalations are the <escalation> declarations by id; eventSubs the
+	// event sub-processes imported so far, by id (eventsubprocess.go).
+	escalations map[string]*elem
+	eventSubs   map[string]*model.Node
 }
 
 // declarations are definitions-level elements that only matter when an
@@ -41,13 +45,16 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 			Msg: "not a BPMN 2.0 document: the root element must be <definitions> in namespace " + NamespaceBPMN}
 	}
 	im := &importer{errors: map[string]*elem{}, messages: map[string]*elem{},
-		messageDecls: map[string]*messageDecl{}, zeebeModel: zeebeDialect(root)}
+		messageDecls: map[string]*messageDecl{}, zeebeModel: zeebeDialect(root),
+		escalations: map[string]*elem{}, eventSubs: map[string]*model.Node{}}
 	for _, c := range root.children {
 		switch {
 		case c.is(NamespaceBPMN, "error"):
 			im.errors[c.attr("", "id")] = c
 		case c.is(NamespaceBPMN, "message"):
 			im.messages[c.attr("", "id")] = c
+		case c.is(NamespaceBPMN, "escalation"):
+			im.escalations[c.attr("", "id")] = c
 		}
 	}
 	var procs []*model.Process

@@ -221,8 +221,8 @@
 // refused), performers (but for a user task's humanPerformer and
 // potentialOwner with a resourceAssignmentExpression, above; one naming a
 // <resource> is descriptive), message flows, definitions-level
-// declarations (signal, escalation, itemDefinition, resource, ...; <error>
-// and <message> are read when an element refers to them), unknown attributes,
+// declarations (signal, itemDefinition, resource, ...; <error>,
+// <message> and <escalation> are read when an element refers to them), unknown attributes,
 // elements of other tools' namespaces, and modeler metadata among the
 // extension elements: zeebe:properties, zeebe:userTaskForm,
 // zeebe:formDefinition outside user tasks (a start event's form),
@@ -251,9 +251,11 @@
 // # Refused
 //
 // With an error naming element, id and line, never dropped:
-// businessRuleTask, standard loops (not yet), complexGateway, transaction, adHocSubProcess, event sub-processes (and
-// so the message starts inside them), start events other than none and
-// message, message start events inside a sub-process, signal, escalation,
+// businessRuleTask, standard loops (not yet), complexGateway, transaction, adHocSubProcess,
+// start events other than none and message (outside an event
+// sub-process: timer, message, error and escalation starts there), message
+// start events inside a sub-process, isInterrupting="false" outside an
+// event sub-process, an escalationRef naming no <escalation>, signal,
 // conditional, compensate and cancel event definitions, a link throw whose
 // name has no catch in its scope, a message
 // catch, receive task or message start without messageRef, a messageRef

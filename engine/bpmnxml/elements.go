@@ -62,7 +62,7 @@ var eventDefinitions = map[string]model.EventType{
 	"terminateEventDefinition":   model.TerminateEvent,
 	"messageEventDefinition":     model.MessageEvent,
 	"signalEventDefinition":      "",
-	"escalationEventDefinition":  "",
+	"escalationEventDefinition":  model.EscalationEvent,
 	"conditionalEventDefinition": "",
 	"linkEventDefinition":        model.LinkEvent,
 	"compensateEventDefinition":  "",
@@ -116,9 +116,11 @@ func (im *importer) node(p *model.Process, e *elem, scope string) {
 	n := &model.Node{ID: e.attr("", "id"), Name: e.attr("", "name"), Kind: kind, Scope: scope, Line: e.line}
 	if kind == model.SubProcess {
 		if event, _ := boolAttr(e, "triggeredByEvent", false); event {
-			im.probs.at(e, "event sub-processes are not supported")
-			return
+			im.eventSub(n)
 		}
+	}
+	if kind == model.StartEvent {
+		im.eventSubStart(e, n)
 	}
 	n.Default = e.attr("", "default")
 	if kind == model.BoundaryEvent {
@@ -203,11 +205,14 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 	}
 	allowed := map[model.Kind][]model.EventType{
 		model.StartEvent:             {model.MessageEvent},
-		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent},
+		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.EscalationEvent},
 		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent},
-		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent},
-		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent},
+		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent, model.EscalationEvent},
+		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.EscalationEvent},
 	}[n.Kind]
+	if n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil {
+		allowed = eventSubStarts
+	}
 	ok := false
 	for _, a := range allowed {
 		ok = ok || a == ev
@@ -230,6 +235,8 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		im.messageEvent(e, d, n, x)
 	case model.LinkEvent:
 		im.link(e, d, n)
+	case model.EscalationEvent:
+		im.escalationRef(e, d, n)
 	}
 }
 

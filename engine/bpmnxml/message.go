@@ -185,7 +185,7 @@ func (im *importer) messageRef(e, def *elem, n *model.Node, use messageUse) {
 func (im *importer) messageEvent(e, d *elem, n *model.Node, x *nodeExt) {
 	switch {
 	case n.Kind == model.StartEvent:
-		if n.Scope != "" {
+		if n.Scope != "" && im.eventSubs[n.Scope] == nil {
 			im.probs.in(e, d, "message start events are supported at process level only, not inside a sub-process")
 			return
 		}

@@ -299,9 +299,6 @@ func TestMessageRefusals(t *testing.T) {
 		{"start in a sub-process", withMessages(msgs, around(`<bpmn:subProcess id="t"><bpmn:startEvent id="inner">
   <bpmn:messageEventDefinition messageRef="m"/></bpmn:startEvent></bpmn:subProcess>`)), "bpmn:startEvent", "inner",
 			"<bpmn:messageEventDefinition", "message start events are supported at process level only"},
-		{"in an event sub-process", withMessages(msgs, around(`<bpmn:task id="t"/><bpmn:subProcess id="evt" triggeredByEvent="true"><bpmn:startEvent id="inner">
-  <bpmn:messageEventDefinition messageRef="m"/></bpmn:startEvent></bpmn:subProcess>`)), "bpmn:subProcess", "evt",
-			`<bpmn:subProcess id="evt"`, "event sub-processes are not supported"},
 		{"zeebe catch without key", withMessages(msgs, around(`<bpmn:receiveTask id="t" messageRef="m"><bpmn:extensionElements>
   <zeebe:ioMapping/></bpmn:extensionElements></bpmn:receiveTask>`)), "bpmn:receiveTask", "",
 			"<bpmn:receiveTask", `message "m" has no correlation key`},

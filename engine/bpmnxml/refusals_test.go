@@ -17,7 +17,9 @@ func TestRefusals(t *testing.T) {
 		{"complexGateway", `<bpmn:complexGateway id="t"/>`, "bpmn:complexGateway", "<bpmn:complexGateway", "complex gateways are not supported"},
 		{"transaction", `<bpmn:transaction id="t"/>`, "bpmn:transaction", "<bpmn:transaction", "transactions are not supported"},
 		{"adHocSubProcess", `<bpmn:adHocSubProcess id="t"/>`, "bpmn:adHocSubProcess", "<bpmn:adHocSubProcess", "ad-hoc sub-processes are not supported"},
-		{"eventSubProcess", `<bpmn:subProcess id="t" triggeredByEvent="true"><bpmn:userTask id="u"/></bpmn:subProcess>`, "bpmn:subProcess", "<bpmn:subProcess", "event sub-processes are not supported"},
+		{"signal start of an event sub-process", `<bpmn:task id="t"/><bpmn:subProcess id="evt" triggeredByEvent="true"><bpmn:startEvent id="x">
+  <bpmn:signalEventDefinition/></bpmn:startEvent></bpmn:subProcess>`, "bpmn:startEvent", "<bpmn:signalEventDefinition", "signal events are not supported"},
+		{"non-interrupting start outside an event sub-process", `<bpmn:subProcess id="t"><bpmn:startEvent id="x" isInterrupting="false"/></bpmn:subProcess>`, "bpmn:startEvent", "<bpmn:startEvent id=\"x\"", "applies to the start event of an event sub-process only"},
 		{"unknown BPMN element", `<bpmn:task id="t"/><bpmn:fancyThing id="x"/>`, "bpmn:fancyThing", "<bpmn:fancyThing", "fancyThing elements are not supported"},
 		{"standardLoop", `<bpmn:task id="t">
   <bpmn:standardLoopCharacteristics/></bpmn:task>`, "bpmn:task", "<bpmn:standardLoop", "standard loops are not supported yet"},
@@ -25,8 +27,8 @@ func TestRefusals(t *testing.T) {
   <bpmn:dataInputAssociation id="a"/></bpmn:task>`, "bpmn:task", "<bpmn:dataInputAssociation", "data associations are not supported"},
 		{"signal boundary", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
   <bpmn:signalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:signalEventDefinition", "signal events are not supported"},
-		{"escalation end", `<bpmn:task id="t"/><bpmn:endEvent id="x">
-  <bpmn:escalationEventDefinition/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:escalationEventDefinition", "escalation events are not supported"},
+		{"escalation without its declaration", `<bpmn:task id="t"/><bpmn:endEvent id="x">
+  <bpmn:escalationEventDefinition escalationRef="nope"/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:escalationEventDefinition", `escalationRef "nope" names no <escalation>`},
 		{"conditional", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
   <bpmn:conditionalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:conditionalEventDefinition", "conditional events are not supported"},
 		{"link end", `<bpmn:task id="t"/><bpmn:endEvent id="x">

@@ -29,6 +29,10 @@ type ChildResult struct {
 	Status  Status         `msgpack:"status"`
 	Vars    map[string]any `msgpack:"vars,omitempty"`
 	Failure *Failure       `msgpack:"failure,omitempty"`
+	// Escalation, when set, is not the child's end: an escalation
+	// reached the child's root uncaught, and the child goes on
+	// (escalation.go). Status is the child's, active.
+	Escalation *Escalation `msgpack:"escalation,omitempty"`
 }
 
 // childID names the child of one activation of a call activity: unique per

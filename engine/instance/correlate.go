@@ -71,6 +71,10 @@ func (r *runner) messageTo(ev Event) bool {
 // non-interrupting one starts a new token at the boundary each time; a
 // branch of an event-based gateway wins the gateway.
 func (r *runner) deliver(w *Wait, vars map[string]any) {
+	if w.Track == "" && w.Scope != "" {
+		r.triggerEventSub(w.Scope, r.p.Node(w.Node), vars) // an event sub-process's start
+		return
+	}
 	t, n := r.s.track(w.Track), r.p.Node(w.Node)
 	if t == nil || n == nil {
 		r.bug("message wait %q has no track or node", w.ID)

@@ -15,6 +15,8 @@ func (r *runner) end(t *Track, n *model.Node) {
 		r.terminateScope(t.Scope)
 	case model.MessageEvent:
 		r.throwMessage(t, n)
+	case model.EscalationEvent:
+		r.throwEscalation(t, n)
 	case model.ErrorEvent:
 		r.throw(nil, n.ID, t.Scope, n.ErrorCode, n.ErrorMessage)
 		if r.s.track(t.ID) != nil {
@@ -58,7 +60,7 @@ func (r *runner) scopeMaybeDone(scopeID string) {
 	}
 	n := r.p.Node(owner.Node)
 	locals := sc.Vars
-	r.s.removeScope(sc.ID)
+	r.removeScope(sc.ID)
 	owner.State = Ready
 	r.complete(owner, n, locals, nil)
 }
@@ -83,9 +85,11 @@ func (r *runner) tracksIn(scopeID string) []*Track {
 }
 
 // throw raises a BPMN error from thrower (an activity's track; nil for an
-// error end event) in scope. The nearest matching error boundary — on the
-// thrower, then on each enclosing sub-process — catches it; the scopes in
-// between are cancelled. Uncaught, the instance fails.
+// error end event) in scope. The nearest catcher takes it: an error
+// boundary on the thrower, then for each scope outwards an error event
+// sub-process of the scope, then an error boundary on the sub-process
+// owning it; the scopes in between are cancelled. Uncaught, an activity's
+// error raises an incident and an error end event fails the instance.
 func (r *runner) throw(thrower *Track, from, scopeID, code, message string) {
 	if thrower != nil && !thrower.Inner {
 		// An iteration's error is caught on the multi-instance body: the
@@ -95,7 +99,14 @@ func (r *runner) throw(thrower *Track, from, scopeID, code, message string) {
 			return
 		}
 	}
-	for scopeID != RootScope {
+	for {
+		if s := r.eventSubCatcher(scopeID, model.ErrorEvent, code); s != nil {
+			r.triggerEventSub(scopeID, s, nil)
+			return
+		}
+		if scopeID == RootScope {
+			break
+		}
 		sc := r.s.scope(scopeID)
 		if sc == nil {
 			r.bug("throw from unknown scope %q", scopeID)
@@ -160,7 +171,7 @@ func (r *runner) cancelTrack(t *Track) {
 			for _, inner := range r.tracksIn(sc.ID) {
 				r.cancelTrack(inner)
 			}
-			r.s.removeScope(sc.ID)
+			r.removeScope(sc.ID)
 		}
 	}
 	r.s.removeTrack(t.ID)
@@ -195,6 +206,7 @@ func (r *runner) finish(status Status, f *Failure, text string) {
 		return
 	}
 	r.s.Status, r.s.Failure, r.s.EndedAt = status, f, r.env.Now
+	r.closeEventSubs(RootScope)
 	r.dropWatch()
 	kind := map[Status]FactKind{Completed: FactCompleted, Failed: FactFailed, Terminated: FactTerminated}[status]
 	r.fact(kind, text)

@@ -45,6 +45,8 @@ func (r *runner) execute(t *Track) {
 			r.throwMessage(t, n)
 		case model.LinkEvent:
 			r.throwLink(t, n)
+		case model.EscalationEvent:
+			r.throwEscalation(t, n)
 		default:
 			// A none throw event passes the token on, through its
 			// mappings (a milestone).
@@ -287,6 +289,11 @@ func (r *runner) enterSubProcess(t *Track, n *model.Node) {
 	r.s.Scopes = append(r.s.Scopes, sc)
 	t.State = Waiting
 	if !r.armBoundaries(t, n) {
+		return
+	}
+	if err := r.openEventSubs(sc, r.visibleWith(t, locals)); err != nil {
+		r.unpark(t, n)
+		r.fault(t, n, incidents.CauseExpression, err.Error())
 		return
 	}
 	r.spawn(r.p.StartOf(n.ID).ID, sc.ID, t.ID, "")

@@ -123,6 +123,9 @@ type Scope struct {
 	Iteration int `msgpack:"iteration,omitempty"`
 	// Abandoned are the incidents abandoned on tracks of this scope.
 	Abandoned []string `msgpack:"abandoned,omitempty"`
+	// Interrupted says an interrupting event sub-process of this scope
+	// was triggered: its event sub-processes catch nothing more.
+	Interrupted bool `msgpack:"interrupted,omitempty"`
 }
 
 // WaitKind says what a wait is waiting for.
@@ -150,11 +153,14 @@ const (
 	// UserTaskWait is a user task waiting to be completed; Task is the
 	// task (tasks.go).
 	UserTaskWait WaitKind = "userTask"
+	// EventSubTimer is the timer start event of an event sub-process,
+	// armed for an activation of its scope (Wait.Scope, no track).
+	EventSubTimer WaitKind = "eventSubTimer"
 )
 
 // timer reports whether waits of kind k are woken by a timer.
 func (k WaitKind) timer() bool {
-	return k == TimerWait || k == BoundaryWait || k == IncidentRetryWait || k == OperationWatch
+	return k == TimerWait || k == BoundaryWait || k == IncidentRetryWait || k == OperationWatch || k == EventSubTimer
 }
 
 // Wait is something the instance is parked on. Its ID is the key an event
@@ -163,6 +169,9 @@ type Wait struct {
 	ID    string   `msgpack:"id"`
 	Kind  WaitKind `msgpack:"kind"`
 	Track string   `msgpack:"track"`
+	// Scope is set instead of Track on the start event wait of an event
+	// sub-process: the scope activation it was armed for.
+	Scope string `msgpack:"scope,omitempty"`
 	// Node is the node that owns the wait: the catch event, or the boundary event.
 	Node   string    `msgpack:"node"`
 	Due    time.Time `msgpack:"due,omitempty"`

@@ -3,6 +3,7 @@ package instance
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine/model"
@@ -107,6 +108,9 @@ func StartFrom(id string, env Env, vars map[string]any, b Begin) (s *State, err 
 	t := r.spawn(start.ID, RootScope, "", "")
 	if message != nil {
 		r.complete(t, start, nil, message)
+	}
+	if err := r.openEventSubs(s.scope(RootScope), maps.Clone(s.Variables())); err != nil {
+		r.fail(start.ID, "", err.Error())
 	}
 	r.run()
 	s.Stuck = r.stuckJoins()
@@ -226,6 +230,9 @@ func (r *runner) apply(ev Event) bool {
 		w := r.s.wait(ev.Wait)
 		if w == nil || w.Kind != ChildWait || ev.Child == nil || w.Child != ev.Child.Child {
 			return false
+		}
+		if ev.Child.Escalation != nil {
+			return r.childEscalated(w, ev.Child)
 		}
 		r.childDone(w, ev.Child)
 		return true

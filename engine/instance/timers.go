@@ -79,7 +79,7 @@ func (r *runner) unpark(t *Track, n *model.Node) {
 	})
 	for _, sc := range slices.Clone(r.s.Scopes) {
 		if sc.Owner == t.ID {
-			r.s.removeScope(sc.ID)
+			r.removeScope(sc.ID)
 		}
 	}
 	t.Loop = nil
@@ -136,6 +136,10 @@ func (r *runner) unschedule(w *Wait) {
 func (r *runner) timerFired(w *Wait) {
 	if w.Kind == OperationWatch {
 		r.watchFired(w)
+		return
+	}
+	if w.Kind == EventSubTimer {
+		r.eventSubTimerFired(w)
 		return
 	}
 	t := r.s.track(w.Track)

@@ -10,6 +10,7 @@ type index struct {
 	boundaries map[string][]*Node // activity id -> attached boundary events
 	msgStarts  []*Node            // the process's message start events
 	links      links              // link catch and throw events by scope and name
+	eventSubs  eventSubs          // event sub-process start events by scope
 	// reach maps each inclusive join to the nodes of its scope from
 	// which it can be reached (inclusive.go).
 	reach map[string]map[string]bool
@@ -44,6 +45,7 @@ func newIndex(p *Process) *index {
 		ix.incoming[f.Target] = append(ix.incoming[f.Target], f)
 	}
 	ix.links = newLinks(p)
+	ix.eventSubs = newEventSubs(p)
 	ix.reach = reachSets(p, ix)
 	return ix
 }

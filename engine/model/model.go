@@ -91,9 +91,16 @@ type Node struct {
 	ErrorMessage string `msgpack:"errorMessage,omitempty"`
 	// Timer is set on timer catch and timer boundary events.
 	Timer *Timer `msgpack:"timer,omitempty"`
-	// AttachedTo and Interrupting describe a boundary event.
+	// AttachedTo and Interrupting describe a boundary event. Interrupting
+	// is also set on an interrupting event sub-process.
 	AttachedTo   string `msgpack:"attachedTo,omitempty"`
 	Interrupting bool   `msgpack:"interrupting,omitempty"`
+	// TriggeredByEvent makes a sub-process an event sub-process: its start
+	// event's trigger runs it (eventsubprocess.go).
+	TriggeredByEvent bool `msgpack:"triggered,omitempty"`
+	// Escalation is the code an escalation event throws, or the code an
+	// escalation boundary or start event catches ("" catches every code).
+	Escalation string `msgpack:"escalation,omitempty"`
 	// Default is the id of the flow taken when no condition holds.
 	Default string `msgpack:"default,omitempty"`
 

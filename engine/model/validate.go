@@ -78,10 +78,11 @@ func (v *validator) run() {
 		v.addf("", 0, "has no none start event and no message start event")
 	}
 	for _, n := range p.Nodes {
-		if n.Kind == SubProcess && p.StartOf(n.ID) == nil {
+		if n.Kind == SubProcess && !n.TriggeredByEvent && p.StartOf(n.ID) == nil {
 			v.nodef(n, "has no none start event inside it")
 		}
 	}
+	v.eventSubScopes()
 	for _, f := range p.Flows {
 		v.flow(f)
 	}
@@ -93,6 +94,8 @@ func (v *validator) node(n *Node) {
 	switch n.Kind {
 	case StartEvent:
 		switch {
+		case p.isEventSub(n.Scope):
+			v.eventSubStart(n)
 		case n.Event == MessageEvent:
 			v.messageStart(n)
 		case n.Event != NoneEvent:
@@ -110,6 +113,8 @@ func (v *validator) node(n *Node) {
 		case NoneEvent, ErrorEvent, TerminateEvent:
 		case MessageEvent:
 			v.throw(n)
+		case EscalationEvent:
+			v.escalationThrow(n)
 		default:
 			v.nodef(n, "%s end events are not supported", n.Event)
 		}
@@ -134,6 +139,8 @@ func (v *validator) node(n *Node) {
 			v.throw(n)
 		case LinkEvent:
 			v.link(n)
+		case EscalationEvent:
+			v.escalationThrow(n)
 		default:
 			v.nodef(n, "%s intermediate throw events are not supported", n.Event)
 		}
@@ -169,7 +176,11 @@ func (v *validator) node(n *Node) {
 		}
 	case UserTask:
 		v.human(n)
-	case Task, ManualTask, SubProcess:
+	case SubProcess:
+		if n.TriggeredByEvent {
+			v.eventSub(n)
+		}
+	case Task, ManualTask:
 	default:
 		v.nodef(n, "unknown node kind")
 	}
@@ -191,7 +202,7 @@ func (v *validator) node(n *Node) {
 	if n.Publish != nil && !n.throwsMessage() {
 		v.nodef(n, "only message throw events and send tasks publish a message")
 	}
-	if n.Kind != BoundaryEvent && n.Timer != nil && n.Kind != IntermediateCatchEvent {
+	if n.Kind != BoundaryEvent && n.Timer != nil && n.Kind != IntermediateCatchEvent && !(n.Kind == StartEvent && p.isEventSub(n.Scope)) {
 		v.nodef(n, "only catch and boundary events can have a timer")
 	}
 	if n.IncidentRetry != nil {
@@ -209,6 +220,10 @@ func (v *validator) node(n *Node) {
 			}
 		}
 		v.distinctMessages(n, caught, "message boundary events")
+		v.distinctEscalations(n)
+	}
+	if n.Escalation != "" && n.Event != EscalationEvent {
+		v.nodef(n, "only escalation events have an escalation code")
 	}
 	if n.Link != "" && n.Event != LinkEvent {
 		v.nodef(n, "only link events have a link name")
@@ -281,8 +296,10 @@ func (v *validator) boundary(n *Node) {
 		v.timer(n)
 	case MessageEvent:
 		v.message(n, true)
+	case EscalationEvent:
+		v.escalationBoundary(n)
 	default:
-		v.nodef(n, "only error, timer and message boundary events are supported")
+		v.nodef(n, "only error, timer, message and escalation boundary events are supported")
 	}
 	if len(v.p.Incoming(n.ID)) > 0 {
 		v.nodef(n, "boundary events cannot have incoming sequence flows")
