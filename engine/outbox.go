@@ -202,9 +202,16 @@ func (pub *publisher) effectMsg(partition int, s *instance.State, eff instance.E
 			ProcessID: c.ProcessID, Version: c.Version, Vars: c.Vars, Parent: &c.Parent,
 		}}, "start:"+c.ID)
 	case instance.NotifyParent:
+		// A child reports its end once, and an escalation as often as it
+		// throws one: each report has an id of its own, or the end would be
+		// taken for a duplicate of an escalation sent just before it.
+		id := "child:" + eff.Result.Child + ":done"
+		if eff.Result.Escalation != nil {
+			id = eff.ID
+		}
 		return pub.envelopeMsg(eff.Parent.Instance, envelope{Instance: eff.Parent.Instance, Event: &instance.Event{
-			ID: "child:" + eff.Result.Child + ":done", Kind: instance.ChildDone, Wait: eff.Parent.Wait, Child: eff.Result,
-		}}, "child:"+eff.Result.Child+":done")
+			ID: id, Kind: instance.ChildDone, Wait: eff.Parent.Wait, Child: eff.Result,
+		}}, id)
 	case instance.CancelChild:
 		return pub.envelopeMsg(eff.Child, envelope{Instance: eff.Child, Event: &instance.Event{
 			ID: "cancel:" + eff.Child, Kind: instance.Cancel, Reason: "its call activity was cancelled",
