@@ -84,6 +84,34 @@ func (r *runner) tracksIn(scopeID string) []*Track {
 	return out
 }
 
+// catchOutward walks from scope scopeID out to the process, offering a
+// thrown error or escalation (kind, code) in each scope first to the
+// scope's event sub-processes, then to the activity owning the scope
+// (atOwner: its boundary events). It reports whether one caught it.
+func (r *runner) catchOutward(scopeID string, kind model.EventType, code string, atOwner func(owner *Track) bool) bool {
+	for {
+		if s := r.eventSubCatcher(scopeID, kind, code); s != nil {
+			r.triggerEventSub(scopeID, s, nil)
+			return true
+		}
+		if scopeID == RootScope {
+			return false
+		}
+		sc := r.s.scope(scopeID)
+		if sc == nil {
+			r.bug("%s thrown in unknown scope %q", kind, scopeID)
+		}
+		owner := r.s.track(sc.Owner)
+		if owner == nil {
+			r.bug("scope %q has no owner track %q", sc.ID, sc.Owner)
+		}
+		if atOwner(owner) {
+			return true
+		}
+		scopeID = owner.Scope
+	}
+}
+
 // throw raises a BPMN error from thrower (an activity's track; nil for an
 // error end event) in scope. The nearest catcher takes it: an error
 // boundary on the thrower, then for each scope outwards an error event
@@ -99,27 +127,15 @@ func (r *runner) throw(thrower *Track, from, scopeID, code, message string) {
 			return
 		}
 	}
-	for {
-		if s := r.eventSubCatcher(scopeID, model.ErrorEvent, code); s != nil {
-			r.triggerEventSub(scopeID, s, nil)
-			return
-		}
-		if scopeID == RootScope {
-			break
-		}
-		sc := r.s.scope(scopeID)
-		if sc == nil {
-			r.bug("throw from unknown scope %q", scopeID)
-		}
-		owner := r.s.track(sc.Owner)
-		if owner == nil {
-			r.bug("scope %q has no owner track %q", sc.ID, sc.Owner)
-		}
-		if b := r.catcher(owner.Node, code); b != nil {
+	caught := r.catchOutward(scopeID, model.ErrorEvent, code, func(owner *Track) bool {
+		b := r.catcher(owner.Node, code)
+		if b != nil {
 			r.interrupt(owner, b)
-			return
 		}
-		scopeID = owner.Scope
+		return b != nil
+	})
+	if caught {
+		return
 	}
 	msg := fmt.Sprintf("uncaught BPMN error %q", code)
 	if message != "" {

@@ -44,30 +44,12 @@ func (r *runner) throwEscalation(t *Track, n *model.Node) {
 // and triggers it. Uncaught in a called instance, it is reported to the
 // caller.
 func (r *runner) escalate(scopeID, code, from string) {
-	for {
-		if s := r.eventSubCatcher(scopeID, model.EscalationEvent, code); s != nil {
-			r.triggerEventSub(scopeID, s, nil)
-			return
-		}
-		if scopeID == RootScope {
-			break
-		}
-		sc := r.s.scope(scopeID)
-		if sc == nil {
-			r.bug("escalation from unknown scope %q", scopeID)
-		}
-		owner := r.s.track(sc.Owner)
-		if owner == nil {
-			r.bug("scope %q has no owner track %q", sc.ID, sc.Owner)
-		}
+	caught := r.catchOutward(scopeID, model.EscalationEvent, code, func(owner *Track) bool {
 		// A multi-instance iteration's escalation is caught on its body:
 		// the walk up reaches the body's scope next.
-		if !owner.Inner && r.catchEscalation(owner, code) {
-			return
-		}
-		scopeID = owner.Scope
-	}
-	if r.s.Parent != nil {
+		return !owner.Inner && r.catchEscalation(owner, code)
+	})
+	if !caught && r.s.Parent != nil {
 		seq := r.next()
 		r.s.Outbox = append(r.s.Outbox, Effect{ID: fmt.Sprintf("esc:%s:%d", r.s.ID, seq), Kind: NotifyParent, Parent: r.s.Parent,
 			Result: &ChildResult{Child: r.s.ID, Status: r.s.Status, Escalation: &Escalation{Code: code, Node: from, Seq: seq}}})
