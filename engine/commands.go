@@ -177,26 +177,11 @@ func (e *Engine) WaitUntil(ctx context.Context, id string, cond func(*InstanceVi
 	}
 	defer w.Stop()
 	var last *InstanceView
-	for {
-		select {
-		case <-ctx.Done():
-			return last, fmt.Errorf("instance %s: wait: %w", id, ctx.Err())
-		case entry, ok := <-w.Updates():
-			if !ok {
-				return last, fmt.Errorf("instance %s: watch closed", id)
-			}
-			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var s instance.State
-			if err := streams.Unmarshal(entry.Value(), &s); err != nil {
-				return nil, fmt.Errorf("instance %s: decode: %w", id, err)
-			}
-			if last = viewOf(&s); cond(last) {
-				return last, nil
-			}
-		}
-	}
+	err = awaitPut(ctx, w, "instance "+id, func(s *instance.State) (bool, error) {
+		last = viewOf(s)
+		return cond(last), nil
+	})
+	return last, err
 }
 
 // Filter selects instances for Instances.

@@ -158,29 +158,15 @@ func (e *Engine) incidentCommand(ctx context.Context, id string, kind instance.E
 	if err := e.send(ctx, rec.Instance, envelope{Instance: rec.Instance, Event: ev}, cmd); err != nil {
 		return err
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("incident %s: no outcome: %w", id, ctx.Err())
-		case entry, ok := <-w.Updates():
-			if !ok {
-				return fmt.Errorf("incident %s: watch closed", id)
-			}
-			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var now incidents.Record
-			if err := streams.Unmarshal(entry.Value(), &now); err != nil {
-				return err
-			}
-			if _, done := now.Outcome(cmd); done {
-				return nil
-			}
-			if now.State.Closed() {
-				return &closedError{id: id, state: now.State, other: true}
-			}
+	return awaitPut(ctx, w, "incident "+id, func(now *incidents.Record) (bool, error) {
+		if _, done := now.Outcome(cmd); done {
+			return true, nil
 		}
-	}
+		if now.State.Closed() {
+			return true, &closedError{id: id, state: now.State, other: true}
+		}
+		return false, nil
+	})
 }
 
 // openIncidentOnCheckpoint finds an open incident on its instance's

@@ -294,32 +294,24 @@ func (e *Engine) taskCommand(ctx context.Context, cmd instance.TaskCommand) (*in
 	if err := e.send(ctx, instanceID, envelope{Instance: instanceID, Event: ev}, cmdID); err != nil {
 		return nil, err
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("task %s: no outcome yet (the command is stored and will be applied): %w", id, ctx.Err())
-		case entry, ok := <-w.Updates():
-			if !ok {
-				return nil, fmt.Errorf("task %s: watch closed", id)
+	var out *instance.Task
+	err = awaitPut(ctx, w, "task "+id, func(now *instance.Task) (bool, error) {
+		if o, done := now.Outcome(cmdID); done {
+			if o.OK {
+				out = now
+				return true, nil
 			}
-			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var now instance.Task
-			if err := streams.Unmarshal(entry.Value(), &now); err != nil {
-				return nil, fmt.Errorf("task %s: decode: %w", id, err)
-			}
-			if o, done := now.Outcome(cmdID); done {
-				if o.OK {
-					return &now, nil
-				}
-				return nil, refusal(&now, o)
-			}
-			if now.State.Finished() {
-				return nil, &taskRefusedError{id: id, reason: now.EndedReason(), kind: ErrFinished}
-			}
+			return true, refusal(now, o)
 		}
+		if now.State.Finished() {
+			return true, &taskRefusedError{id: id, reason: now.EndedReason(), kind: ErrFinished}
+		}
+		return false, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("task %s: no outcome yet (the command is stored and will be applied): %w", id, ctx.Err())
 	}
+	return out, err
 }
 
 // endedWithInstance refuses a command on task id of finished instance s:
