@@ -200,6 +200,9 @@ type Engine struct {
 	metrics   *engineMetrics
 	defs      *definitions
 	entries   *entries // the message partitions' entries
+	// replies routes the message partitions' answers to PublishMessage
+	// and CorrelateMessage calls (one subscription per engine).
+	replies replyRouter
 
 	mu       sync.Mutex
 	parts    []*partition
@@ -315,9 +318,11 @@ func (e *Engine) Close(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		e.ops.close(ctx)
+		e.replies.close()
 		return fmt.Errorf("engine: close: %w", ctx.Err())
 	}
 	e.ops.close(ctx)
+	e.replies.close()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("engine: close: %w", err)
 	}

@@ -1,5 +1,7 @@
 package engine
 
+import "context"
+
 // CrashAfterWrite installs a crash hook on opts: after each committed
 // checkpoint write the engine asks fn, and true makes the partition behave
 // as if the process died right there.
@@ -22,3 +24,17 @@ var MessageEffectMsg = messageEffectMsg
 
 // Envelope is the body of a message on the events stream.
 type Envelope = envelope
+
+// PublishAnswer publishes m as PublishMessage does and returns the id the
+// message partition's answer names.
+func PublishAnswer(ctx context.Context, e *Engine, m Message) (string, error) {
+	a, err := e.publishMessage(ctx, m, m.Vars)
+	if err != nil {
+		return "", err
+	}
+	return a.ID, nil
+}
+
+// PendingReplies returns how many publishes wait for their partition's
+// answer.
+func PendingReplies(e *Engine) int { return e.replies.pending() }

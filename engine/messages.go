@@ -168,15 +168,14 @@ func (e *Engine) publishMessage(ctx context.Context, m Message, vars map[string]
 			return nil, fmt.Errorf("%w: message %q: its variables are %d bytes, the limit is %d", ErrTooLarge, m.Name, len(body), e.opts.MaxCheckpointBytes)
 		}
 	}
-	inbox := e.nc.NewInbox()
+	inbox, answers, done, err := e.replies.expect(e.nc)
+	if err != nil {
+		return nil, fmt.Errorf("message %q: subscribe to the answers: %w", m.Name, err)
+	}
+	defer done()
 	if !validReplyTo(inbox) {
 		return nil, fmt.Errorf("message %q: the message partition answers inboxes under _INBOX. only; this connection's are %s", m.Name, inbox)
 	}
-	answers, err := e.nc.SubscribeSync(inbox)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = answers.Unsubscribe() }()
 	msg := nats.NewMsg(streams.MessageSubject(streams.MessagePublish, m.Name, m.key()))
 	msg.Data = body
 	msg.Header.Set(jetstream.MsgIDHeader, m.ID)
@@ -191,9 +190,11 @@ func (e *Engine) publishMessage(ctx context.Context, m Message, vars map[string]
 	if ack.Duplicate {
 		return nil, fmt.Errorf("%w: message %q with key %q: id %q was published in the last two minutes", ErrDuplicate, m.Name, m.key(), m.ID)
 	}
-	reply, err := answers.NextMsgWithContext(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("message %q: stored, but its message partition did not answer: %w", m.Name, err)
+	var reply *nats.Msg
+	select {
+	case reply = <-answers:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("message %q: stored, but its message partition did not answer: %w", m.Name, ctx.Err())
 	}
 	var a messageAnswer
 	if err := json.Unmarshal(reply.Data, &a); err != nil {

@@ -261,7 +261,7 @@ func (p *messagePartition) applyOne(e *correlation.Entry, c *command, starts []c
 	case streams.MessageUnsubscribe:
 		e.Unsubscribe(c.cmd.Sub.Instance, c.cmd.Sub.Wait, now)
 	case streams.MessageReject:
-		e.Reject(*c.cmd.Sub, *c.cmd.Correlation, now)
+		e.Reject(*c.cmd.Sub, *c.cmd.Correlation, c.cmd.Vars, now)
 	case streams.MessageEnd:
 		e.StartEnded(c.cmd.Process, c.cmd.Instance, starts, now)
 	case streams.MessageExpire:

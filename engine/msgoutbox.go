@@ -41,7 +41,11 @@ func messageEffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error)
 			if eff.Correlation == nil {
 				return nil, errors.New("rejection without a correlation")
 			}
-			return rejectMsg(*sub, *eff.Correlation)
+			var vars map[string]any
+			if eff.Message != nil {
+				vars = eff.Message.Vars
+			}
+			return rejectMsg(*sub, *eff.Correlation, vars)
 		}
 		name, key = sub.Name, sub.Key
 		body, err = streams.Marshal(cmd)
@@ -77,9 +81,14 @@ func messageEffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error)
 }
 
 // rejectMsg is the command that hands correlation c, offered to sub, back
-// to its message partition.
-func rejectMsg(sub instance.Subscription, c instance.Correlation) (*nats.Msg, error) {
-	body, err := streams.Marshal(messageCommand{Sub: &sub, Correlation: &c})
+// to its message partition, with the message's variables when the
+// partition does not keep the message (c.ReturnBy set).
+func rejectMsg(sub instance.Subscription, c instance.Correlation, vars map[string]any) (*nats.Msg, error) {
+	cmd := messageCommand{Sub: &sub, Correlation: &c}
+	if !c.ReturnBy.IsZero() {
+		cmd.Vars = vars
+	}
+	body, err := streams.Marshal(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +112,7 @@ func (p *partition) rejectOrphans(ctx context.Context, g *group) error {
 			continue
 		}
 		c := *ev.Correlation
-		m, err := rejectMsg(instance.Subscription{Name: c.Name, Key: c.Key, Instance: g.id, Wait: ev.Wait}, c)
+		m, err := rejectMsg(instance.Subscription{Name: c.Name, Key: c.Key, Instance: g.id, Wait: ev.Wait}, c, ev.Vars)
 		if err != nil {
 			return err
 		}

@@ -43,10 +43,12 @@ func checkMessageString(what, s string) error {
 
 // messageCommand is the body of an engine command to a message partition.
 // Which fields a kind needs: sub and unsub Sub; rej Sub and Correlation;
-// end Process and Instance; exp Seq.
+// end Process and Instance; exp Seq. A rej of a message the partition
+// does not keep (Correlation.ReturnBy set) carries its Vars back.
 type messageCommand struct {
 	Sub         *instance.Subscription `msgpack:"sub,omitempty"`
 	Correlation *instance.Correlation  `msgpack:"correlation,omitempty"`
+	Vars        map[string]any         `msgpack:"vars,omitempty"`
 	Process     string                 `msgpack:"process,omitempty"`
 	Instance    string                 `msgpack:"instance,omitempty"`
 	Seq         uint64                 `msgpack:"seq,omitempty"`

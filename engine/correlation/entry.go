@@ -35,6 +35,10 @@ type Entry struct {
 	// Closed are subscriptions that closed before they opened here (their
 	// commands arrived out of order): the late opening is ignored.
 	Closed []Closed `msgpack:"closed,omitempty"`
+	// Returned are the rejections of messages the entry did not keep
+	// (offered without a time to live) that it took back, until the
+	// offer's return deadline: a second rejection of one changes nothing.
+	Returned []Returned `msgpack:"returned,omitempty"`
 
 	// Outbox holds the effects written with the entry and not yet known
 	// to be published; OutboxBy names the engine session that wrote them.
@@ -73,6 +77,26 @@ type Closed struct {
 	Wait     string    `msgpack:"wait"`
 	Until    time.Time `msgpack:"until"`
 }
+
+// Returned is a rejected offer of a message the entry did not keep: the
+// correlation Seq, rejected before Until (the offer's ReturnBy), and where
+// the message went next: correlation Next to the subscription Wait of
+// Instance, or nowhere (Next 0: no other subscription of the process was
+// open, and the message is gone).
+type Returned struct {
+	Seq      uint64    `msgpack:"seq"`
+	Until    time.Time `msgpack:"until"`
+	Next     uint64    `msgpack:"next,omitempty"`
+	Instance string    `msgpack:"instance,omitempty"`
+	Wait     string    `msgpack:"wait,omitempty"`
+}
+
+// ReturnWindow is how long after offering a message it does not keep an
+// entry takes a rejection of the offer as handing the message back for
+// another subscription of the process. An instance rejects an offer when
+// it applies it, which takes milliseconds, or the time its partition is
+// down; a later rejection lets the message go.
+const ReturnWindow = 10 * time.Minute
 
 // ClosedRetention is how long an entry remembers a subscription that closed
 // before it opened. Commands reach an entry out of order only when one is
@@ -114,7 +138,7 @@ var ErrDuplicate = errors.New("a message with this id is buffered already")
 // Idle reports whether the entry holds nothing: once its outbox is
 // published it can be deleted.
 func (e *Entry) Idle() bool {
-	return len(e.Subs) == 0 && len(e.Buffered) == 0 && len(e.Starts) == 0 && len(e.Closed) == 0
+	return len(e.Subs) == 0 && len(e.Buffered) == 0 && len(e.Starts) == 0 && len(e.Closed) == 0 && len(e.Returned) == 0
 }
 
 // Publish offers message m to the subscriptions and message start events
@@ -127,6 +151,9 @@ func (e *Entry) Publish(m Publish, starts []StartEvent, now time.Time) ([]Offer,
 		return nil, fmt.Errorf("message %q with key %q: id %q: %w", e.Name, e.Key, m.ID, ErrDuplicate)
 	}
 	msg := &Message{Seq: e.next(now), ID: m.ID, Vars: m.Vars}
+	if m.TTL > 0 {
+		msg.Expires = now.Add(m.TTL)
+	}
 	var offers []Offer
 	for i := 0; i < len(e.Subs); i++ {
 		s := e.Subs[i]
@@ -145,7 +172,6 @@ func (e *Entry) Publish(m Publish, starts []StartEvent, now time.Time) ([]Offer,
 		}
 	}
 	if m.TTL > 0 {
-		msg.Expires = now.Add(m.TTL)
 		e.Buffered = append(e.Buffered, msg)
 		e.Outbox = append(e.Outbox, Effect{Kind: ScheduleExpiry, Seq: msg.Seq, MessageID: msg.ID, Expires: msg.Expires, At: now})
 	}
@@ -199,9 +225,13 @@ func (e *Entry) Unsubscribe(inst, wait string, now time.Time) {
 
 // Reject takes back correlation c, which s's instance could not take (its
 // wait was gone): the subscription is closed, s's process counts as not
-// reached, and a message still buffered goes to the next subscription of
-// that process. A rejection seen before changes nothing.
-func (e *Entry) Reject(s instance.Subscription, c instance.Correlation, now time.Time) []Offer {
+// reached, and the message goes to the next subscription of that process.
+// With none, a message still buffered stays buffered for the rest of its
+// time to live; one the entry did not keep (vars are its variables, handed
+// back by the instance) is gone. A message not kept is offered again only
+// if the rejection comes before the offer's c.ReturnBy and names s's
+// process. A rejection seen before changes nothing.
+func (e *Entry) Reject(s instance.Subscription, c instance.Correlation, vars map[string]any, now time.Time) []Offer {
 	e.prune(now)
 	if i := e.sub(s.Instance, s.Wait); i >= 0 {
 		e.Subs = slices.Delete(e.Subs, i, i+1)
@@ -227,7 +257,34 @@ func (e *Entry) Reject(s instance.Subscription, c instance.Correlation, now time
 		}
 		return nil
 	}
-	return nil
+	return e.takeBack(s, c, vars, now)
+}
+
+// takeBack takes back correlation c of a message the entry did not keep.
+func (e *Entry) takeBack(s instance.Subscription, c instance.Correlation, vars map[string]any, now time.Time) []Offer {
+	if c.ReturnBy.IsZero() || slices.ContainsFunc(e.Returned, func(r Returned) bool { return r.Seq == c.Seq }) {
+		return nil // a buffered message that expired since, or a repeated rejection
+	}
+	e.Outbox = append(e.Outbox, Effect{Kind: Rejected, Sub: &s, Correlation: c, MessageID: c.MessageID, At: now})
+	if !now.Before(c.ReturnBy) || s.ProcessID == "" {
+		return nil // too late to tell from a repeated rejection, or the process is unknown: gone
+	}
+	r := Returned{Seq: c.Seq, Until: c.ReturnBy}
+	var offers []Offer
+	for j, next := range e.Subs {
+		if next.ProcessID != s.ProcessID {
+			continue
+		}
+		o := e.offer(&Message{ID: c.MessageID, Vars: vars}, next, now)
+		if !next.Repeat {
+			e.Subs = slices.Delete(e.Subs, j, j+1)
+		}
+		r.Next, r.Instance, r.Wait = o.Correlation.Seq, o.Instance, o.Wait
+		offers = []Offer{o}
+		break
+	}
+	e.Returned = append(e.Returned, r)
+	return offers
 }
 
 // StartEnded records that inst, which a message with this key started for
@@ -266,6 +323,10 @@ func (e *Entry) Expire(seq uint64, now time.Time) {
 // offer sends msg to subscription s as the next correlation.
 func (e *Entry) offer(msg *Message, s instance.Subscription, now time.Time) Offer {
 	c := instance.Correlation{Name: e.Name, Key: e.Key, Seq: e.next(now), MessageID: msg.ID}
+	if msg.Expires.IsZero() {
+		// Not kept: a rejection brings the message back.
+		c.ReturnBy = now.Add(ReturnWindow)
+	}
 	msg.Correlated = append(msg.Correlated, Delivery{Process: s.ProcessID, Instance: s.Instance, Wait: s.Wait, Seq: c.Seq})
 	e.Outbox = append(e.Outbox, Effect{Kind: Correlate, Sub: &s, Correlation: c, MessageID: msg.ID, Vars: msg.Vars, At: now})
 	return Offer{Instance: s.Instance, Wait: s.Wait, Process: s.ProcessID, Correlation: c}
@@ -296,7 +357,8 @@ func (e *Entry) start(msg *Message, se StartEvent, now time.Time) (Offer, bool) 
 }
 
 // prune drops what expired by now: buffered messages (their expiry
-// command may still come; it finds nothing) and remembered closings.
+// command may still come; it finds nothing), remembered closings and
+// rejections taken back.
 func (e *Entry) prune(now time.Time) {
 	for i := 0; i < len(e.Buffered); i++ {
 		if !e.Buffered[i].Expires.After(now) {
@@ -307,6 +369,10 @@ func (e *Entry) prune(now time.Time) {
 	e.Closed = slices.DeleteFunc(e.Closed, func(c Closed) bool { return !c.Until.After(now) })
 	if len(e.Closed) == 0 {
 		e.Closed = nil
+	}
+	e.Returned = slices.DeleteFunc(e.Returned, func(r Returned) bool { return !r.Until.After(now) })
+	if len(e.Returned) == 0 {
+		e.Returned = nil
 	}
 }
 

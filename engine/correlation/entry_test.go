@@ -225,7 +225,7 @@ func TestRejectOffersAgain(t *testing.T) {
 	c := offers[0].Correlation
 	e.Outbox = nil
 
-	offers = e.Reject(sub("gone", "p"), c, t0)
+	offers = e.Reject(sub("gone", "p"), c, nil, t0)
 	if got := instances(offers); !reflect.DeepEqual(got, []string{"next"}) {
 		t.Fatalf("after the rejection the message went to %v, want the next subscription of p", got)
 	}
@@ -237,12 +237,12 @@ func TestRejectOffersAgain(t *testing.T) {
 	}
 	// The same rejection again changes nothing.
 	e.Outbox = nil
-	if offers := e.Reject(sub("gone", "p"), c, t0); offers != nil || len(e.Outbox) != 0 {
+	if offers := e.Reject(sub("gone", "p"), c, nil, t0); offers != nil || len(e.Outbox) != 0 {
 		t.Errorf("a repeated rejection: %v %+v", offers, e.Outbox)
 	}
 	// Rejected with no other subscription of p: it stays buffered for the next one.
 	second := e.Buffered[0].Correlated[0]
-	e.Reject(sub("next", "p"), instance.Correlation{Name: "paid", Key: "k", Seq: second.Seq, MessageID: "m1"}, t0)
+	e.Reject(sub("next", "p"), instance.Correlation{Name: "paid", Key: "k", Seq: second.Seq, MessageID: "m1"}, nil, t0)
 	if len(e.Buffered) != 1 || len(e.Buffered[0].Correlated) != 0 {
 		t.Fatalf("after the second rejection: %+v", e.Buffered[0])
 	}
@@ -257,7 +257,7 @@ func TestRejectClosesARepeatingSubscription(t *testing.T) {
 	s.Repeat = true
 	e.Subscribe(s, t0)
 	offers := mustPublish(t, e, correlation.Publish{ID: "m1"}, nil, t0)
-	e.Reject(s, offers[0].Correlation, t0)
+	e.Reject(s, offers[0].Correlation, nil, t0)
 	if len(e.Subs) != 0 {
 		t.Errorf("the rejecting instance's subscription stays open: %+v", e.Subs)
 	}
@@ -452,5 +452,124 @@ func TestSequenceDoesNotRepeatAcrossLives(t *testing.T) {
 	o2 := mustPublish(t, again, correlation.Publish{}, nil, t0.Add(time.Millisecond))
 	if o2[0].Correlation.Seq <= o1[0].Correlation.Seq {
 		t.Errorf("second life numbered %d, first %d", o2[0].Correlation.Seq, o1[0].Correlation.Seq)
+	}
+}
+
+// A message without a time to live is not kept, so its offer carries a
+// return deadline and the rejection hands it back with its variables: it
+// goes to the next subscription of the process, once.
+func TestRejectedUnbufferedMessageGoesToTheNext(t *testing.T) {
+	e := newEntry()
+	e.Subscribe(sub("stale", "p"), t0)
+	e.Subscribe(sub("other", "q"), t0)
+	e.Subscribe(sub("next", "p"), t0)
+	e.Subscribe(sub("last", "p"), t0)
+	vars := map[string]any{"amount": int64(20)}
+	offers := mustPublish(t, e, correlation.Publish{ID: "m1", Vars: vars}, nil, t0)
+	if got := instances(offers); !reflect.DeepEqual(got, []string{"stale", "other"}) {
+		t.Fatalf("offers: %v", got)
+	}
+	c := offers[0].Correlation
+	if !c.ReturnBy.Equal(t0.Add(correlation.ReturnWindow)) || !offers[1].Correlation.ReturnBy.Equal(c.ReturnBy) {
+		t.Fatalf("offers of an unbuffered message without a return deadline: %+v", offers)
+	}
+	e.Outbox = nil
+
+	now := t0.Add(time.Second)
+	offers = e.Reject(sub("stale", "p"), c, vars, now)
+	if got := instances(offers); !reflect.DeepEqual(got, []string{"next"}) {
+		t.Fatalf("after the rejection the message went to %v, want the next subscription of p", got)
+	}
+	again := offers[0].Correlation
+	if again.Seq <= c.Seq || again.MessageID != "m1" || !again.ReturnBy.Equal(now.Add(correlation.ReturnWindow)) {
+		t.Errorf("the new offer's correlation: %+v", again)
+	}
+	corr := effects(e, correlation.Correlate)
+	if len(corr) != 1 || corr[0].Sub.Instance != "next" || !reflect.DeepEqual(corr[0].Vars, vars) || corr[0].MessageID != "m1" {
+		t.Errorf("correlate effect: %+v", corr)
+	}
+	if rej := effects(e, correlation.Rejected); len(rej) != 1 || rej[0].Sub.Instance != "stale" || rej[0].Correlation != c {
+		t.Errorf("rejected fact: %+v", e.Outbox)
+	}
+	if len(e.Subs) != 1 || e.Subs[0].Instance != "last" {
+		t.Errorf("subscriptions left: %+v", e.Subs)
+	}
+	want := []correlation.Returned{{Seq: c.Seq, Until: c.ReturnBy, Next: again.Seq, Instance: "next", Wait: "next/catch/1"}}
+	if !reflect.DeepEqual(e.Returned, want) {
+		t.Errorf("returned: %+v, want %+v", e.Returned, want)
+	}
+	// The same rejection again (the rejecting instance's outbox published
+	// again) changes nothing: the message reached p once.
+	e.Outbox = nil
+	if offers := e.Reject(sub("stale", "p"), c, vars, now.Add(time.Minute)); offers != nil || len(e.Outbox) != 0 || len(e.Subs) != 1 {
+		t.Errorf("a repeated rejection: %v %+v %+v", offers, e.Outbox, e.Subs)
+	}
+	if e.Idle() {
+		t.Error("an entry remembering a rejection is idle: deleted, it would take the rejection again")
+	}
+	// Rejected by the next one too: it goes to the last; rejected by the
+	// last, with no subscription of p open, it is gone.
+	if offers := e.Reject(sub("next", "p"), again, vars, now); len(offers) != 1 || offers[0].Instance != "last" {
+		t.Fatalf("offers after the second rejection: %v", offers)
+	}
+	e.Outbox = nil
+	last := e.Subs
+	third := instance.Correlation{Name: "paid", Key: "k", Seq: e.Seq, MessageID: "m1", ReturnBy: now.Add(correlation.ReturnWindow)}
+	if offers := e.Reject(sub("last", "p"), third, vars, now); offers != nil {
+		t.Errorf("no subscription of p left, yet the message went to %v", offers)
+	}
+	if rej := effects(e, correlation.Rejected); len(rej) != 1 || len(e.Outbox) != 1 || !reflect.DeepEqual(e.Subs, last) {
+		t.Errorf("a message gone: outbox %+v, subscriptions %+v", e.Outbox, e.Subs)
+	}
+	// After the return window the entry forgets the rejections.
+	e.Expire(1, third.ReturnBy)
+	if !e.Idle() {
+		t.Errorf("after the return window: %+v", e)
+	}
+}
+
+// A rejection that comes after the return deadline, or from an instance
+// whose process is unknown (its record is gone), lets the message go.
+func TestLateOrOrphanRejectionLetsTheMessageGo(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		process string
+		at      time.Duration
+	}{
+		{"late", "p", correlation.ReturnWindow},
+		{"orphan", "", time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEntry()
+			e.Subscribe(sub("stale", "p"), t0)
+			offers := mustPublish(t, e, correlation.Publish{ID: "m1"}, nil, t0)
+			e.Subscribe(sub("next", "p"), t0)
+			e.Outbox = nil
+			if offers := e.Reject(sub("stale", tc.process), offers[0].Correlation, nil, t0.Add(tc.at)); offers != nil {
+				t.Fatalf("the message went to %v", offers)
+			}
+			if rej := effects(e, correlation.Rejected); len(rej) != 1 || len(e.Outbox) != 1 || len(e.Subs) != 1 || e.Returned != nil {
+				t.Errorf("outbox %+v, subscriptions %+v, returned %+v", e.Outbox, e.Subs, e.Returned)
+			}
+		})
+	}
+}
+
+// A buffered message's offer carries no return deadline: the entry keeps
+// the message, and one that expired before its rejection came is gone.
+func TestRejectedBufferedMessageThatExpiredIsGone(t *testing.T) {
+	e := newEntry()
+	e.Subscribe(sub("stale", "p"), t0)
+	offers := mustPublish(t, e, correlation.Publish{ID: "m1", TTL: time.Minute}, nil, t0)
+	if !offers[0].Correlation.ReturnBy.IsZero() {
+		t.Fatalf("a buffered message's offer has a return deadline: %+v", offers[0].Correlation)
+	}
+	e.Subscribe(sub("next", "p"), t0)
+	e.Outbox = nil
+	if offers := e.Reject(sub("stale", "p"), offers[0].Correlation, map[string]any{"x": int64(1)}, t0.Add(2*time.Minute)); offers != nil {
+		t.Errorf("an expired message went to %v", offers)
+	}
+	if len(effects(e, correlation.Rejected)) != 0 || len(e.Subs) != 1 {
+		t.Errorf("outbox %+v, subscriptions %+v", e.Outbox, e.Subs)
 	}
 }

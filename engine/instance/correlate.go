@@ -24,7 +24,7 @@ func (r *runner) correlate(ev Event) bool {
 	}
 	w := r.s.wait(ev.Wait)
 	if r.s.Status.Finished() || w == nil || w.Kind != MessageWait || w.Sub == nil || w.Sub.Name != c.Name || w.Sub.Key != c.Key {
-		r.reject(ev.Wait, c)
+		r.reject(ev.Wait, c, ev.Vars)
 		return true
 	}
 	r.remember(c)
@@ -115,14 +115,20 @@ func identified(c *Correlation) bool { return c.Seq != 0 || c.MessageID != "" }
 
 // reject hands correlation c, offered to wait, back to its message
 // partition. The subscription it names is rebuilt from the correlation
-// (name and key) and the instance, as the partition stored it.
-func (r *runner) reject(wait string, c *Correlation) {
+// (name and key) and the instance, as the partition stored it. A message
+// the partition does not keep (c.ReturnBy set) goes back with its
+// variables, so the partition can offer it again.
+func (r *runner) reject(wait string, c *Correlation, vars map[string]any) {
 	id := "rej:" + wait + ":" + c.ID()
 	if slices.ContainsFunc(r.s.Outbox[r.outboxBase:], func(e Effect) bool { return e.ID == id }) {
 		return // the same offer twice in one batch
 	}
 	corr := *c
-	r.s.Outbox = append(r.s.Outbox, Effect{ID: id, Kind: RejectMessage, Wait: wait, Correlation: &corr, Sub: &Subscription{
+	eff := Effect{ID: id, Kind: RejectMessage, Wait: wait, Correlation: &corr, Sub: &Subscription{
 		Name: c.Name, Key: c.Key, Instance: r.s.ID, ProcessID: r.s.ProcessID, Wait: wait,
-	}})
+	}}
+	if !c.ReturnBy.IsZero() {
+		eff.Message = &OutMessage{Name: c.Name, Key: c.Key, Vars: vars, ID: c.MessageID}
+	}
+	r.s.Outbox = append(r.s.Outbox, eff)
 }

@@ -101,7 +101,9 @@ const (
 	// Subscribe opens Effect.Sub at its message partition; Unsubscribe
 	// closes it (Effect.Wait is Sub.Wait for both). RejectMessage hands
 	// correlation Effect.Correlation of Effect.Sub back: the wait it was
-	// offered to was gone. PublishMessage publishes Effect.Message (a
+	// offered to was gone; for a message the partition does not keep
+	// (Correlation.ReturnBy set), Effect.Message is the message handed
+	// back (its variables and id). PublishMessage publishes Effect.Message (a
 	// declarative throw); Effect.ID is unique per activation of the
 	// throw. StartEnded tells the message partition of Effect.Correlation
 	// that the instance this message started has ended. See

@@ -41,6 +41,12 @@ type Correlation struct {
 	Key       string `msgpack:"key" json:"key"`
 	Seq       uint64 `msgpack:"seq" json:"seq"`
 	MessageID string `msgpack:"id,omitempty" json:"messageId,omitempty"`
+	// ReturnBy is set on the offer of a message its partition does not
+	// keep (published without a time to live): an instance that rejects
+	// the correlation hands the message's variables back with the
+	// rejection, and a rejection that reaches the partition before
+	// ReturnBy has the message offered again (docs/messages.md §4).
+	ReturnBy time.Time `msgpack:"returnBy,omitempty" json:"returnBy,omitzero"`
 }
 
 // OutMessage is a message an instance publishes (a declarative throw).

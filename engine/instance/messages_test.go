@@ -427,3 +427,21 @@ func TestMessageVariablesRefused(t *testing.T) {
 		t.Errorf("cause class %q", inc.CauseClass)
 	}
 }
+
+// A rejected offer of a message its partition does not keep (ReturnBy set)
+// hands the message back: its variables and id go with the rejection.
+func TestCorrelateRejectionHandsBackAnUnkeptMessage(t *testing.T) {
+	s, env := run(t, catchProcess("'k'"), nil)
+	w := msgWait(t, s, "paid")
+	apply(t, s, env, correlation(&w, 1, nil))
+	assertStatus(t, s, Completed)
+	flush(s)
+	late := correlation(&w, 2, map[string]any{"v": int64(7)})
+	late.Correlation.MessageID, late.Correlation.ReturnBy = "m-2", time.Date(2026, 3, 1, 12, 10, 0, 0, time.UTC)
+	apply(t, s, env, late)
+	got := effects(s, RejectMessage)
+	want := &OutMessage{Name: "order-paid", Key: "k", Vars: map[string]any{"v": int64(7)}, ID: "m-2"}
+	if len(got) != 1 || !reflect.DeepEqual(got[0].Message, want) || !got[0].Correlation.ReturnBy.Equal(late.Correlation.ReturnBy) {
+		t.Errorf("RejectMessage = %+v, want the message handed back: %+v", got, want)
+	}
+}
