@@ -74,8 +74,8 @@ func (v *validator) run() {
 		}
 		v.node(n)
 	}
-	if p.StartOf("") == nil && len(p.MessageStarts()) == 0 {
-		v.addf("", 0, "has no none start event and no message start event")
+	if p.StartOf("") == nil && len(p.MessageStarts()) == 0 && len(p.SignalStarts()) == 0 && len(p.TimerStarts()) == 0 {
+		v.addf("", 0, "has no none start event and no message, signal or timer start event")
 	}
 	for _, n := range p.Nodes {
 		if n.Kind == SubProcess && p.StartOf(n.ID) == nil {
@@ -95,6 +95,10 @@ func (v *validator) node(n *Node) {
 		switch {
 		case n.Event == MessageEvent:
 			v.messageStart(n)
+		case n.Event == SignalEvent:
+			v.signalStart(n)
+		case n.Event == TimerEvent:
+			v.timerStart(n)
 		case n.Event != NoneEvent:
 			v.nodef(n, "%s start events are not supported; use a none or message start event", n.Event)
 		default:
@@ -110,6 +114,8 @@ func (v *validator) node(n *Node) {
 		case NoneEvent, ErrorEvent, TerminateEvent:
 		case MessageEvent:
 			v.throw(n)
+		case SignalEvent:
+			v.signal(n)
 		default:
 			v.nodef(n, "%s end events are not supported", n.Event)
 		}
@@ -124,8 +130,10 @@ func (v *validator) node(n *Node) {
 			v.message(n, true)
 		case LinkEvent:
 			v.link(n)
+		case SignalEvent:
+			v.signal(n)
 		default:
-			v.nodef(n, "only timer, message and link intermediate catch events are supported")
+			v.nodef(n, "only timer, message, signal and link intermediate catch events are supported")
 		}
 	case IntermediateThrowEvent:
 		switch n.Event {
@@ -134,6 +142,8 @@ func (v *validator) node(n *Node) {
 			v.throw(n)
 		case LinkEvent:
 			v.link(n)
+		case SignalEvent:
+			v.signal(n)
 		default:
 			v.nodef(n, "%s intermediate throw events are not supported", n.Event)
 		}
@@ -185,13 +195,16 @@ func (v *validator) node(n *Node) {
 	if n.Message != nil && n.Event != MessageEvent && n.Kind != ReceiveTask && n.Kind != SendTask {
 		v.nodef(n, "has a message but is not a message event, receive task or send task")
 	}
+	if n.Signal != nil && n.Event != SignalEvent {
+		v.nodef(n, "has a signal but is not a signal event")
+	}
 	if n.Human != nil && n.Kind != UserTask {
 		v.nodef(n, "only user tasks have an assignment, a schedule or a form")
 	}
 	if n.Publish != nil && !n.throwsMessage() {
 		v.nodef(n, "only message throw events and send tasks publish a message")
 	}
-	if n.Kind != BoundaryEvent && n.Timer != nil && n.Kind != IntermediateCatchEvent {
+	if n.Kind != BoundaryEvent && n.Timer != nil && n.Kind != IntermediateCatchEvent && n.Kind != StartEvent {
 		v.nodef(n, "only catch and boundary events can have a timer")
 	}
 	if n.IncidentRetry != nil {
@@ -218,8 +231,10 @@ func (v *validator) node(n *Node) {
 	// (a milestone) has them to record that it was reached.
 	jobThrow := n.throwsMessage() && n.Service != nil
 	milestone := n.Kind == IntermediateThrowEvent && n.Event == NoneEvent
-	if len(n.Inputs) > 0 && !n.Kind.IsActivity() && !jobThrow && !milestone {
-		v.nodef(n, "only activities, none intermediate throw events and message throws that run a job have input mappings")
+	// A signal throw's input mappings are the signal's variables.
+	signalThrow := n.Event == SignalEvent && (n.Kind == IntermediateThrowEvent || n.Kind == EndEvent)
+	if len(n.Inputs) > 0 && !n.Kind.IsActivity() && !jobThrow && !milestone && !signalThrow {
+		v.nodef(n, "only activities, none intermediate throw events, signal throws and message throws that run a job have input mappings")
 	}
 	if len(n.Outputs) > 0 && !n.Kind.HasOutputs() && !jobThrow && !milestone {
 		v.nodef(n, "only activities, catching events, none intermediate throw events and message throws that run a job have output mappings")
@@ -281,8 +296,10 @@ func (v *validator) boundary(n *Node) {
 		v.timer(n)
 	case MessageEvent:
 		v.message(n, true)
+	case SignalEvent:
+		v.signal(n)
 	default:
-		v.nodef(n, "only error, timer and message boundary events are supported")
+		v.nodef(n, "only error, timer, message and signal boundary events are supported")
 	}
 	if len(v.p.Incoming(n.ID)) > 0 {
 		v.nodef(n, "boundary events cannot have incoming sequence flows")
