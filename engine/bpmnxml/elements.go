@@ -61,7 +61,7 @@ var eventDefinitions = map[string]model.EventType{
 	"errorEventDefinition":       model.ErrorEvent,
 	"terminateEventDefinition":   model.TerminateEvent,
 	"messageEventDefinition":     model.MessageEvent,
-	"signalEventDefinition":      "",
+	"signalEventDefinition":      model.SignalEvent,
 	"escalationEventDefinition":  "",
 	"conditionalEventDefinition": "",
 	"linkEventDefinition":        model.LinkEvent,
@@ -202,11 +202,11 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		return
 	}
 	allowed := map[model.Kind][]model.EventType{
-		model.StartEvent:             {model.MessageEvent},
-		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent},
-		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent},
-		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent},
-		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent},
+		model.StartEvent:             {model.MessageEvent, model.SignalEvent},
+		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.SignalEvent},
+		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent, model.SignalEvent},
+		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent, model.SignalEvent},
+		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.SignalEvent},
 	}[n.Kind]
 	ok := false
 	for _, a := range allowed {
@@ -214,7 +214,7 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 	}
 	if !ok {
 		if n.Kind == model.StartEvent {
-			im.probs.in(e, d, "%s start events are not supported; use a none or message start event", what)
+			im.probs.in(e, d, "%s start events are not supported; use a none, message or signal start event", what)
 		} else {
 			im.probs.in(e, d, "a %s cannot have a %s", n.Kind, d.name.Local)
 		}
@@ -230,6 +230,8 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		im.messageEvent(e, d, n, x)
 	case model.LinkEvent:
 		im.link(e, d, n)
+	case model.SignalEvent:
+		im.signalEvent(e, d, n)
 	}
 }
 

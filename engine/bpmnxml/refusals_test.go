@@ -23,8 +23,8 @@ func TestRefusals(t *testing.T) {
   <bpmn:standardLoopCharacteristics/></bpmn:task>`, "bpmn:task", "<bpmn:standardLoop", "standard loops are not supported yet"},
 		{"dataAssociation", `<bpmn:task id="t">
   <bpmn:dataInputAssociation id="a"/></bpmn:task>`, "bpmn:task", "<bpmn:dataInputAssociation", "data associations are not supported"},
-		{"signal boundary", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
-  <bpmn:signalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:signalEventDefinition", "signal events are not supported"},
+		{"signal boundary without a signal", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
+  <bpmn:signalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:signalEventDefinition", "a signal event needs signalRef"},
 		{"escalation end", `<bpmn:task id="t"/><bpmn:endEvent id="x">
   <bpmn:escalationEventDefinition/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:escalationEventDefinition", "escalation events are not supported"},
 		{"conditional", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">

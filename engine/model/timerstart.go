@@ -14,27 +14,6 @@ func (p *Process) TimerStarts() []*Node {
 	return out
 }
 
-// timerStart checks a timer start event: at process level, a date or a
-// cycle (a duration has nothing to count from), at most one per process.
-func (v *validator) timerStart(n *Node) {
-	v.timer(n)
-	switch {
-	case n.Scope != "":
-		v.nodef(n, "timer start events are supported at process level only")
-	case n.Timer != nil && n.Timer.Type == TimerDuration:
-		v.nodef(n, "a timer start event has a timeDate or a timeCycle, not a timeDuration")
-	}
-	if starts := v.p.TimerStarts(); len(starts) > 1 && starts[0] != n {
-		v.nodef(n, "a process has one timer start event; %q is already one", starts[0].ID)
-	}
-}
-
-// TimerStartEvent adds a process-level start event that starts an
-// instance when timer t fires: a date (once) or a cycle.
-func (b *Builder) TimerStartEvent(id string, t Timer, opts ...NodeOption) *Builder {
-	return b.node(id, StartEvent, TimerEvent, append([]NodeOption{func(n *Node) { n.Timer = &t }}, opts...))
-}
-
 // NextFire returns the first firing, from firing from on, of a timer
 // start event that is due after now, counting from armed (the deploy, for
 // a cycle without a start), and when it is due. A date fires once
