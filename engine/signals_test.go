@@ -269,3 +269,41 @@ func TestSignalFromPlainNATS(t *testing.T) {
 		t.Fatalf("instance: %+v", v.Variables)
 	}
 }
+
+// TestSignalBroadcastTo1000Instances measures one broadcast reaching
+// 1,000 waiting instances (docs/performance.md, "Signals"): the fan-out
+// (listing the index, one event per instance) and the time until every
+// instance has taken it.
+func TestSignalBroadcastTo1000Instances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 1,000 instances")
+	}
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := eng.Deploy(ctx, signalCatcher(t, "many", "all")); err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	for range n {
+		if _, err := eng.Start(ctx, "many", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testwait.True(t, 2*time.Minute, "1,000 subscriptions indexed", func() bool { return signalIndex(t, env, "all") == n })
+	began := time.Now()
+	res, err := eng.BroadcastSignal(ctx, engine.Signal{Name: "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fanOut := time.Since(began)
+	if len(res.Instances) != n {
+		t.Fatalf("reached %d instances, want %d", len(res.Instances), n)
+	}
+	testwait.True(t, 2*time.Minute, "every instance completed", func() bool {
+		done, err := eng.Instances(ctx, engine.Filter{Status: instance.Completed})
+		return err == nil && len(done) == n
+	})
+	t.Logf("one broadcast to %d waiting instances: fan-out %v, all completed after %v", n, fanOut, time.Since(began))
+}
