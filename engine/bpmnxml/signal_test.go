@@ -78,3 +78,16 @@ func TestSignalStartNameMustBeLiteral(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+func TestSignalThrowInputsBothDialects(t *testing.T) {
+	for _, ext := range []string{`<zeebe:ioMapping><zeebe:input source="=a" target="amount"/></zeebe:ioMapping>`,
+		`<camunda:inputOutput><camunda:inputParameter name="amount">${a}</camunda:inputParameter></camunda:inputOutput>`} {
+		p := mustParse(t, signalDoc(`<bpmn:startEvent id="s"/>
+<bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+<bpmn:intermediateThrowEvent id="t"><bpmn:extensionElements>`+ext+`</bpmn:extensionElements><bpmn:signalEventDefinition signalRef="go"/></bpmn:intermediateThrowEvent>
+<bpmn:sequenceFlow id="f2" sourceRef="t" targetRef="e"/>
+<bpmn:endEvent id="e"/>`))
+		if len(p.Node("t").Inputs) != 1 {
+			t.Errorf("%s: inputs %v", ext, p.Node("t").Inputs)
+		}
+	}
+}
