@@ -14,7 +14,7 @@ import (
 // whole binary, so the tests that run nats.conf can run in parallel.
 func TestMain(m *testing.M) {
 	streamstest.ServeNodeIfAsked()
-	for _, role := range []string{"engine", "worker", "integration", "operator"} {
+	for _, role := range []string{"engine", "worker", "integration", "operator", "tasklist"} {
 		os.Setenv("JETBPM_"+strings.ToUpper(role)+"_PASSWORD", role+"-secret")
 	}
 	os.Exit(m.Run())
