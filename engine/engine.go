@@ -294,6 +294,9 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		e.msgParts = append(e.msgParts, mp)
 		e.done.Go(func() { mp.run(runCtx) })
 	}
+	if !opts.messagePartitionsOnly {
+		e.done.Go(func() { e.runSignals(runCtx) })
+	}
 	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.session())
 	return e, nil
 }

@@ -38,6 +38,10 @@ type engineMetrics struct {
 
 	// User tasks (docs/usertasks.md §5).
 	taskFacts *metrics.CounterVec // by kind
+
+	// Signals (docs/signals.md §6).
+	signals          *metrics.Counter
+	signalDeliveries *metrics.CounterVec // by kind: instance, start
 }
 
 // newEngineMetrics registers the engine's metrics; buffer, a consumer of
@@ -70,6 +74,9 @@ func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer j
 		messageExpiries: r.NewCounter("jetbpm_message_expiries_total", "Buffered messages whose time to live ended."),
 		taskFacts: r.NewCounterVec("jetbpm_task_facts_total",
 			"User task changes committed by this node, by fact kind (created, assigned, completed, canceled).", "kind"),
+		signals: r.NewCounter("jetbpm_signals_total", "Signal broadcasts this node fanned out."),
+		signalDeliveries: r.NewCounterVec("jetbpm_signal_deliveries_total",
+			"Signal events sent to waiting instances (instance) and instances started by signal start events (start).", "kind"),
 	}
 	// Both read this node's task index, which holds every task of the
 	// cluster: every node reports the same values (aggregate with max).

@@ -112,6 +112,8 @@ func (d *definitions) startIndexWrites(ctx context.Context, moved []movedProcess
 type movedProcess struct {
 	process       string
 	before, after map[string]correlation.StartEvent
+	// sigBefore and sigAfter are its signal start events (sigstarts.go).
+	sigBefore, sigAfter map[string]correlation.StartEvent
 }
 
 // storedStarts returns the message start events of a stored version of a

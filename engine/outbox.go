@@ -243,6 +243,8 @@ func (pub *publisher) effectMsg(partition int, s *instance.State, eff instance.E
 		return messageEffectMsg(s, eff)
 	case instance.PublishTaskFact:
 		return taskFactMsg(eff.TaskFact)
+	case instance.SignalSubscribe, instance.SignalUnsubscribe, instance.BroadcastSignal:
+		return signalEffectMsg(s, eff)
 	}
 	return nil, fmt.Errorf("unknown effect kind %q", eff.Kind)
 }

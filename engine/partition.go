@@ -306,6 +306,9 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 			log.Debug("events for an unknown instance dropped", "events", len(g.events))
 		}
 		g.err = p.rejectOrphans(ctx, g)
+		if g.err == nil {
+			g.err = p.dropSignalEntries(ctx, g)
+		}
 		return
 	case s == nil:
 		if s, err = p.create(ctx, g.id, g.start); err != nil {
@@ -321,6 +324,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		changed = true
 		log.Debug("instance started", "process", s.ProcessID, "version", s.Version)
 	case s.Status.Finished() && !correlating(g.events):
+		g.err = p.dropSignalEntries(ctx, g)
 		return
 	}
 	// A finished instance takes correlate events too: it rejects them, so

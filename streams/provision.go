@@ -108,6 +108,9 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (Layout,
 	if err := provisionBuckets(ctx, js, cfg, log); err != nil {
 		return Layout{}, err
 	}
+	if err := provisionSignals(ctx, js, cfg, log); err != nil {
+		return Layout{}, err
+	}
 	return Layout{Partitions: partitions, Replicas: cfg.Replicas}, nil
 }
 

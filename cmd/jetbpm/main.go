@@ -65,6 +65,9 @@ func commands() []command {
 			{name: "task complete", summary: "complete the task with --vars; the process goes on", usage: taskCompleteUsage, run: runTaskComplete},
 			{name: "task error", summary: "end the task with a BPMN error (--code)", usage: taskErrorUsage, run: runTaskError},
 		}},
+		{name: "signal", summary: "broadcast a signal to waiting instances", usage: signalUsage, run: runSignal, subs: []command{
+			{name: "signal broadcast", summary: "broadcast a signal; it reaches every waiting instance and starts signal-started processes", usage: signalBroadcastUsage, run: runSignalBroadcast},
+		}},
 		{name: "message", summary: "send a message to waiting instances (publish, correlate)", usage: messageUsage, run: runMessage, subs: []command{
 			{name: "message publish", summary: "publish a message; it may be kept for later subscriptions (--ttl)", usage: messagePublishUsage, run: runMessagePublish},
 			{name: "message correlate", summary: "deliver a message and print the instance it reached", usage: messageCorrelateUsage, run: runMessageCorrelate},

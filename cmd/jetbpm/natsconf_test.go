@@ -295,6 +295,14 @@ func TestNatsConfRoles(t *testing.T) {
 		if !in.canPublish("jetbpm.m.pub.order-paid.o-17") {
 			t.Error("integration cannot publish a BPMN message")
 		}
+		if !in.canPublish(streams.SignalSubject("order-cancelled")) {
+			t.Error("integration cannot broadcast a signal")
+		}
+		for _, s := range []string{streams.KVSubject(streams.SignalsBucket, streams.SignalKey("x", "i1", "w")), "jetbpm.s.other.x", "jetbpm.ts.p"} {
+			if in.canPublish(s) {
+				t.Errorf("integration may publish %s", s)
+			}
+		}
 		for _, s := range []string{"jetbpm.m.sub.order-paid.o-17", "jetbpm.m.rej.order-paid.o-17", "jetbpm.mp.0.pub.order-paid.o-17"} {
 			if in.canPublish(s) {
 				t.Errorf("integration may publish the engine's message command %s", s)

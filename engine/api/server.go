@@ -235,6 +235,12 @@ func (s *Server) dispatch(ctx context.Context, op string, data []byte) (any, err
 		}
 		inst, err := s.eng.CorrelateMessage(ctx, m)
 		return MessageCorrelateResponse{Instance: inst}, err
+	case OpSignalBroadcast:
+		var req SignalRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		return s.signal(ctx, req)
 	}
 	return nil, fmt.Errorf("%w: unknown operation %q", engine.ErrInvalid, op)
 }

@@ -10,6 +10,7 @@ type importer struct {
 	errors       map[string]*elem // <error> declarations by id
 	messages     map[string]*elem // <message> declarations by id
 	messageDecls map[string]*messageDecl
+	signals      map[string]*elem // <signal> declarations by id (signal.go)
 	// zeebeModel says the document is written for Zeebe (zeebeDialect).
 	zeebeModel bool
 	// escalations are the <escalation> declarations by id; eventSubs the
@@ -44,7 +45,7 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 		return nil, &Error{Line: root.line, Element: root.tag(),
 			Msg: "not a BPMN 2.0 document: the root element must be <definitions> in namespace " + NamespaceBPMN}
 	}
-	im := &importer{errors: map[string]*elem{}, messages: map[string]*elem{},
+	im := &importer{errors: map[string]*elem{}, messages: map[string]*elem{}, signals: map[string]*elem{},
 		messageDecls: map[string]*messageDecl{}, zeebeModel: zeebeDialect(root),
 		escalations: map[string]*elem{}, eventSubs: map[string]*model.Node{}}
 	for _, c := range root.children {
@@ -55,6 +56,8 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 			im.messages[c.attr("", "id")] = c
 		case c.is(NamespaceBPMN, "escalation"):
 			im.escalations[c.attr("", "id")] = c
+		case c.is(NamespaceBPMN, "signal"):
+			im.signals[c.attr("", "id")] = c
 		}
 	}
 	var procs []*model.Process

@@ -61,7 +61,7 @@ var eventDefinitions = map[string]model.EventType{
 	"errorEventDefinition":       model.ErrorEvent,
 	"terminateEventDefinition":   model.TerminateEvent,
 	"messageEventDefinition":     model.MessageEvent,
-	"signalEventDefinition":      "",
+	"signalEventDefinition":      model.SignalEvent,
 	"escalationEventDefinition":  model.EscalationEvent,
 	"conditionalEventDefinition": "",
 	"linkEventDefinition":        model.LinkEvent,
@@ -204,11 +204,11 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		return
 	}
 	allowed := map[model.Kind][]model.EventType{
-		model.StartEvent:             {model.MessageEvent},
-		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.EscalationEvent},
-		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent},
-		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent, model.EscalationEvent},
-		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.EscalationEvent},
+		model.StartEvent:             {model.MessageEvent, model.SignalEvent},
+		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent},
+		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent, model.SignalEvent},
+		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent, model.EscalationEvent, model.SignalEvent},
+		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent},
 	}[n.Kind]
 	if n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil {
 		allowed = eventSubStarts
@@ -218,9 +218,12 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		ok = ok || a == ev
 	}
 	if !ok {
-		if n.Kind == model.StartEvent {
-			im.probs.in(e, d, "%s start events are not supported; use a none or message start event", what)
-		} else {
+		switch {
+		case n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil:
+			im.probs.in(e, d, "%s start events of event sub-processes are not supported yet; use a timer, message, error or escalation start event", what)
+		case n.Kind == model.StartEvent:
+			im.probs.in(e, d, "%s start events are not supported; use a none, message or signal start event", what)
+		default:
 			im.probs.in(e, d, "a %s cannot have a %s", n.Kind, d.name.Local)
 		}
 		return
@@ -237,6 +240,8 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		im.link(e, d, n)
 	case model.EscalationEvent:
 		im.escalationRef(e, d, n)
+	case model.SignalEvent:
+		im.signalEvent(e, d, n)
 	}
 }
 

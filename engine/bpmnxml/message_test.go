@@ -331,9 +331,9 @@ func TestMessageRefusals(t *testing.T) {
 			"<bpmn:eventBasedGateway", `instantiate="yes" is not a boolean`},
 		{"parallel event gateway", around(`<bpmn:eventBasedGateway id="t" eventGatewayType="Parallel"/>`), "bpmn:eventBasedGateway", "",
 			"<bpmn:eventBasedGateway", `eventGatewayType="Parallel" is not supported (only Exclusive`},
-		{"signal throw", around(`<bpmn:intermediateThrowEvent id="t">
+		{"signal throw without a signal", around(`<bpmn:intermediateThrowEvent id="t">
   <bpmn:signalEventDefinition/></bpmn:intermediateThrowEvent>`), "bpmn:intermediateThrowEvent", "",
-			"<bpmn:signalEventDefinition", "signal events are not supported"},
+			"<bpmn:signalEventDefinition", "a signal event needs signalRef"},
 		{"timer throw", around(`<bpmn:intermediateThrowEvent id="t">
   <bpmn:timerEventDefinition/></bpmn:intermediateThrowEvent>`), "bpmn:intermediateThrowEvent", "",
 			"<bpmn:timerEventDefinition", "a intermediateThrowEvent cannot have a timerEventDefinition"},
@@ -413,7 +413,7 @@ func TestMessageValidation(t *testing.T) {
 		{"input mapping on a publishing throw event", withMessages(`<bpmn:message id="m" name="go"/>`, around(`<bpmn:intermediateThrowEvent id="t"><bpmn:extensionElements>
   <jetbpm:publish/><zeebe:ioMapping><zeebe:input source="=a" target="b"/></zeebe:ioMapping></bpmn:extensionElements>
   <bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateThrowEvent>`)),
-			"<bpmn:intermediateThrowEvent", "only activities, none intermediate throw events and message throws that run a job have input mappings"},
+			"<bpmn:intermediateThrowEvent", "only activities, none intermediate throw events, signal throws and message throws that run a job have input mappings"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := parseErr(t, c.src)

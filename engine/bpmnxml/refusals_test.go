@@ -18,15 +18,15 @@ func TestRefusals(t *testing.T) {
 		{"transaction", `<bpmn:transaction id="t"/>`, "bpmn:transaction", "<bpmn:transaction", "transactions are not supported"},
 		{"adHocSubProcess", `<bpmn:adHocSubProcess id="t"/>`, "bpmn:adHocSubProcess", "<bpmn:adHocSubProcess", "ad-hoc sub-processes are not supported"},
 		{"signal start of an event sub-process", `<bpmn:task id="t"/><bpmn:subProcess id="evt" triggeredByEvent="true"><bpmn:startEvent id="x">
-  <bpmn:signalEventDefinition/></bpmn:startEvent></bpmn:subProcess>`, "bpmn:startEvent", "<bpmn:signalEventDefinition", "signal events are not supported"},
+  <bpmn:signalEventDefinition/></bpmn:startEvent></bpmn:subProcess>`, "bpmn:startEvent", "<bpmn:signalEventDefinition", "signal start events of event sub-processes are not supported yet"},
 		{"non-interrupting start outside an event sub-process", `<bpmn:subProcess id="t"><bpmn:startEvent id="x" isInterrupting="false"/></bpmn:subProcess>`, "bpmn:startEvent", "<bpmn:startEvent id=\"x\"", "applies to the start event of an event sub-process only"},
 		{"unknown BPMN element", `<bpmn:task id="t"/><bpmn:fancyThing id="x"/>`, "bpmn:fancyThing", "<bpmn:fancyThing", "fancyThing elements are not supported"},
 		{"standardLoop", `<bpmn:task id="t">
   <bpmn:standardLoopCharacteristics/></bpmn:task>`, "bpmn:task", "<bpmn:standardLoop", "standard loops are not supported yet"},
 		{"dataAssociation", `<bpmn:task id="t">
   <bpmn:dataInputAssociation id="a"/></bpmn:task>`, "bpmn:task", "<bpmn:dataInputAssociation", "data associations are not supported"},
-		{"signal boundary", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
-  <bpmn:signalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:signalEventDefinition", "signal events are not supported"},
+		{"signal boundary without a signal", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
+  <bpmn:signalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:signalEventDefinition", "a signal event needs signalRef"},
 		{"escalation without its declaration", `<bpmn:task id="t"/><bpmn:endEvent id="x">
   <bpmn:escalationEventDefinition escalationRef="nope"/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:escalationEventDefinition", `escalationRef "nope" names no <escalation>`},
 		{"conditional", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">

@@ -17,6 +17,8 @@ func (r *runner) end(t *Track, n *model.Node) {
 		r.throwMessage(t, n)
 	case model.EscalationEvent:
 		r.throwEscalation(t, n)
+	case model.SignalEvent:
+		r.throwSignal(t, n)
 	case model.ErrorEvent:
 		r.throw(nil, n.ID, t.Scope, n.ErrorCode, n.ErrorMessage)
 		if r.s.track(t.ID) != nil {

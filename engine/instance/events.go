@@ -70,6 +70,9 @@ type Event struct {
 	Message     string       `msgpack:"message,omitempty"`
 
 	Task *TaskCommand `msgpack:"task,omitempty"`
+
+	// Signal is the broadcast a SignalTo event delivers (signals.go).
+	Signal *Broadcast `msgpack:"signal,omitempty"`
 }
 
 // EffectKind names something the engine must do after the checkpoint.
@@ -154,6 +157,9 @@ type Effect struct {
 
 	Task     *Task     `msgpack:"task,omitempty"`
 	TaskFact *TaskFact `msgpack:"taskFact,omitempty"`
+
+	// Signal is the signal a BroadcastSignal effect broadcasts.
+	Signal *Broadcast `msgpack:"signal,omitempty"`
 }
 
 // FactKind is the kind of a lifecycle fact.

@@ -32,6 +32,8 @@ func (r *runner) execute(t *Track) {
 			r.catchMessage(t, n)
 		case model.LinkEvent:
 			r.complete(t, n, nil, nil) // its throw brought the token here
+		case model.SignalEvent:
+			r.catchSignal(t, n)
 		default:
 			r.catchTimer(t, n)
 		}
@@ -47,6 +49,8 @@ func (r *runner) execute(t *Track) {
 			r.throwLink(t, n)
 		case model.EscalationEvent:
 			r.throwEscalation(t, n)
+		case model.SignalEvent:
+			r.throwSignal(t, n)
 		default:
 			// A none throw event passes the token on, through its
 			// mappings (a milestone).

@@ -242,6 +242,8 @@ func (r *runner) apply(ev Event) bool {
 		return r.messageTo(ev)
 	case UserTaskCommand:
 		return r.taskCommand(ev)
+	case SignalTo:
+		return r.signalTo(ev)
 	case Cancel:
 		reason := ev.Reason
 		if reason == "" {

@@ -41,6 +41,12 @@ func (r *runner) armBoundaries(t *Track, n *model.Node) bool {
 		sub.Repeat = !b.Interrupting
 		subs = append(subs, &Wait{Node: b.ID, Sub: sub})
 	}
+	signals, err := r.signalBoundaries(t, n)
+	if err != nil {
+		r.unpark(t, n)
+		r.fault(t, n, incidents.CauseExpression, err.Error())
+		return false
+	}
 	if !t.BoundariesArmed {
 		t.BoundariesArmed = true
 		for _, b := range r.p.Boundaries(n.ID) {
@@ -57,6 +63,7 @@ func (r *runner) armBoundaries(t *Track, n *model.Node) bool {
 	for _, w := range subs {
 		r.subscribe(t, w.Node, t.Activation, w.Sub)
 	}
+	r.armSignalBoundaries(t, n, signals)
 	return true
 }
 
@@ -104,6 +111,9 @@ func (r *runner) unschedule(w *Wait) {
 	switch w.Kind {
 	case MessageWait:
 		r.unsubscribe(w)
+		return
+	case SignalWait:
+		r.signalUnsubscribe(w)
 		return
 	case UserTaskWait:
 		r.cancelTask(w)

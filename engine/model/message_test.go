@@ -104,7 +104,7 @@ func TestMessageValidationRules(t *testing.T) {
 		{"only message starts, none of them valid", func() *model.Builder {
 			return model.NewBuilder("p").MessageStartEvent("ms", "", set(func(n *model.Node) { n.Event = model.TimerEvent })).
 				Task("t").EndEvent("e").Sequence("ms", "t", "e")
-		}, "", "no none start event and no message start event"},
+		}, "", "no none start event and no message or signal start event"},
 		{"throw with a job and a publish", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.SendTask("t", "m", worker("mail"), publish("")) })
 		}, "t", "both runs a job and publishes"},
@@ -145,9 +145,9 @@ func TestMessageValidationRules(t *testing.T) {
 		{"worker on a catch", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.MessageCatchEvent("t", "m", "k", worker("jobs")) })
 		}, "t", "only service tasks and message throws have an operation"},
-		{"signal throw event", func() *model.Builder {
-			return chain(func(b *model.Builder) { b.ThrowEvent("t", set(func(n *model.Node) { n.Event = "signal" })) })
-		}, "t", "signal intermediate throw events are not supported"},
+		{"compensation throw event", func() *model.Builder {
+			return chain(func(b *model.Builder) { b.ThrowEvent("t", set(func(n *model.Node) { n.Event = "compensate" })) })
+		}, "t", "compensate intermediate throw events are not supported"},
 		{"message boundary without a message", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.Task("t") }).MessageBoundary("b", "t", "m", "k", true, noMessage).Flow("b", "e")
 		}, "b", "has no message"},

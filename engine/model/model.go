@@ -111,6 +111,8 @@ type Node struct {
 	// Publish, on a message throw event or send task, publishes the
 	// message itself instead of handing a job to a worker.
 	Publish *Publish `msgpack:"publish,omitempty"`
+	// Signal is set on signal events (signal.go).
+	Signal *Signal `msgpack:"signal,omitempty"`
 
 	// Link is the name of a link event: a link throw moves its token to
 	// the link catch of the same name in its scope (links.go).

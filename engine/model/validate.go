@@ -74,8 +74,8 @@ func (v *validator) run() {
 		}
 		v.node(n)
 	}
-	if p.StartOf("") == nil && len(p.MessageStarts()) == 0 {
-		v.addf("", 0, "has no none start event and no message start event")
+	if p.StartOf("") == nil && len(p.MessageStarts()) == 0 && len(p.SignalStarts()) == 0 {
+		v.addf("", 0, "has no none start event and no message or signal start event")
 	}
 	for _, n := range p.Nodes {
 		if n.Kind == SubProcess && !n.TriggeredByEvent && p.StartOf(n.ID) == nil {
@@ -98,8 +98,14 @@ func (v *validator) node(n *Node) {
 			v.eventSubStart(n)
 		case n.Event == MessageEvent:
 			v.messageStart(n)
+		case n.Event == SignalEvent:
+			v.signalStart(n)
+		case n.Event == TimerEvent:
+			// The model reads them (TimerStarts, Timer.NextFire); the
+			// engine does not schedule them yet (docs/timerstart.md).
+			v.nodef(n, "timer start events are not supported yet")
 		case n.Event != NoneEvent:
-			v.nodef(n, "%s start events are not supported; use a none or message start event", n.Event)
+			v.nodef(n, "%s start events are not supported; use a none, message or signal start event", n.Event)
 		default:
 			if first := p.StartOf(n.Scope); first != n {
 				v.nodef(n, "a scope has one none start event; %q is already one", first.ID)
@@ -115,6 +121,8 @@ func (v *validator) node(n *Node) {
 			v.throw(n)
 		case EscalationEvent:
 			v.escalationThrow(n)
+		case SignalEvent:
+			v.signal(n)
 		default:
 			v.nodef(n, "%s end events are not supported", n.Event)
 		}
@@ -129,8 +137,10 @@ func (v *validator) node(n *Node) {
 			v.message(n, true)
 		case LinkEvent:
 			v.link(n)
+		case SignalEvent:
+			v.signal(n)
 		default:
-			v.nodef(n, "only timer, message and link intermediate catch events are supported")
+			v.nodef(n, "only timer, message, signal and link intermediate catch events are supported")
 		}
 	case IntermediateThrowEvent:
 		switch n.Event {
@@ -141,6 +151,8 @@ func (v *validator) node(n *Node) {
 			v.link(n)
 		case EscalationEvent:
 			v.escalationThrow(n)
+		case SignalEvent:
+			v.signal(n)
 		default:
 			v.nodef(n, "%s intermediate throw events are not supported", n.Event)
 		}
@@ -196,13 +208,16 @@ func (v *validator) node(n *Node) {
 	if n.Message != nil && n.Event != MessageEvent && n.Kind != ReceiveTask && n.Kind != SendTask {
 		v.nodef(n, "has a message but is not a message event, receive task or send task")
 	}
+	if n.Signal != nil && n.Event != SignalEvent {
+		v.nodef(n, "has a signal but is not a signal event")
+	}
 	if n.Human != nil && n.Kind != UserTask {
 		v.nodef(n, "only user tasks have an assignment, a schedule or a form")
 	}
 	if n.Publish != nil && !n.throwsMessage() {
 		v.nodef(n, "only message throw events and send tasks publish a message")
 	}
-	if n.Kind != BoundaryEvent && n.Timer != nil && n.Kind != IntermediateCatchEvent && !(n.Kind == StartEvent && p.isEventSub(n.Scope)) {
+	if n.Kind != BoundaryEvent && n.Timer != nil && n.Kind != IntermediateCatchEvent && n.Kind != StartEvent {
 		v.nodef(n, "only catch and boundary events can have a timer")
 	}
 	if n.IncidentRetry != nil {
@@ -233,8 +248,10 @@ func (v *validator) node(n *Node) {
 	// (a milestone) has them to record that it was reached.
 	jobThrow := n.throwsMessage() && n.Service != nil
 	milestone := n.Kind == IntermediateThrowEvent && n.Event == NoneEvent
-	if len(n.Inputs) > 0 && !n.Kind.IsActivity() && !jobThrow && !milestone {
-		v.nodef(n, "only activities, none intermediate throw events and message throws that run a job have input mappings")
+	// A signal throw's input mappings are the signal's variables.
+	signalThrow := n.Event == SignalEvent && (n.Kind == IntermediateThrowEvent || n.Kind == EndEvent)
+	if len(n.Inputs) > 0 && !n.Kind.IsActivity() && !jobThrow && !milestone && !signalThrow {
+		v.nodef(n, "only activities, none intermediate throw events, signal throws and message throws that run a job have input mappings")
 	}
 	if len(n.Outputs) > 0 && !n.Kind.HasOutputs() && !jobThrow && !milestone {
 		v.nodef(n, "only activities, catching events, none intermediate throw events and message throws that run a job have output mappings")
@@ -298,8 +315,10 @@ func (v *validator) boundary(n *Node) {
 		v.message(n, true)
 	case EscalationEvent:
 		v.escalationBoundary(n)
+	case SignalEvent:
+		v.signal(n)
 	default:
-		v.nodef(n, "only error, timer, message and escalation boundary events are supported")
+		v.nodef(n, "only error, timer, message, escalation and signal boundary events are supported")
 	}
 	if len(v.p.Incoming(n.ID)) > 0 {
 		v.nodef(n, "boundary events cannot have incoming sequence flows")
