@@ -54,10 +54,12 @@ func TestProvisionIsIdempotent(t *testing.T) {
 		t.Fatalf("layout = %+v", first)
 	}
 	before := takeSnapshot(t, ctx, js)
-	// Events, reports, jobs, facts, messages, message commands and six KV
-	// buckets; four consumers per partition and the message buffer count.
-	if len(before.Streams) != 12 || len(before.Consumers) != 13 {
-		t.Fatalf("provisioned %d streams and %d consumers, want 12 and 13: %v", len(before.Streams), len(before.Consumers), before.Created)
+	// Events, reports, jobs, facts, messages, message commands, signals,
+	// timer starts and seven KV buckets (meta, instances, definitions,
+	// incidents, messages, tasks, signals); four consumers per partition,
+	// the message buffer count, the signals and the timer starts consumers.
+	if len(before.Streams) != 15 || len(before.Consumers) != 15 {
+		t.Fatalf("provisioned %d streams and %d consumers, want 15 and 15: %v", len(before.Streams), len(before.Consumers), before.Created)
 	}
 
 	log, rec := recordLogs()
