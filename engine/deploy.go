@@ -237,29 +237,21 @@ func (d *definitions) plan(ctx context.Context, procs []*model.Process) (deployP
 		plan.msgs = append(plan.msgs, kvWrite(streams.LatestKey(p.ID), ptr, rev))
 		plan.stored = append(plan.stored, &cp)
 		plan.deps = append(plan.deps, Deployment{ProcessID: p.ID, Version: v, New: true})
-		m := movedProcess{process: p.ID, after: messageStarts(&cp), sigAfter: signalStarts(&cp)}
+		m := movedProcess{process: p.ID, after: &cp}
 		if latest.Version > 0 {
-			if m.before, err = d.storedStarts(ctx, p.ID, latest.Version); err != nil {
+			if m.before, err = d.storedProcess(ctx, p.ID, latest.Version); err != nil {
 				return plan, err
 			}
-			old, err := d.storedProcess(ctx, p.ID, latest.Version)
-			if err != nil {
-				return plan, err
-			}
-			m.sigBefore = signalStarts(old)
 		}
 		moved = append(moved, m)
 	}
-	index, err := d.startIndexWrites(ctx, moved)
-	if err != nil {
-		return plan, err
+	for _, k := range []startKind{messageStartKind, signalStartKind} {
+		index, err := d.startIndexWrites(ctx, k, moved)
+		if err != nil {
+			return plan, err
+		}
+		plan.msgs = append(plan.msgs, index...)
 	}
-	plan.msgs = append(plan.msgs, index...)
-	sigIndex, err := d.signalStartIndexWrites(ctx, moved)
-	if err != nil {
-		return plan, err
-	}
-	plan.msgs = append(plan.msgs, sigIndex...)
 	if len(plan.msgs) > streams.MaxAtomicBatch {
 		return plan, fmt.Errorf("%w: this deploy writes %d definitions, version pointers and message start index entries; at most %d go in one deploy",
 			ErrInvalid, len(plan.msgs), streams.MaxAtomicBatch)

@@ -170,7 +170,7 @@ func (p *messagePartition) startIndex(ctx context.Context, works []*entryWork) m
 		}) {
 			continue
 		}
-		starts, _, err := p.defs.startIndex(ctx, w.name)
+		starts, _, err := p.defs.startIndex(ctx, messageStartKind, w.name)
 		if err != nil {
 			w.err = err
 			continue

@@ -61,7 +61,7 @@ func TestDeployMovesMessageStarts(t *testing.T) {
 	defer cancel()
 	index := func(name string) []correlation.StartEvent {
 		t.Helper()
-		starts, _, err := e.defs.startIndex(ctx, name)
+		starts, _, err := e.defs.startIndex(ctx, messageStartKind, name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -90,7 +91,7 @@ func (e *Engine) fanOut(ctx context.Context, b instance.Broadcast) (SignalResult
 		return res, err
 	}
 	var msgs []*nats.Msg
-	for _, inst := range sortedKeys(waits) {
+	for _, inst := range slices.Sorted(maps.Keys(waits)) {
 		ev := &instance.Event{ID: "signal:" + b.ID, Kind: instance.SignalTo, Vars: b.Vars,
 			Signal: &instance.Broadcast{ID: b.ID, Name: b.Name, Waits: waits[inst]}}
 		m, err := e.pub.envelopeMsg(inst, envelope{Instance: inst, Event: ev}, "signal:"+b.ID+":"+inst)
@@ -100,7 +101,7 @@ func (e *Engine) fanOut(ctx context.Context, b instance.Broadcast) (SignalResult
 		msgs = append(msgs, m)
 		res.Instances = append(res.Instances, inst)
 	}
-	starts, _, err := e.defs.signalStartIndex(ctx, b.Name)
+	starts, _, err := e.defs.startIndex(ctx, signalStartKind, b.Name)
 	if err != nil {
 		return res, err
 	}
@@ -312,15 +313,6 @@ func (e *Engine) applyBroadcast(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	_ = m.DoubleAck(ctx)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // countSignal records a broadcast fanned out to instances and starts.
