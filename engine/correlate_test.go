@@ -97,7 +97,20 @@ func TestCorrelateWithoutSubscription(t *testing.T) {
 	}
 }
 
-// An instance that left the element before the message came rejects it:
+// reject publishes what instance inst of process order sends when it
+// rejects the correlate event ev: the message handed back.
+func (m *msgEnv) reject(t *testing.T, inst string, ev *instance.Event) {
+	t.Helper()
+	c := *ev.Correlation
+	m.effect(t, &instance.State{ID: inst, ProcessID: "order"}, instance.Effect{
+		ID: "rej:" + ev.Wait + ":" + c.ID(), Kind: instance.RejectMessage, Wait: ev.Wait, Correlation: &c,
+		Sub:     &instance.Subscription{Name: c.Name, Key: c.Key, Instance: inst, ProcessID: "order", Wait: ev.Wait},
+		Message: &instance.OutMessage{Name: c.Name, Key: c.Key, Vars: ev.Vars, ID: c.MessageID},
+	})
+}
+
+// An instance that left the element before the message came rejects it;
+// with no other subscription of its process, the message is gone and
 // CorrelateMessage says so.
 func TestCorrelateToAnInstanceThatLeft(t *testing.T) {
 	t.Parallel()
@@ -108,9 +121,40 @@ func TestCorrelateToAnInstanceThatLeft(t *testing.T) {
 		return e != nil && len(e.Subs) == 1
 	})
 	m.checkpoint(t, "inst-1", nil) // the wait is gone already
-	r := result(t, m.correlate(t, engine.Message{Name: "paid", Key: "k"}))
+	done := m.correlate(t, engine.Message{Name: "paid", Key: "k"})
+	m.reject(t, "inst-1", m.waitEvents(t, 1, correlates)[0].Event)
+	r := result(t, done)
 	if !errors.Is(r.err, engine.ErrNoSubscription) || !strings.Contains(r.err.Error(), "inst-1 left the element") {
 		t.Fatalf("CorrelateMessage = %+v", r)
+	}
+}
+
+// An instance that left the element rejects the message and the partition
+// offers it to the next subscription of the process: CorrelateMessage
+// follows it, through a second rejection, to the instance that takes it.
+func TestCorrelateFollowsARejectedMessage(t *testing.T) {
+	t.Parallel()
+	m := startMessages(t, engine.Options{})
+	m.subscribe(t, "inst-1", "order", "paid", "k")
+	m.subscribe(t, "inst-2", "order", "paid", "k")
+	sub3 := m.subscribe(t, "inst-3", "order", "paid", "k")
+	testwait.True(t, 10*time.Second, "subscriptions stored", func() bool {
+		e := m.entry(t, "paid", "k")
+		return e != nil && len(e.Subs) == 3
+	})
+	m.checkpoint(t, "inst-1", nil) // the waits of the first two are gone
+	m.checkpoint(t, "inst-2", nil)
+	m.checkpoint(t, "inst-3", []instance.Subscription{sub3})
+	done := m.correlate(t, engine.Message{Name: "paid", Key: "k", Vars: map[string]any{"n": int64(7)}})
+	m.reject(t, "inst-1", m.waitEvents(t, 1, correlatesOf("inst-1"))[0].Event)
+	m.reject(t, "inst-2", m.waitEvents(t, 1, correlatesOf("inst-2"))[0].Event)
+	ev := m.waitEvents(t, 1, correlatesOf("inst-3"))[0].Event
+	if ev.Vars["n"] != int64(7) {
+		t.Errorf("the message reached inst-3 with %v", ev.Vars)
+	}
+	m.checkpoint(t, "inst-3", nil, ev.Correlation.ID())
+	if r := result(t, done); r.err != nil || r.inst != "inst-3" {
+		t.Fatalf("CorrelateMessage = %+v, want inst-3", r)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -117,7 +118,10 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) (string, error) 
 // returns the instance it reached, once that instance has taken it (its
 // checkpoint lists the correlation), or the instance it started. Nothing is
 // buffered: with no subscription and no message start event for it, the
-// error wraps ErrNoSubscription. A message that reaches several processes
+// error wraps ErrNoSubscription. An instance that left the element rejects
+// the message, and the partition offers it to the next subscription of the
+// process: CorrelateMessage follows it there, and wraps ErrNoSubscription
+// only when none was left. A message that reaches several processes
 // returns the first instance that took it. m.TTL must be 0.
 func (e *Engine) CorrelateMessage(ctx context.Context, m Message) (string, error) {
 	if m.TTL != 0 {
@@ -142,14 +146,14 @@ func (e *Engine) CorrelateMessage(ctx context.Context, m Message) (string, error
 	}
 	var left []string
 	for _, o := range answer.Offers {
-		took, err := e.awaitOffer(ctx, o)
+		inst, took, err := e.awaitOffer(ctx, m, o)
 		if err != nil {
 			return "", err
 		}
 		if took {
-			return o.Instance, nil
+			return inst, nil
 		}
-		left = append(left, o.Instance)
+		left = append(left, inst)
 	}
 	return "", fmt.Errorf("%w for message %q with key %q: %s left the element before the message arrived",
 		ErrNoSubscription, m.Name, m.key(), strings.Join(left, ", "))
@@ -272,9 +276,29 @@ func waitsFor(s *instance.State, name string) bool {
 	})
 }
 
-// awaitOffer waits until the instance a message partition offered a
-// message to has taken it (true) or left the element (false).
-func (e *Engine) awaitOffer(ctx context.Context, o messageOffer) (bool, error) {
+// awaitOffer waits until the instance a message partition offered message
+// m to has taken it, and returns that instance and true. An instance
+// that left the element (or ended, or has no record) rejects the offer,
+// and the partition offers the message to the next subscription of the
+// process: awaitOffer follows it there. It returns false, with the last
+// instance offered, when no subscription was left and the message is gone.
+func (e *Engine) awaitOffer(ctx context.Context, m Message, o messageOffer) (string, bool, error) {
+	for {
+		took, err := e.awaitTaken(ctx, o)
+		if err != nil || took || o.Started {
+			return o.Instance, took, err
+		}
+		next, ok, err := e.awaitReturn(ctx, m, o)
+		if err != nil || !ok {
+			return o.Instance, false, err
+		}
+		o = next
+	}
+}
+
+// awaitTaken waits until the instance of offer o has taken its message
+// (true) or left the element (false).
+func (e *Engine) awaitTaken(ctx context.Context, o messageOffer) (bool, error) {
 	return e.awaitState(ctx, o.Instance, func(s *instance.State) (bool, bool) {
 		switch {
 		case o.Started && s == nil:
@@ -290,6 +314,52 @@ func (e *Engine) awaitOffer(ctx context.Context, o messageOffer) (bool, error) {
 		gone := !slices.ContainsFunc(s.Waits, func(w *instance.Wait) bool { return w.ID == o.Wait })
 		return gone || s.Status.Finished(), false
 	})
+}
+
+// awaitReturn waits until the partition of message m took back offer o,
+// which its instance rejects, and returns the offer it made next (ok), or
+// ok false when the message is gone. The entry remembers a rejection it
+// took back within the offer's return deadline (correlation.Returned),
+// until the deadline: the watch finds it however late it starts.
+func (e *Engine) awaitReturn(ctx context.Context, m Message, o messageOffer) (next messageOffer, ok bool, err error) {
+	kv, err := e.js.KeyValue(ctx, streams.MessagesBucket)
+	if err != nil {
+		return messageOffer{}, false, fmt.Errorf("message %q: messages bucket: %w", m.Name, err)
+	}
+	key := streams.MessageEntryKey(m.Name, m.key())
+	w, err := kv.Watch(ctx, key)
+	if err != nil {
+		return messageOffer{}, false, fmt.Errorf("message %q with key %q: watch: %w", m.Name, m.key(), err)
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return messageOffer{}, false, fmt.Errorf("message %q with key %q: instance %s rejected it; waiting for where it went next: %w", m.Name, m.key(), o.Instance, ctx.Err())
+		case u, open := <-w.Updates():
+			if !open {
+				return messageOffer{}, false, fmt.Errorf("message %q with key %q: watch closed", m.Name, m.key())
+			}
+			if u == nil || u.Operation() != jetstream.KeyValuePut {
+				continue // the end of the initial values, or an entry deleted before the rejection came
+			}
+			var ent correlation.Entry
+			if err := streams.Unmarshal(u.Value(), &ent); err != nil {
+				return messageOffer{}, false, fmt.Errorf("message entry %s: decode: %w", key, err)
+			}
+			for _, r := range ent.Returned {
+				c := instance.Correlation{Name: ent.Name, Key: ent.Key, Seq: r.Seq}
+				if c.ID() != o.Correlation {
+					continue
+				}
+				if r.Next == 0 {
+					return messageOffer{}, false, nil
+				}
+				c.Seq = r.Next
+				return messageOffer{Instance: r.Instance, Process: o.Process, Wait: r.Wait, Correlation: c.ID()}, true, nil
+			}
+		}
+	}
 }
 
 // awaitState watches the checkpoint of instance id until decide says done,

@@ -82,7 +82,8 @@ type Closed struct {
 // correlation Seq, rejected before Until (the offer's ReturnBy), and where
 // the message went next: correlation Next to the subscription Wait of
 // Instance, or nowhere (Next 0: no other subscription of the process was
-// open, and the message is gone).
+// open, or the rejection did not name the process, and the message is
+// gone).
 type Returned struct {
 	Seq      uint64    `msgpack:"seq"`
 	Until    time.Time `msgpack:"until"`
@@ -266,14 +267,17 @@ func (e *Entry) takeBack(s instance.Subscription, c instance.Correlation, vars m
 		return nil // a buffered message that expired since, or a repeated rejection
 	}
 	e.Outbox = append(e.Outbox, Effect{Kind: Rejected, Sub: &s, Correlation: c, MessageID: c.MessageID, At: now})
-	if !now.Before(c.ReturnBy) || s.ProcessID == "" {
-		return nil // too late to tell from a repeated rejection, or the process is unknown: gone
+	if !now.Before(c.ReturnBy) {
+		return nil // too late to tell from a repeated rejection: gone
 	}
+	// Remembered, so a repeated rejection changes nothing and whoever
+	// waits for the message to be taken (CorrelateMessage) learns where
+	// it went, or that it is gone.
 	r := Returned{Seq: c.Seq, Until: c.ReturnBy}
 	var offers []Offer
 	for j, next := range e.Subs {
-		if next.ProcessID != s.ProcessID {
-			continue
+		if s.ProcessID == "" || next.ProcessID != s.ProcessID {
+			continue // an unknown process (the instance's record is gone): the message is gone
 		}
 		o := e.offer(&Message{ID: c.MessageID, Vars: vars}, next, now)
 		if !next.Repeat {

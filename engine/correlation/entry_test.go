@@ -529,15 +529,19 @@ func TestRejectedUnbufferedMessageGoesToTheNext(t *testing.T) {
 }
 
 // A rejection that comes after the return deadline, or from an instance
-// whose process is unknown (its record is gone), lets the message go.
+// whose process is unknown (its record is gone), lets the message go. The
+// orphan's rejection, within the deadline, is remembered as going nowhere:
+// a repeat changes nothing, and CorrelateMessage learns the message is
+// gone.
 func TestLateOrOrphanRejectionLetsTheMessageGo(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		process string
-		at      time.Duration
+		name     string
+		process  string
+		at       time.Duration
+		returned bool
 	}{
-		{"late", "p", correlation.ReturnWindow},
-		{"orphan", "", time.Second},
+		{"late", "p", correlation.ReturnWindow, false},
+		{"orphan", "", time.Second, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEntry()
@@ -545,11 +549,23 @@ func TestLateOrOrphanRejectionLetsTheMessageGo(t *testing.T) {
 			offers := mustPublish(t, e, correlation.Publish{ID: "m1"}, nil, t0)
 			e.Subscribe(sub("next", "p"), t0)
 			e.Outbox = nil
-			if offers := e.Reject(sub("stale", tc.process), offers[0].Correlation, nil, t0.Add(tc.at)); offers != nil {
+			c := offers[0].Correlation
+			if offers := e.Reject(sub("stale", tc.process), c, nil, t0.Add(tc.at)); offers != nil {
 				t.Fatalf("the message went to %v", offers)
 			}
-			if rej := effects(e, correlation.Rejected); len(rej) != 1 || len(e.Outbox) != 1 || len(e.Subs) != 1 || e.Returned != nil {
-				t.Errorf("outbox %+v, subscriptions %+v, returned %+v", e.Outbox, e.Subs, e.Returned)
+			if rej := effects(e, correlation.Rejected); len(rej) != 1 || len(e.Outbox) != 1 || len(e.Subs) != 1 {
+				t.Errorf("outbox %+v, subscriptions %+v", e.Outbox, e.Subs)
+			}
+			var want []correlation.Returned
+			if tc.returned {
+				want = []correlation.Returned{{Seq: c.Seq, Until: c.ReturnBy}}
+			}
+			if !reflect.DeepEqual(e.Returned, want) {
+				t.Errorf("returned: %+v, want %+v", e.Returned, want)
+			}
+			e.Outbox = nil
+			if offers := e.Reject(sub("stale", tc.process), c, nil, t0.Add(tc.at)); offers != nil || tc.returned && len(e.Outbox) != 0 {
+				t.Errorf("a repeated rejection: %v, outbox %+v", offers, e.Outbox)
 			}
 		})
 	}
