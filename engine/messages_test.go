@@ -317,7 +317,7 @@ func TestDuplicateMessageID(t *testing.T) {
 	if _, err := m.JS.UpdateStream(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Until(t, 10*time.Second, "the buffered message refuses its id", func() error {
+	testwait.Until(t, 30*time.Second, "the buffered message refuses its id", func() error {
 		_, err := m.eng.PublishMessage(ctx, msg)
 		if errors.Is(err, engine.ErrDuplicate) && strings.Contains(err.Error(), "buffered already") {
 			return nil
