@@ -70,15 +70,28 @@ func timerStartsIdle(env *streamstest.Env, process string) error {
 	return nil
 }
 
-func waitTimerStarts(t *testing.T, eng *engine.Engine, process string, want map[int]int) {
+// scheduledVersion returns the version whose schedule process's subject
+// holds, if any.
+func scheduledVersion(t *testing.T, env *streamstest.Env, process string) (int, bool) {
 	t.Helper()
-	testwait.Until(t, 30*time.Second, fmt.Sprintf("instances of %s by version %v", process, want), func() error {
-		got := timerStartInstances(t, eng, process)
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			return fmt.Errorf("have %v", got)
-		}
-		return nil
-	})
+	stream, err := env.JS.Stream(context.Background(), streams.TimerStartsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := stream.GetLastMsgForSubject(context.Background(), streams.TimerStartSchedule(process))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Version int `msgpack:"version"`
+	}
+	if err := streams.Unmarshal(m.Data, &body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Version, true
 }
 
 // TestTimerStartCycleTwoNodes: R3/PT1S with two engine nodes sharing the
@@ -127,6 +140,9 @@ func TestTimerStartRedeployStopsOldTimer(t *testing.T) {
 	if _, err := eng.Deploy(ctx, timerStartProcess(t, "every", model.Cycle("R2/PT1S"))); err != nil {
 		t.Fatal(err)
 	}
+	if v, ok := scheduledVersion(t, env, "every"); !ok || v != 2 {
+		t.Fatalf("after the deploy of version 2 the schedule is of version %d (set %v)", v, ok)
+	}
 	testwait.Until(t, 30*time.Second, "version 2 fires twice and stops", func() error {
 		if n := timerStartInstances(t, eng, "every")[2]; n < 2 {
 			return fmt.Errorf("%d instances of version 2", n)
@@ -152,6 +168,9 @@ func TestTimerStartRedeployStopsOldTimer(t *testing.T) {
 	if _, err := eng.Deploy(ctx, none); err != nil {
 		t.Fatal(err)
 	}
+	if v, ok := scheduledVersion(t, env, "every"); ok {
+		t.Fatalf("after the deploy of a version without a timer start, version %d's schedule is still set", v)
+	}
 	testwait.Until(t, 30*time.Second, "the schedule of version 3 cancelled", func() error {
 		return timerStartsIdle(env, "every")
 	})
@@ -162,7 +181,8 @@ func TestTimerStartRedeployStopsOldTimer(t *testing.T) {
 }
 
 // TestTimerStartRestartAcrossDueFire: a fire due while no engine runs
-// starts its instance once the engine is back, exactly once.
+// starts its instance once the engine is back, exactly once, even when
+// the fire is delivered twice.
 func TestTimerStartRestartAcrossDueFire(t *testing.T) {
 	env := streamstest.Start(t)
 	ctx := context.Background()
@@ -180,10 +200,16 @@ func TestTimerStartRestartAcrossDueFire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var fire *jetstream.RawStreamMsg
 	testwait.Until(t, 30*time.Second, "the fire due with no engine running", func() error {
-		_, err := stream.GetLastMsgForSubject(ctx, streams.TimerStartFireSubject("later"))
+		fire, err = stream.GetLastMsgForSubject(ctx, streams.TimerStartFireSubject("later"))
 		return err
 	})
+	// The same fire a second time, as a redelivery or a second node
+	// would take it: it starts nothing more.
+	if _, err := env.JS.Publish(ctx, fire.Subject, fire.Data); err != nil {
+		t.Fatal(err)
+	}
 	if got := timerStartInstances(t, first, "later"); len(got) != 0 {
 		t.Fatalf("instances before the engine came back: %v", got)
 	}
