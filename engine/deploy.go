@@ -46,6 +46,10 @@ func (e *Engine) Deploy(ctx context.Context, p *model.Process) (Deployment, erro
 // a deploy that fails there — a write the server refuses, a lost
 // connection, a crash — leaves no version and moves no pointer. Only the
 // topic consumers it created stay: idle until a process uses the topic.
+//
+// After the batch, each new version's timer start event is scheduled
+// (docs/timerstart.md), replacing the previous version's; a new version
+// without one cancels it.
 func (e *Engine) DeployAll(ctx context.Context, procs ...*model.Process) ([]Deployment, error) {
 	switch {
 	case len(procs) == 0:
@@ -72,7 +76,14 @@ func (e *Engine) DeployAll(ctx context.Context, procs ...*model.Process) ([]Depl
 			return nil, fmt.Errorf("process %s: topic %q: %w", tl.process, tl.topic, err)
 		}
 	}
-	return e.defs.deploy(ctx, procs)
+	deps, err := e.defs.deploy(ctx, procs)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.scheduleTimerStarts(ctx, procs, deps); err != nil {
+		return deps, fmt.Errorf("deployed, but a timer start schedule is not set (docs/timerstart.md): %w", err)
+	}
+	return deps, nil
 }
 
 // DeployXML imports BPMN 2.0 XML and deploys every executable process in

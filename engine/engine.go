@@ -296,6 +296,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	}
 	if !opts.messagePartitionsOnly {
 		e.done.Go(func() { e.runSignals(runCtx) })
+		e.done.Go(func() { e.runTimerStarts(runCtx) })
 	}
 	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.session())
 	return e, nil

@@ -21,7 +21,8 @@
 //
 // # Imported
 //
-// Events: none start and, at process level, message start; none, error
+// Events: none start and, at process level, message, signal and timer
+// start (one timer start per process; cron cycles refused); none, error
 // (errorRef resolved to the errorCode of the document's <error>; no
 // errorRef throws code ""), terminate and message end; timer, message and
 // link intermediate catch; none (with input and output mappings), message

@@ -204,7 +204,7 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		return
 	}
 	allowed := map[model.Kind][]model.EventType{
-		model.StartEvent:             {model.MessageEvent, model.SignalEvent},
+		model.StartEvent:             {model.MessageEvent, model.SignalEvent, model.TimerEvent},
 		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent},
 		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent, model.SignalEvent},
 		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent, model.EscalationEvent, model.SignalEvent},
@@ -222,7 +222,7 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		case n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil:
 			im.probs.in(e, d, "%s start events of event sub-processes are not supported yet; use a timer, message, error or escalation start event", what)
 		case n.Kind == model.StartEvent:
-			im.probs.in(e, d, "%s start events are not supported; use a none, message or signal start event", what)
+			im.probs.in(e, d, "%s start events are not supported; use a none, message, signal or timer start event", what)
 		default:
 			im.probs.in(e, d, "a %s cannot have a %s", n.Kind, d.name.Local)
 		}

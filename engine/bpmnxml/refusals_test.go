@@ -39,8 +39,6 @@ func TestRefusals(t *testing.T) {
   <bpmn:compensateEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:compensateEventDefinition", "compensate events are not supported"},
 		{"cancel", `<bpmn:task id="t"/><bpmn:endEvent id="x">
   <bpmn:cancelEventDefinition/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:cancelEventDefinition", "cancel events are not supported"},
-		{"timer start", `<bpmn:task id="t"/><bpmn:startEvent id="x">
-  <bpmn:timerEventDefinition><bpmn:timeCycle>R/PT1H</bpmn:timeCycle></bpmn:timerEventDefinition></bpmn:startEvent>`, "bpmn:startEvent", "<bpmn:timerEventDefinition", "timer start events are not supported"},
 		{"execution listener", `<bpmn:task id="t"><bpmn:extensionElements>
   <camunda:executionListener class="a.B" event="start"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:executionListener", "camunda:executionListener: execution listeners are not supported"},
 		{"zeebe listeners", `<bpmn:task id="t"><bpmn:extensionElements>

@@ -102,9 +102,9 @@ func TestMessageValidationRules(t *testing.T) {
 				MessageStartEvent("ms1", "m").MessageStartEvent("ms2", "m").Flow("ms1", "t").Flow("ms2", "t")
 		}, "ms2", `"ms1" is already the start event for message "m"`},
 		{"only message starts, none of them valid", func() *model.Builder {
-			return model.NewBuilder("p").MessageStartEvent("ms", "", set(func(n *model.Node) { n.Event = model.TimerEvent })).
+			return model.NewBuilder("p").MessageStartEvent("ms", "", set(func(n *model.Node) { n.Event = model.ErrorEvent })).
 				Task("t").EndEvent("e").Sequence("ms", "t", "e")
-		}, "", "no none start event and no message or signal start event"},
+		}, "", "no none start event and no message, signal or timer start event"},
 		{"throw with a job and a publish", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.SendTask("t", "m", worker("mail"), publish("")) })
 		}, "t", "both runs a job and publishes"},

@@ -112,6 +112,9 @@ func (t *Timer) parse() error {
 }
 
 func parseCycle(v string) (timerSpec, error) {
+	if f := strings.Fields(v); len(f) >= 5 && len(f) <= 7 {
+		return timerSpec{}, fmt.Errorf("timer cycle %q is a cron expression; cron timer cycles are not supported yet (write R[n]/duration or R[n]/start/duration)", v)
+	}
 	parts := strings.Split(v, "/")
 	if len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[0], "R") {
 		return timerSpec{}, fmt.Errorf("timer cycle %q is not R[n]/duration or R[n]/start/duration (cron is not supported)", v)

@@ -74,8 +74,8 @@ func (v *validator) run() {
 		}
 		v.node(n)
 	}
-	if p.StartOf("") == nil && len(p.MessageStarts()) == 0 && len(p.SignalStarts()) == 0 {
-		v.addf("", 0, "has no none start event and no message or signal start event")
+	if p.StartOf("") == nil && len(p.MessageStarts()) == 0 && len(p.SignalStarts()) == 0 && len(p.TimerStarts()) == 0 {
+		v.addf("", 0, "has no none start event and no message, signal or timer start event")
 	}
 	for _, n := range p.Nodes {
 		if n.Kind == SubProcess && !n.TriggeredByEvent && p.StartOf(n.ID) == nil {
@@ -101,11 +101,9 @@ func (v *validator) node(n *Node) {
 		case n.Event == SignalEvent:
 			v.signalStart(n)
 		case n.Event == TimerEvent:
-			// The model reads them (TimerStarts, Timer.NextFire); the
-			// engine does not schedule them yet (docs/timerstart.md).
-			v.nodef(n, "timer start events are not supported yet")
+			v.timerStart(n)
 		case n.Event != NoneEvent:
-			v.nodef(n, "%s start events are not supported; use a none, message or signal start event", n.Event)
+			v.nodef(n, "%s start events are not supported; use a none, message, signal or timer start event", n.Event)
 		default:
 			if first := p.StartOf(n.Scope); first != n {
 				v.nodef(n, "a scope has one none start event; %q is already one", first.ID)
@@ -325,6 +323,15 @@ func (v *validator) boundary(n *Node) {
 	}
 	if len(v.p.Outgoing(n.ID)) == 0 {
 		v.nodef(n, "has no outgoing sequence flow")
+	}
+}
+
+// timerStart checks a process-level timer start event: one per process,
+// since the engine keeps one schedule per process (docs/timerstart.md).
+func (v *validator) timerStart(n *Node) {
+	v.timer(n)
+	if first := v.p.TimerStarts()[0]; first != n {
+		v.nodef(n, "a process has at most one timer start event; %q is already one", first.ID)
 	}
 }
 

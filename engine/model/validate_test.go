@@ -255,9 +255,16 @@ func TestValidationRules(t *testing.T) {
 				b.Task("t", set(func(n *model.Node) { n.Timer = &model.Timer{Type: model.TimerDuration, Value: "PT1S"} }))
 			})
 		}, "t", "can have a timer"},
-		{"timer start event", func() *model.Builder {
+		{"timer start event without a timer", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.Task("t") }).StartEvent("s2", set(func(n *model.Node) { n.Event = model.TimerEvent })).Flow("s2", "t")
-		}, "s2", "start events are not supported"},
+		}, "s2", "has no timer definition"},
+		{"two timer start events", func() *model.Builder {
+			return chain(func(b *model.Builder) { b.Task("t") }).
+				TimerStartEvent("s2", model.Cycle("R/PT1H")).TimerStartEvent("s3", model.Date("2030-01-01T00:00:00Z")).Flow("s2", "t").Flow("s3", "t")
+		}, "s3", `a process has at most one timer start event; "s2" is already one`},
+		{"cron timer start event", func() *model.Builder {
+			return chain(func(b *model.Builder) { b.Task("t") }).TimerStartEvent("s2", model.Cycle("0 0 9 * * ?")).Flow("s2", "t")
+		}, "s2", "cron timer cycles are not supported yet"},
 		{"unknown node kind", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.Task("t", set(func(n *model.Node) { n.Kind = "complexGateway" })) })
 		}, "t", "unknown node kind"},
