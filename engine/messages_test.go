@@ -299,15 +299,10 @@ func TestDuplicateMessageID(t *testing.T) {
 	t.Parallel()
 	m := startMessages(t, engine.Options{})
 	ctx := testCtx(t)
-	msg := engine.Message{Name: "paid", Key: "k", ID: "pay-1", TTL: time.Hour}
-	if _, err := m.eng.PublishMessage(ctx, msg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.eng.PublishMessage(ctx, msg); !errors.Is(err, engine.ErrDuplicate) {
-		t.Fatalf("second publish of pay-1 = %v; want ErrDuplicate", err)
-	}
 	// Past the stream's two minute window, the buffered message itself
-	// refuses its id: shorten the window to see it.
+	// refuses its id: shorten the window to see it. (Shortened before the
+	// first publish: the server purges the ids it tracks on a timer set by
+	// the window in force when it tracked the first one.)
 	s, err := m.JS.Stream(ctx, streams.MessagesStream)
 	if err != nil {
 		t.Fatal(err)
@@ -316,6 +311,13 @@ func TestDuplicateMessageID(t *testing.T) {
 	cfg.Duplicates = 100 * time.Millisecond
 	if _, err := m.JS.UpdateStream(ctx, cfg); err != nil {
 		t.Fatal(err)
+	}
+	msg := engine.Message{Name: "paid", Key: "k", ID: "pay-1", TTL: time.Hour}
+	if _, err := m.eng.PublishMessage(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.eng.PublishMessage(ctx, msg); !errors.Is(err, engine.ErrDuplicate) {
+		t.Fatalf("second publish of pay-1 = %v; want ErrDuplicate", err)
 	}
 	testwait.Until(t, 30*time.Second, "the buffered message refuses its id", func() error {
 		_, err := m.eng.PublishMessage(ctx, msg)
