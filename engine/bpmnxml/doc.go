@@ -253,7 +253,7 @@
 // With an error naming element, id and line, never dropped:
 // businessRuleTask, standard loops (not yet), complexGateway, transaction, adHocSubProcess,
 // start events other than none and message (outside an event
-// sub-process: timer, message, error and escalation starts there), message
+// sub-process: timer, message, signal, error and escalation starts there), message
 // start events inside a sub-process, isInterrupting="false" outside an
 // event sub-process, an escalationRef naming no <escalation>, signal,
 // conditional, compensate and cancel event definitions, a link throw whose
