@@ -253,11 +253,12 @@
 //
 // With an error naming element, id and line, never dropped:
 // businessRuleTask, standard loops (not yet), complexGateway, transaction, adHocSubProcess,
-// start events other than none and message (outside an event
-// sub-process: timer, message, error and escalation starts there), message
+// start events other than none, message, signal and timer (in an event
+// sub-process: timer, message, signal, error and escalation starts), message
 // start events inside a sub-process, isInterrupting="false" outside an
-// event sub-process, an escalationRef naming no <escalation>, signal,
-// conditional, compensate and cancel event definitions, a link throw whose
+// event sub-process, an escalationRef naming no <escalation>, a signal
+// event without signalRef, cron timer cycles, conditional, compensate and
+// cancel event definitions, a link throw whose
 // name has no catch in its scope, a message
 // catch, receive task or message start without messageRef, a messageRef
 // naming no <bpmn:message>, a message without name, a name mixing text and

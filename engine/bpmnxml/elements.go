@@ -220,7 +220,7 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 	if !ok {
 		switch {
 		case n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil:
-			im.probs.in(e, d, "%s start events of event sub-processes are not supported yet; use a timer, message, error or escalation start event", what)
+			im.probs.in(e, d, "%s start events of event sub-processes are not supported; use a timer, message, signal, error or escalation start event", what)
 		case n.Kind == model.StartEvent:
 			im.probs.in(e, d, "%s start events are not supported; use a none, message, signal or timer start event", what)
 		default:

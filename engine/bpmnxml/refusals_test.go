@@ -17,8 +17,8 @@ func TestRefusals(t *testing.T) {
 		{"complexGateway", `<bpmn:complexGateway id="t"/>`, "bpmn:complexGateway", "<bpmn:complexGateway", "complex gateways are not supported"},
 		{"transaction", `<bpmn:transaction id="t"/>`, "bpmn:transaction", "<bpmn:transaction", "transactions are not supported"},
 		{"adHocSubProcess", `<bpmn:adHocSubProcess id="t"/>`, "bpmn:adHocSubProcess", "<bpmn:adHocSubProcess", "ad-hoc sub-processes are not supported"},
-		{"signal start of an event sub-process", `<bpmn:task id="t"/><bpmn:subProcess id="evt" triggeredByEvent="true"><bpmn:startEvent id="x">
-  <bpmn:signalEventDefinition/></bpmn:startEvent></bpmn:subProcess>`, "bpmn:startEvent", "<bpmn:signalEventDefinition", "signal start events of event sub-processes are not supported yet"},
+		{"signal start of an event sub-process without a signal", `<bpmn:task id="t"/><bpmn:subProcess id="evt" triggeredByEvent="true"><bpmn:startEvent id="x">
+  <bpmn:signalEventDefinition/></bpmn:startEvent></bpmn:subProcess>`, "bpmn:startEvent", "<bpmn:signalEventDefinition", "a signal event needs signalRef"},
 		{"non-interrupting start outside an event sub-process", `<bpmn:subProcess id="t"><bpmn:startEvent id="x" isInterrupting="false"/></bpmn:subProcess>`, "bpmn:startEvent", "<bpmn:startEvent id=\"x\"", "applies to the start event of an event sub-process only"},
 		{"unknown BPMN element", `<bpmn:task id="t"/><bpmn:fancyThing id="x"/>`, "bpmn:fancyThing", "<bpmn:fancyThing", "fancyThing elements are not supported"},
 		{"standardLoop", `<bpmn:task id="t">

@@ -9,9 +9,9 @@ import (
 
 // Event sub-processes (docs/eventsubprocesses.md). Each activation of a
 // scope — the instance, or one activation of an embedded sub-process —
-// arms the timer and message start events of its event sub-processes
-// when it starts: waits that name the scope (Wait.Scope) instead of a
-// track. Whatever removes the scope closes them in the same step
+// arms the timer, message and signal start events of its event
+// sub-processes when it starts: waits that name the scope (Wait.Scope)
+// instead of a track. Whatever removes the scope closes them in the same step
 // (removeScope, finish). A trigger runs the event sub-process as a child
 // scope of the scope, owned by a track waiting at the event sub-process
 // node in the scope, so the scope cannot complete before it does. An
@@ -54,23 +54,30 @@ func (r *runner) eventSubStarts(scopeID string) []*model.Node {
 	return r.p.EventSubStarts(node)
 }
 
-// openEventSubs arms the timer and message start events of the event
-// sub-processes of scope sc, which has just started; vars are the
-// variables it sees. When a message subscription cannot be evaluated
-// nothing is armed and the error is returned.
+// openEventSubs arms the timer, message and signal start events of the
+// event sub-processes of scope sc, which has just started; vars are the
+// variables it sees. When a message subscription or a signal name cannot
+// be evaluated nothing is armed and the error is returned.
 func (r *runner) openEventSubs(sc *Scope, vars map[string]any) error {
 	starts := r.eventSubStarts(sc.ID)
 	subs := map[string]*Subscription{}
+	signals := map[string]string{}
 	for _, s := range starts {
-		if s.Event != model.MessageEvent {
-			continue
+		switch s.Event {
+		case model.MessageEvent:
+			sub, err := r.subscription(s, vars)
+			if err != nil {
+				return fmt.Errorf("event sub-process %q: %w", s.Scope, err)
+			}
+			sub.Repeat = !r.p.Node(s.Scope).Interrupting
+			subs[s.ID] = sub
+		case model.SignalEvent:
+			name, err := r.signalName(s, vars)
+			if err != nil {
+				return fmt.Errorf("event sub-process %q: %w", s.Scope, err)
+			}
+			signals[s.ID] = name
 		}
-		sub, err := r.subscription(s, vars)
-		if err != nil {
-			return fmt.Errorf("event sub-process %q: %w", s.Scope, err)
-		}
-		sub.Repeat = !r.p.Node(s.Scope).Interrupting
-		subs[s.ID] = sub
 	}
 	for _, s := range starts {
 		switch s.Event {
@@ -87,6 +94,9 @@ func (r *runner) openEventSubs(sc *Scope, vars map[string]any) error {
 				c := *sub
 				r.s.Outbox = append(r.s.Outbox, Effect{ID: "sub:" + w.ID, Kind: Subscribe, Wait: w.ID, Sub: &c})
 			}
+		case model.SignalEvent:
+			w := &Wait{ID: r.waitID(s.ID, r.next()), Kind: SignalWait, Scope: sc.ID, Node: s.ID, Armed: r.env.Now}
+			r.openSignalWait(w, signals[s.ID], !r.p.Node(s.Scope).Interrupting)
 		}
 	}
 	return nil

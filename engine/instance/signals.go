@@ -8,8 +8,9 @@ import (
 	"github.com/jetbpm/jetbpm/incidents"
 )
 
-// A signal catch — an intermediate catch event or a signal boundary event
-// — parks on a signal wait. Its subscription (the signal name, evaluated
+// A signal catch — an intermediate catch event, a signal boundary event or
+// the signal start event of an event sub-process (eventsubprocess.go) —
+// parks on a signal wait. Its subscription (the signal name, evaluated
 // when the wait opens) goes to the signal index as a SignalSubscribe
 // effect; a broadcast sends the instance one Signal event naming the
 // waits it found there. Every way the wait closes — it fires (unless it
@@ -17,8 +18,9 @@ import (
 // sends SignalUnsubscribe: unlike a message partition, the index never
 // closes a subscription itself (docs/signals.md §3).
 
-// SignalWait is an open signal subscription of a signal catch event or
-// signal boundary event; Wait.Sub holds its name (no key).
+// SignalWait is an open signal subscription of a signal catch event,
+// signal boundary event or event sub-process signal start; Wait.Sub holds
+// its name (no key).
 const SignalWait WaitKind = "signal"
 
 // Signal effects and events (docs/signals.md).
@@ -85,7 +87,12 @@ func (r *runner) catchSignal(t *Track, n *model.Node) {
 // signalSubscribe parks on a signal wait for name, owned by track t, and
 // announces it to the signal index.
 func (r *runner) signalSubscribe(t *Track, node string, activation uint64, name string, repeat bool) {
-	w := &Wait{ID: r.waitID(node, activation), Kind: SignalWait, Track: t.ID, Node: node, Armed: r.env.Now}
+	r.openSignalWait(&Wait{ID: r.waitID(node, activation), Kind: SignalWait, Track: t.ID, Node: node, Armed: r.env.Now}, name, repeat)
+}
+
+// openSignalWait adds signal wait w (owned by a track, or by a scope for
+// an event sub-process's start) for name and announces it to the index.
+func (r *runner) openSignalWait(w *Wait, name string, repeat bool) {
 	w.Sub = &Subscription{Name: name, Instance: r.s.ID, ProcessID: r.s.ProcessID, Wait: w.ID, Repeat: repeat, Opened: r.env.Now}
 	r.s.Waits = append(r.s.Waits, w)
 	c := *w.Sub

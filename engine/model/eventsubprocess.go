@@ -5,7 +5,7 @@ import "fmt"
 // An event sub-process (a SubProcess with TriggeredByEvent) belongs to the
 // scope it is declared in: the process ("") or an embedded sub-process.
 // It has no sequence flows in or out; its one start event — timer,
-// message, error or escalation — is its trigger, armed for as long as an
+// message, signal, error or escalation — is its trigger, armed for as long as an
 // activation of its scope runs (docs/eventsubprocesses.md). Interrupting
 // is set on the event sub-process node itself.
 
@@ -45,8 +45,8 @@ func (p *Process) EventSubStart(id string) *Node { return p.index.eventSubs.star
 
 // EventSubProcess adds an event sub-process to the builder's scope and
 // returns a builder for its contents: one start event (TimerStartEvent,
-// MessageStartEvent with a CorrelationKey, ErrorStartEvent or
-// EscalationStartEvent) and what follows it. An interrupting one ends
+// MessageStartEvent with a CorrelationKey, SignalStartEvent,
+// ErrorStartEvent or EscalationStartEvent) and what follows it. An interrupting one ends
 // every other token of its scope when it is triggered; a non-interrupting
 // one runs beside them, as often as it is triggered.
 func (b *Builder) EventSubProcess(id string, interrupting bool, opts ...NodeOption) *Builder {
@@ -121,18 +121,18 @@ func (v *validator) eventSubStart(n *Node) {
 			v.nodef(n, "an error event sub-process is always interrupting")
 		}
 	case EscalationEvent:
-	case "signal":
-		v.nodef(n, "signal start events of event sub-processes come with signals")
+	case SignalEvent:
+		v.signal(n)
 	case NoneEvent:
-		v.nodef(n, "an event sub-process starts on a timer, message, error or escalation start event, not a none start event")
+		v.nodef(n, "an event sub-process starts on a timer, message, signal, error or escalation start event, not a none start event")
 	default:
 		v.nodef(n, "%s start events of event sub-processes are not supported", n.Event)
 	}
 }
 
 // eventSubScopes refuses, per scope, two event sub-processes that wait
-// for the same message or catch the same error or escalation code (""
-// being every code): which of them a trigger reaches would be arbitrary.
+// for the same message or signal (a literal name) or catch the same error
+// or escalation code ("" being every code): which of them a trigger reaches would be arbitrary.
 func (v *validator) eventSubScopes() {
 	for _, scope := range v.p.Nodes {
 		if scope.Kind != SubProcess || scope.TriggeredByEvent {
@@ -160,6 +160,11 @@ func (v *validator) eventSubScope(scope string) {
 			key = "error " + fmt.Sprintf("%q", s.ErrorCode)
 		case EscalationEvent:
 			key = "escalation " + fmt.Sprintf("%q", s.Escalation)
+		case SignalEvent:
+			if s.Signal == nil || s.Signal.NameExpr != "" {
+				continue // a name expression is known when the scope starts
+			}
+			key = "signal " + fmt.Sprintf("%q", s.Signal.Name)
 		default:
 			continue
 		}

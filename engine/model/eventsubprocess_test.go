@@ -44,11 +44,23 @@ func TestEventSubProcessValidation(t *testing.T) {
 			b.EventSubProcess("x", false).ErrorStartEvent("xs", "E").EndEvent("xe").Flow("xs", "xe")
 			return b
 		}, "always interrupting"},
-		{"signal start", func() *model.Builder {
+		{"signal starts", func() *model.Builder {
 			b := main()
-			b.EventSubProcess("x", false).StartEvent("xs", func(n *model.Node) { n.Event = "signal" }).EndEvent("xe").Flow("xs", "xe")
+			b.EventSubProcess("x", false).SignalStartEvent("xs", "go").EndEvent("xe").Flow("xs", "xe")
+			b.EventSubProcess("y", true).SignalStartEvent("ys", "", model.SignalNameExpr(`"stop-" + order`)).EndEvent("ye").Flow("ys", "ye")
 			return b
-		}, "signal start events of event sub-processes come with signals"},
+		}, ""},
+		{"signal start without a signal", func() *model.Builder {
+			b := main()
+			b.EventSubProcess("x", false).StartEvent("xs", func(n *model.Node) { n.Event = model.SignalEvent }).EndEvent("xe").Flow("xs", "xe")
+			return b
+		}, "has no signal"},
+		{"two signal starts of one name", func() *model.Builder {
+			b := main()
+			b.EventSubProcess("x", false).SignalStartEvent("xs", "go").EndEvent("xe").Flow("xs", "xe")
+			b.EventSubProcess("y", true).SignalStartEvent("ys", "go").EndEvent("ye").Flow("ys", "ye")
+			return b
+		}, `both catch signal "go"`},
 		{"flow into it", func() *model.Builder {
 			b := model.NewBuilder("p").StartEvent("s")
 			b.EventSubProcess("x", true).ErrorStartEvent("xs", "E").EndEvent("xe").Flow("xs", "xe")

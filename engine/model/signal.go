@@ -71,8 +71,10 @@ func (v *validator) signalStart(n *Node) {
 	}
 }
 
-// SignalStartEvent adds a process-level start event that starts a new
-// instance on each broadcast of signal name.
+// SignalStartEvent adds a start event for signal name: at process level
+// it starts a new instance on each broadcast; as the start event of an
+// event sub-process it triggers the event sub-process (its name may then
+// be a SignalNameExpr, evaluated when the scope starts).
 func (b *Builder) SignalStartEvent(id, name string, opts ...NodeOption) *Builder {
 	return b.node(id, StartEvent, SignalEvent, append([]NodeOption{withSignal(name)}, opts...))
 }
