@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -207,7 +206,7 @@ func TestMessagesMeetTheirInstancesInAnyOrder(t *testing.T) {
 	// Each message: one correlated fact, to its instance; nothing
 	// rejected, nothing expired. The facts are published with the
 	// correlate events, before the instances take them: all are stored.
-	facts := storedMessageFacts(t, ctx, env.JS, "paid")
+	facts := streamstest.StoredFacts[engine.MessageFact](t, ctx, env.JS, streams.FactFilter(streams.FactMessage, "paid"))
 	perMessage := map[string][]engine.MessageFact{}
 	for _, f := range facts {
 		if f.Kind != engine.FactMessageCorrelated {
@@ -330,31 +329,4 @@ func runOp(ctx context.Context, eng *engine.Engine, entries jetstream.KeyValue, 
 		}
 	}
 	return nil
-}
-
-// storedMessageFacts replays the facts stream and returns the stored facts
-// about message name.
-func storedMessageFacts(t *testing.T, ctx context.Context, js jetstream.JetStream, name string) []engine.MessageFact {
-	t.Helper()
-	cons, err := js.OrderedConsumer(ctx, streams.FactsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.FactFilter(streams.FactMessage, name)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var facts []engine.MessageFact
-	for left := info.NumPending; left > 0; left-- {
-		msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f engine.MessageFact
-		if err := json.Unmarshal(msg.Data(), &f); err != nil {
-			t.Fatal(err)
-		}
-		facts = append(facts, f)
-	}
-	return facts
 }

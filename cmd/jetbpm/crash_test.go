@@ -19,6 +19,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
 // TestServeKilledBetweenCheckpointAndEffects runs jetbpm serve with a
@@ -149,32 +150,22 @@ func completedFactsOfEach(t *testing.T, ctx context.Context, nc *nats.Conn, proc
 // instance.
 func completedFacts(t *testing.T, ctx context.Context, nc *nats.Conn, processID string) map[string]int {
 	t.Helper()
+	counts := map[string]int{}
+	subject := streams.FactSubject(streams.FactInstance, processID, string(instance.FactCompleted))
+	for _, f := range storedFacts[instance.Fact](t, ctx, nc, subject) {
+		counts[f.Instance]++
+	}
+	return counts
+}
+
+// storedFacts returns the facts stored on subjects matching filter.
+func storedFacts[T any](t *testing.T, ctx context.Context, nc *nats.Conn, filter string) []T {
+	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject := streams.FactSubject(streams.FactInstance, processID, string(instance.FactCompleted))
-	cons, err := js.OrderedConsumer(ctx, streams.FactsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts := map[string]int{}
-	for n := info.NumPending; n > 0; n-- {
-		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f instance.Fact
-		if err := json.Unmarshal(m.Data(), &f); err != nil {
-			t.Fatal(err)
-		}
-		counts[f.Instance]++
-	}
-	return counts
+	return streamstest.StoredFacts[T](t, ctx, js, filter)
 }
 
 // TestShippedBinaryHasNoFailpoint: the self-SIGKILL is compiled only into

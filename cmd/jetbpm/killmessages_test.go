@@ -248,7 +248,7 @@ func (m *killMessages) check(nc *nats.Conn, n int) {
 
 	var facts []engine.MessageFact
 	testwait.Until(t, 30*time.Second, fmt.Sprintf("correlated facts of %d messages", n), func() error {
-		facts = messageFacts(t, ctx, nc, "paid")
+		facts = storedFacts[engine.MessageFact](t, ctx, nc, streams.FactFilter(streams.FactMessage, "paid"))
 		if len(facts) < n {
 			return fmt.Errorf("%d message facts stored", len(facts))
 		}
@@ -325,35 +325,4 @@ func getDecoded(t *testing.T, ctx context.Context, kv jetstream.KeyValue, key st
 	if err := streams.Unmarshal(entry.Value(), v); err != nil {
 		t.Fatalf("%s %s: %v", kv.Bucket(), key, err)
 	}
-}
-
-// messageFacts replays the facts stream and returns the stored facts
-// about message name.
-func messageFacts(t *testing.T, ctx context.Context, nc *nats.Conn, name string) []engine.MessageFact {
-	t.Helper()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cons, err := js.OrderedConsumer(ctx, streams.FactsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{streams.FactFilter(streams.FactMessage, name)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var facts []engine.MessageFact
-	for n := info.NumPending; n > 0; n-- {
-		msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f engine.MessageFact
-		if err := json.Unmarshal(msg.Data(), &f); err != nil {
-			t.Fatal(err)
-		}
-		facts = append(facts, f)
-	}
-	return facts
 }
