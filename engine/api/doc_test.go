@@ -19,14 +19,14 @@ import (
 const apiDoc = "../../docs/api.md"
 
 // TestDocListsEveryOperation keeps docs/api.md and the server in step: the
-// operations documented are exactly those dispatch handles.
+// operations documented are exactly those Handler.Do handles.
 func TestDocListsEveryOperation(t *testing.T) {
 	t.Parallel()
 	doc := readAPIDoc(t)
 	documented := docOperations(doc)
 	handled := dispatchedOperations(t)
 	if len(handled) == 0 {
-		t.Fatal("found no operations in (*Server).dispatch")
+		t.Fatal("found no operations in (*Handler).Do")
 	}
 	for _, op := range handled {
 		if !slices.Contains(documented, op) {
@@ -42,15 +42,15 @@ func TestDocListsEveryOperation(t *testing.T) {
 	// And at run time: a documented operation gets past the dispatch (here
 	// to the decoding of a body that is not an object); anything else is an
 	// unknown operation.
-	s := &Server{}
+	h := &Handler{}
 	for _, op := range documented {
-		_, err := s.dispatch(context.Background(), op, []byte("[]"))
+		_, err := h.Do(context.Background(), op, []byte("[]"))
 		if err == nil || strings.Contains(err.Error(), "unknown operation") {
-			t.Errorf("dispatch(%q) = %v; want a decoding error", op, err)
+			t.Errorf("Do(%q) = %v; want a decoding error", op, err)
 		}
 	}
-	if _, err := s.dispatch(context.Background(), "instance.explode", []byte("{}")); err == nil || !strings.Contains(err.Error(), "unknown operation") {
-		t.Errorf("dispatch of an unknown operation = %v", err)
+	if _, err := h.Do(context.Background(), "instance.explode", []byte("{}")); err == nil || !strings.Contains(err.Error(), "unknown operation") {
+		t.Errorf("Do of an unknown operation = %v", err)
 	}
 }
 
@@ -106,7 +106,7 @@ func docOperations(doc string) []string {
 }
 
 // dispatchedOperations reads this package's source: the string constants
-// named in the case clauses of (*Server).dispatch, the server's table of
+// named in the case clauses of (*Handler).Do, the server's table of
 // operations.
 func dispatchedOperations(t *testing.T) []string {
 	t.Helper()
@@ -142,14 +142,14 @@ func dispatchedOperations(t *testing.T) []string {
 					}
 				}
 			case *ast.FuncDecl:
-				if d.Name.Name == "dispatch" && d.Recv != nil {
+				if d.Name.Name == "Do" && d.Recv != nil {
 					dispatch = d
 				}
 			}
 		}
 	}
 	if dispatch == nil {
-		t.Fatal("no (*Server).dispatch in this package")
+		t.Fatal("no (*Handler).Do in this package")
 	}
 	var ops []string
 	ast.Inspect(dispatch.Body, func(n ast.Node) bool {

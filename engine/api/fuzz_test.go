@@ -31,11 +31,11 @@ func FuzzDispatch(f *testing.F) {
 	f.Add(uint8(6), ``)
 	env := streamstest.Start(f)
 	eng := enginetest.Open(f, env.Conn, engine.Options{})
-	s := &Server{eng: eng, log: enginetest.QuietLog}
+	h := NewHandler(eng)
 	f.Fuzz(func(t *testing.T, op uint8, body string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, err := s.dispatch(ctx, fuzzOps[int(op)%len(fuzzOps)], []byte(body))
+		_, err := h.Do(ctx, fuzzOps[int(op)%len(fuzzOps)], []byte(body))
 		if errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("request hung: %v", err)
 		}

@@ -23,12 +23,12 @@ type SignalRequest struct {
 type SignalResponse = engine.SignalResult
 
 // signal serves OpSignalBroadcast.
-func (s *Server) signal(ctx context.Context, req SignalRequest) (SignalResponse, error) {
+func (h *Handler) signal(ctx context.Context, req SignalRequest) (SignalResponse, error) {
 	vars, err := decodeVars(req.Vars)
 	if err != nil {
 		return SignalResponse{}, err
 	}
-	return s.eng.BroadcastSignal(ctx, engine.Signal{Name: req.Name, Vars: vars, ID: req.ID})
+	return h.eng.BroadcastSignal(ctx, engine.Signal{Name: req.Name, Vars: vars, ID: req.ID})
 }
 
 // BroadcastSignal broadcasts a signal and returns what it reached.

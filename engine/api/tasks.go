@@ -148,34 +148,34 @@ func (r TaskRequest) update() (engine.TaskUpdate, error) {
 
 // task runs one task operation and answers with the task's record as it
 // is afterwards.
-func (s *Server) task(ctx context.Context, op string, req TaskRequest) (*instance.Task, error) {
+func (h *Handler) task(ctx context.Context, op string, req TaskRequest) (*instance.Task, error) {
 	if err := req.check(op); err != nil {
 		return nil, err
 	}
 	switch op {
 	case OpTaskGet:
-		return s.eng.Task(ctx, req.ID)
+		return h.eng.Task(ctx, req.ID)
 	case OpTaskClaim:
-		return s.eng.ClaimTask(ctx, req.ID, req.User)
+		return h.eng.ClaimTask(ctx, req.ID, req.User)
 	case OpTaskUnclaim:
-		return s.eng.UnclaimTask(ctx, req.ID, req.User)
+		return h.eng.UnclaimTask(ctx, req.ID, req.User)
 	case OpTaskAssign:
-		return s.eng.AssignTask(ctx, req.ID, req.User)
+		return h.eng.AssignTask(ctx, req.ID, req.User)
 	case OpTaskUpdate:
 		u, err := req.update()
 		if err != nil {
 			return nil, err
 		}
-		return s.eng.UpdateTask(ctx, req.ID, u)
+		return h.eng.UpdateTask(ctx, req.ID, u)
 	}
 	vars, err := decodeVars(req.Vars)
 	if err != nil {
 		return nil, err
 	}
 	if op == OpTaskComplete {
-		return s.eng.CompleteTask(ctx, req.ID, req.User, vars)
+		return h.eng.CompleteTask(ctx, req.ID, req.User, vars)
 	}
-	return s.eng.TaskError(ctx, req.ID, req.User, req.Code, req.Message, vars)
+	return h.eng.TaskError(ctx, req.ID, req.User, req.Code, req.Message, vars)
 }
 
 // Tasks lists tasks: a page of at most req.Limit (absent: DefaultTaskLimit).
