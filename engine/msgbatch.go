@@ -36,6 +36,12 @@ type command struct {
 	answer *messageAnswer
 	// skipped: the entry had applied it already.
 	skipped bool
+	// redelivered: the server delivered it before (NumDelivered > 1).
+	redelivered bool
+	// gone: a redelivery of a command that was applied and acknowledged
+	// while this copy was on its way; it is neither applied nor
+	// acknowledged again.
+	gone bool
 }
 
 // entryWork is the work of one batch for one entry.
@@ -127,7 +133,7 @@ func (p *messagePartition) decode(m jetstream.Msg) (*command, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no delivery metadata: %w", err)
 	}
-	c := &command{msg: m, sm: sm}
+	c := &command{msg: m, sm: sm, redelivered: meta.NumDelivered > 1}
 	if sm.Kind == streams.MessagePublish {
 		c.ref = "m" + strconv.FormatUint(meta.Sequence.Stream, 10)
 		c.in, err = decodeMessage(m.Headers(), m.Data(), p.opts.checkValue)
@@ -193,6 +199,10 @@ func (p *messagePartition) apply(ctx context.Context, w *entryWork, starts map[s
 	if e == nil {
 		e = &correlation.Entry{Name: w.name, Key: w.mkey}
 	}
+	if err := p.markGone(ctx, w, e); err != nil {
+		w.err = err
+		return
+	}
 	base, err := streams.Marshal(e)
 	if err != nil {
 		w.err = err
@@ -217,12 +227,32 @@ func (p *messagePartition) apply(ctx context.Context, w *entryWork, starts map[s
 	}
 }
 
+// markGone marks the redelivered commands of w that e does not name as
+// applied and that are no longer in their stream: a copy delivered again
+// (its ack wait ran out under load) while the first was being applied,
+// acknowledged and pruned from e.Applied. Applying it again would apply a
+// command twice. Only redeliveries are looked up, so the common batch
+// costs no round trip.
+func (p *messagePartition) markGone(ctx context.Context, w *entryWork, e *correlation.Entry) error {
+	for _, c := range w.cmds {
+		if !c.redelivered || slices.Contains(e.Applied, c.ref) {
+			continue
+		}
+		still, err := p.unacknowledged(ctx, []string{c.ref})
+		if err != nil {
+			return err
+		}
+		c.gone = len(still) == 0
+	}
+	return nil
+}
+
 // applyAll applies w's commands to e and returns how many it applied.
 func (p *messagePartition) applyAll(e *correlation.Entry, w *entryWork, starts []correlation.StartEvent) int {
 	now := p.opts.Now()
 	applied := 0
 	for _, c := range w.cmds {
-		if slices.Contains(e.Applied, c.ref) {
+		if c.gone || slices.Contains(e.Applied, c.ref) {
 			c.skipped = true
 			continue
 		}
@@ -421,6 +451,9 @@ func (p *messagePartition) settle(ctx context.Context, works []*entryWork) {
 			continue
 		}
 		for _, c := range w.cmds {
+			if c.gone {
+				continue
+			}
 			sem <- struct{}{}
 			acked.Go(func() {
 				defer func() { <-sem }()
