@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,10 +21,22 @@ func Unavailable(err error) bool {
 		return true
 	}
 	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) || apiErr.Code != http.StatusServiceUnavailable {
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	if apiErr.ErrorCode == jsErrCodeNoPeers {
+		// A placement that failed because a peer is offline (a cluster
+		// that lost quorum) succeeds once it is back; one that failed for
+		// want of storage, tags or enough nodes does not.
+		return strings.Contains(apiErr.Description, "offline")
+	}
+	if apiErr.Code != http.StatusServiceUnavailable {
 		return false
 	}
 	// Also a 503, but it will not change by asking again.
 	return apiErr.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabled &&
 		apiErr.ErrorCode != jetstream.JSErrCodeJetStreamNotEnabledForAccount
 }
+
+// jsErrCodeNoPeers is the server's "no suitable peers for placement".
+const jsErrCodeNoPeers jetstream.ErrorCode = 10005

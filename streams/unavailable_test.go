@@ -22,6 +22,8 @@ func TestUnavailable(t *testing.T) {
 		{fmt.Errorf("publish: %w", nats.ErrNoResponders), true},
 		{jetstream.ErrNoStreamResponse, true},
 		{&jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}, true},
+		{&jetstream.APIError{Code: 400, ErrorCode: 10005, Description: "no suitable peers for placement, peer offline"}, true},
+		{&jetstream.APIError{Code: 400, ErrorCode: 10005, Description: "no suitable peers for placement, insufficient resources"}, false},
 		{&jetstream.APIError{Code: 400, ErrorCode: 10058, Description: "stream name already in use"}, false},
 		{jetstream.ErrJetStreamNotEnabled, false},
 		{errors.New("partition count 4 does not match the provisioned 8"), false},
