@@ -63,7 +63,7 @@ func (e *Engine) scheduleTimerStarts(ctx context.Context, procs []*model.Process
 			continue
 		}
 		n := starts[0]
-		firing, due, ok := n.Timer.NextFire(now, now, 0)
+		firing, due, ok := n.Timer.NextFire(now, time.Time{}, now, 0)
 		if !ok {
 			continue
 		}
@@ -172,7 +172,7 @@ func (e *Engine) timerFire(ctx context.Context, f timerFire) error {
 	if _, err := e.js.PublishMsg(ctx, start); err != nil {
 		return fmt.Errorf("start %s: %w", id, err)
 	}
-	firing, due, ok := n.Timer.NextFire(f.Armed, e.opts.Now(), f.Firing+1)
+	firing, due, ok := n.Timer.NextFire(f.Armed, f.Due, e.opts.Now(), f.Firing+1)
 	if !ok {
 		return nil
 	}

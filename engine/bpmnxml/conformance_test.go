@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -182,8 +183,18 @@ var conformance = map[string]outcome{
 	// (a Camunda 7 user task escalates by TaskService.handleEscalation,
 	// which jetbpm's task commands do not have).
 	"camunda7-examples/invoicePayment.bpmn": refused(`element "BoundaryEvent_1uy9o9h" (line 38): boundaryEvent: escalation boundary events attach to sub-processes and call activities, not to userTask "Task_16y91ka"`),
-	// Its timer start event's cycle is a Quartz cron expression.
-	"camunda7-examples/loan-granting.bpmn": refused(`element "StartEvent_1" (line 65): startEvent: timer cycle "0/5 0/1 * 1/1 * ?" is a cron expression; cron timer cycles are not supported yet`),
+	// Its timer start event's cycle is a Quartz cron expression: every
+	// five seconds.
+	"camunda7-examples/loan-granting.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
+		starts := ps[0].TimerStarts()
+		if len(starts) != 1 || !starts[0].Timer.Quartz || !starts[0].Timer.IsCron() {
+			t.Fatalf("timer starts %v: want one Quartz cron cycle", starts)
+		}
+		from := time.Date(2026, 1, 1, 10, 0, 3, 0, time.UTC)
+		if due, ok := starts[0].Timer.Due(from, 1); !ok || !due.Equal(from.Add(7*time.Second)) {
+			t.Errorf("second fire %v, want %v", due, from.Add(7*time.Second))
+		}
+	}),
 	"camunda7-examples/mainProcess.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
 		if c := ps[0].Node("CallActivity_0ahffuc").Call; c == nil || c.ProcessID != "subProcess" || !c.NoInputPropagation {
 			t.Fatalf("call activity: %+v", c)
