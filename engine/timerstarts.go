@@ -81,6 +81,7 @@ func (e *Engine) scheduleTimerStarts(ctx context.Context, procs []*model.Process
 		if err := e.publishTimerStart(ctx, f, nil); err != nil {
 			return fmt.Errorf("process %s v%d: schedule timer start %q: %w", p.ID, dep.Version, n.ID, err)
 		}
+		deps[i].TimerStart = &TimerStart{Node: n.ID, Type: n.Timer.Type, Timer: n.Timer.Value, Next: due}
 	}
 	return nil
 }
