@@ -154,8 +154,12 @@ func TestTimerStartCronInjectedClock(t *testing.T) {
 	newYear := time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC)
 	eng := enginetest.Open(t, env.Conn, engine.Options{Now: func() time.Time { return newYear }})
 	tm := model.Timer{Type: model.TimerCycle, Value: "0 0 9 13 * ? 2021", Quartz: true}
-	if _, err := eng.Deploy(context.Background(), timerStartProcess(t, "thirteenth", tm)); err != nil {
+	dep, err := eng.Deploy(context.Background(), timerStartProcess(t, "thirteenth", tm))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if ts := dep.TimerStart; ts == nil || ts.Node != "tick" || ts.Timer != tm.Value || !ts.Next.Equal(time.Date(2021, 1, 13, 9, 0, 0, 0, time.UTC)) {
+		t.Fatalf("deployment %+v: want the timer start tick first firing 2021-01-13 09:00", dep)
 	}
 	var want []string
 	for m := time.January; m <= time.December; m++ {
