@@ -73,6 +73,26 @@ func TestConformanceUserTasksRun(t *testing.T) {
 		finished(t, "c7-main")
 	})
 
+	t.Run("service-task-input-output.bpmn", func(t *testing.T) {
+		// Its job's output mappings build a FEEL context; the user task
+		// after it reads a field of it.
+		deployFiles(t, "lib-bpmn-engine/service-task-input-output.bpmn")
+		startTask(t, eng, "service-task-input-output", "lib-io", nil)
+		workers := serveJobs(t, env, "lib-io", []string{"input-task-1"}, nil, nil, 30*time.Second)
+		task := taskAt(t, eng, "lib-io", "user-task-2")
+		workers.stop()
+		rec, err := eng.Task(tctx(t), task)
+		if err != nil || rec.Variables["orderName"] != "order1" {
+			t.Fatalf("task %+v, %v: want orderName order1", rec, err)
+		}
+		complete(t, "lib-io", "user-task-2", nil)
+		v := finished(t, "lib-io")
+		order, _ := v.Variables["order"].(map[string]any)
+		if order["name"] != "order1" || order["id"] != "1234" || fmt.Sprint(v.Variables["orderId"]) != "1234" || v.Variables["dstcity"] != "beijing" {
+			t.Fatalf("variables %v", v.Variables)
+		}
+	})
+
 	t.Run("twoExternalTaskProcess.bpmn20.xml", func(t *testing.T) {
 		deployFiles(t, "camunda7-engine-externaltask/twoExternalTaskProcess.bpmn20.xml")
 		// The job completes: the user task after it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -19,6 +20,17 @@ type Deployment struct {
 	Version   int    `json:"version"`
 	// New is false when the same definition was already the latest version.
 	New bool `json:"new"`
+	// TimerStart is the timer start event a new version armed, if it has
+	// one that fires (docs/timerstart.md).
+	TimerStart *TimerStart `json:"timerStart,omitempty"`
+}
+
+// TimerStart describes the timer start event of a deployed version.
+type TimerStart struct {
+	Node  string          `json:"node"`
+	Type  model.TimerType `json:"type"`  // duration, date or cycle
+	Timer string          `json:"timer"` // as written: R3/PT10M, a date, a cron expression
+	Next  time.Time       `json:"next"`  // the first fire
 }
 
 // definitions stores deployed processes in the definitions bucket and

@@ -120,6 +120,11 @@ type Options struct {
 	// messagePartitionsOnly, set by tests, runs no instance partitions, so
 	// a test can play the instances' side of the message partitions.
 	messagePartitionsOnly bool
+	// dieBeforeTimerSchedule and dieAfterTimerStart, set by tests, make
+	// a deploy stop after its batch, before it arms its timer starts, and
+	// a timer start fire's handler stop after it started instance id.
+	dieBeforeTimerSchedule bool
+	dieAfterTimerStart     func(id string) bool
 }
 
 func (o *Options) setDefaults(maxPayload int64) {
@@ -210,6 +215,10 @@ type Engine struct {
 	cancel   context.CancelFunc
 	done     sync.WaitGroup
 	closed   bool
+
+	// timerStartsReconciled is closed when the start-up reconciliation of
+	// the timer starts has run.
+	timerStartsReconciled chan struct{}
 }
 
 // Open starts an engine node on a connection to a provisioned JetStream
@@ -225,7 +234,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	opts.setDefaults(nc.MaxPayload())
-	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout}
+	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout, timerStartsReconciled: make(chan struct{})}
 	if e.events, err = js.Stream(ctx, streams.EventsStream); err != nil {
 		return nil, fmt.Errorf("engine: events stream: %w", err)
 	}

@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // CrashAfterWrite installs a crash hook on opts: after each committed
 // checkpoint write the engine asks fn, and true makes the partition behave
@@ -38,3 +41,21 @@ func PublishAnswer(ctx context.Context, e *Engine, m Message) (string, error) {
 // PendingReplies returns how many publishes wait for their partition's
 // answer.
 func PendingReplies(e *Engine) int { return e.replies.pending() }
+
+// DieBeforeTimerSchedule makes a deploy on an engine opened with opts stop
+// after its batch, before it arms its timer starts, as if it died there.
+func DieBeforeTimerSchedule(opts *Options) { opts.dieBeforeTimerSchedule = true }
+
+// DieAfterTimerStart makes a timer start fire's handler stop after it
+// started instance id, as if it died there, when fn says so.
+func DieAfterTimerStart(opts *Options, fn func(id string) bool) { opts.dieAfterTimerStart = fn }
+
+// TimerStartsReconciled is closed once e's start-up reconciliation of the
+// timer starts has run.
+func TimerStartsReconciled(e *Engine) <-chan struct{} { return e.timerStartsReconciled }
+
+// TimerStartID is the id of the instance the fire of process's version
+// due at due starts.
+func TimerStartID(process string, version int, due time.Time) string {
+	return timerStartID(timerFire{Process: process, Version: version, Due: due})
+}

@@ -32,6 +32,10 @@ type timerFire struct {
 	Firing  int       `msgpack:"firing"` // 0 = the first
 	Due     time.Time `msgpack:"due"`
 	Armed   time.Time `msgpack:"armed"` // the deploy: a cycle without a start counts from it
+	// Taken is set in the record of a fire a handler took
+	// (streams.TimerStartRecord); the record a deploy writes of the first
+	// fire it arms has it unset.
+	Taken bool `msgpack:"taken,omitempty"`
 }
 
 // timerStartID is the id of the instance fire f starts: the same however
@@ -63,23 +67,31 @@ func (e *Engine) scheduleTimerStarts(ctx context.Context, procs []*model.Process
 			continue
 		}
 		n := starts[0]
-		firing, due, ok := n.Timer.NextFire(now, now, 0)
+		firing, due, ok := n.Timer.NextFire(now, time.Time{}, now, 0)
 		if !ok {
 			continue
 		}
 		f := timerFire{Process: p.ID, Version: dep.Version, Node: n.ID, Firing: firing, Due: due, Armed: now}
-		if err := e.publishTimerStart(ctx, f, false); err != nil {
+		if e.opts.dieBeforeTimerSchedule {
+			return errors.New("test: the deploy died before it armed the timer start")
+		}
+		if err := e.publishTimerRecord(ctx, f); err != nil {
+			return fmt.Errorf("process %s v%d: record timer start %q: %w", p.ID, dep.Version, n.ID, err)
+		}
+		if err := e.publishTimerStart(ctx, f, nil); err != nil {
 			return fmt.Errorf("process %s v%d: schedule timer start %q: %w", p.ID, dep.Version, n.ID, err)
 		}
+		deps[i].TimerStart = &TimerStart{Node: n.ID, Type: n.Timer.Type, Timer: n.Timer.Value, Next: due}
 	}
 	return nil
 }
 
-// publishTimerStart writes the schedule of fire f. With onlyIfEmpty the
-// server takes it only if the process's schedule subject holds nothing:
-// a fire's handler never overwrites the schedule a deploy wrote meanwhile
-// (nor the one an earlier delivery of the same fire wrote).
-func (e *Engine) publishTimerStart(ctx context.Context, f timerFire, onlyIfEmpty bool) error {
+// publishTimerStart writes the schedule of fire f. With ifLast the server
+// takes it only if the last message on the process's schedule subject has
+// that sequence (0: the subject holds nothing): a fire's handler never
+// overwrites the schedule a deploy wrote meanwhile (nor the one an earlier
+// delivery of the same fire wrote).
+func (e *Engine) publishTimerStart(ctx context.Context, f timerFire, ifLast *uint64) error {
 	body, err := streams.Marshal(f)
 	if err != nil {
 		return err
@@ -88,9 +100,23 @@ func (e *Engine) publishTimerStart(ctx context.Context, f timerFire, onlyIfEmpty
 	m.Data = body
 	m.Header.Set("Nats-Schedule", "@at "+f.Due.UTC().Format(time.RFC3339Nano))
 	m.Header.Set("Nats-Schedule-Target", streams.TimerStartFireSubject(f.Process))
-	if onlyIfEmpty {
-		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
+	if ifLast != nil {
+		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(*ifLast, 10))
 	}
+	_, err = e.js.PublishMsg(ctx, m)
+	return err
+}
+
+// publishTimerRecord writes f as the record of its process's timer start,
+// replacing the previous record.
+func (e *Engine) publishTimerRecord(ctx context.Context, f timerFire) error {
+	body, err := streams.Marshal(f)
+	if err != nil {
+		return err
+	}
+	m := nats.NewMsg(streams.TimerStartRecord(f.Process))
+	m.Data = body
+	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
 	_, err = e.js.PublishMsg(ctx, m)
 	return err
 }
@@ -99,12 +125,17 @@ func (e *Engine) publishTimerStart(ctx context.Context, f timerFire, onlyIfEmpty
 func (e *Engine) runTimerStarts(ctx context.Context) {
 	cons, err := e.js.Consumer(ctx, streams.TimerStartsStream, streams.TimerStartsConsumer)
 	if err != nil {
+		close(e.timerStartsReconciled)
 		if ctx.Err() != nil {
 			return // closed while starting
 		}
 		e.log.Error("timer starts: no consumer; timer start events do not fire", "err", err)
 		return
 	}
+	if err := e.reconcileTimerStarts(ctx); err != nil && ctx.Err() == nil {
+		e.log.Error("timer starts: start-up reconciliation failed; a lost schedule stays lost until the next start or deploy", "err", err)
+	}
+	close(e.timerStartsReconciled)
 	for ctx.Err() == nil {
 		batch, err := cons.Fetch(16, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
@@ -133,7 +164,11 @@ func (e *Engine) applyTimerFire(ctx context.Context, m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
-	if err := e.timerFire(ctx, f); err != nil {
+	err := e.timerFire(ctx, f)
+	if errors.Is(err, errDied) {
+		return // as if the process died: neither acknowledged nor refused
+	}
+	if err != nil {
 		e.log.Warn("timer starts: fire failed; it will be redelivered", "process", f.Process, "version", f.Version, "due", f.Due, "err", err)
 		_ = m.NakWithDelay(time.Second)
 		return
@@ -172,14 +207,22 @@ func (e *Engine) timerFire(ctx context.Context, f timerFire) error {
 	if _, err := e.js.PublishMsg(ctx, start); err != nil {
 		return fmt.Errorf("start %s: %w", id, err)
 	}
-	firing, due, ok := n.Timer.NextFire(f.Armed, e.opts.Now(), f.Firing+1)
+	if e.opts.dieAfterTimerStart != nil && e.opts.dieAfterTimerStart(id) {
+		return errDied
+	}
+	taken := f
+	taken.Taken = true
+	if err := e.publishTimerRecord(ctx, taken); err != nil {
+		return fmt.Errorf("record the fire: %w", err)
+	}
+	firing, due, ok := n.Timer.NextFire(f.Armed, f.Due, e.opts.Now(), f.Firing+1)
 	if !ok {
 		return nil
 	}
 	next := timerFire{Process: f.Process, Version: f.Version, Node: f.Node, Firing: firing, Due: due, Armed: f.Armed}
-	err = e.publishTimerStart(ctx, next, true)
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+	var empty uint64
+	err = e.publishTimerStart(ctx, next, &empty)
+	if wrongLastSequence(err) {
 		return nil // a deploy, or an earlier delivery of this fire, scheduled it
 	}
 	if err != nil {

@@ -27,7 +27,9 @@
 // # Supported FEEL subset
 //
 //   - names and paths, numbers, "double quoted" strings (escapes \" \\ \' \n
-//     \r \t \uXXXX \UXXXXXX), true, false, null, list literals [1, 2]
+//     \r \t \uXXXX \UXXXXXX), true, false, null, list literals [1, 2],
+//     contexts {name: "x", "id": 1} (keys are names or strings; an entry
+//     that uses an earlier entry's key, {a: 1, b: a}, is refused)
 //   - = (equality) != < <= > >= and or + - * / ** and parentheses
 //   - a[n] with an integer literal n: 1-based as in FEEL (a[1] is the first
 //     element, a[-1] the last); any other filter a[...] is refused
@@ -35,11 +37,13 @@
 //   - if c then a else b (any non-true c selects b, as in FEEL)
 //   - functions: not(x), string length(s), upper case(s), lower case(s),
 //     count(list), contains(s, sub), starts with(s, p), ends with(s, p),
-//     list contains(list, x)
+//     list contains(list, x), string join(list [, delimiter [, prefix,
+//     suffix]]) (null elements skipped; an element that is not a string is
+//     an evaluation error, where FEEL would give null)
 //
 // Refused: for, between, instance of, ranges (1..5), unary tests (in, ?,
 // "< 5"), other function calls, names with spaces, backquoted names,
-// contexts {a: 1}, temporal literals @"...".
+// temporal literals @"...".
 //
 // # Semantics
 //

@@ -1,6 +1,7 @@
 package expression
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -18,6 +19,7 @@ import (
 //	postfix := primary {"." name | "[" ["-"] integer "]"}
 //	primary := number | string | "true" | "false" | "null" | name | "(" expr ")"
 //	         | "[" [expr {"," expr}] "]" | call
+//	         | "{" [key ":" expr {"," key ":" expr}] "}"     key := name | string
 //	         | ("some" | "every") name "in" expr {"," name "in" expr} "satisfies" expr
 //	         | "if" expr "then" expr "else" expr
 
@@ -187,6 +189,8 @@ func (p *parser) feelPrimary() (string, *Error) {
 			return "", err
 		}
 		return "[" + strings.Join(items, ", ") + "]", nil
+	case t.isOp("{"):
+		return p.feelContext()
 	case t.kind != tokIdent:
 		return "", p.feelBadOperand(t)
 	}
@@ -222,10 +226,63 @@ func (p *parser) feelPrimary() (string, *Error) {
 	p.next()
 	for k := len(p.scope) - 1; k >= 0; k-- {
 		if p.scope[k].name == t.text {
+			if p.scope[k].refuse != "" {
+				return "", p.errAt(t, "%s", p.scope[k].refuse)
+			}
 			return p.scope[k].emit, nil
 		}
 	}
 	return ident(t.text), nil
+}
+
+// feelContext translates a FEEL context {key: value, ...} to an
+// expr-lang map literal. A key is a name or a string. FEEL lets an entry
+// use an earlier entry of the same context by its key; the map literal
+// cannot, so such a use is refused rather than read as a variable.
+func (p *parser) feelContext() (string, *Error) {
+	open := p.next()
+	scopeLen := len(p.scope)
+	defer func() { p.scope = p.scope[:scopeLen] }()
+	var entries []string
+	seen := map[string]bool{}
+	if p.peek().isOp("}") {
+		p.next()
+		return "{}", nil
+	}
+	for {
+		k := p.next()
+		switch {
+		case k.kind == tokString:
+		case k.kind == tokIdent && p.peek().kind == tokIdent:
+			return "", p.errAt(k, "unsupported FEEL name with spaces %q", k.text+" "+p.peek().text)
+		case k.kind == tokIdent && !feelKeyword(k.text):
+		default:
+			return "", p.errAt(k, "expected a context key (a name or a string), found %s", k.describe())
+		}
+		if seen[k.text] {
+			return "", p.errAt(k, "duplicate FEEL context key %q", k.text)
+		}
+		if c := p.next(); !c.isOp(":") {
+			return "", p.errAt(c, "expected \":\" after context key %q, found %s", k.text, c.describe())
+		}
+		v, err := p.feelExpr()
+		if err != nil {
+			return "", err
+		}
+		entries = append(entries, Literal(k.text)+": "+v)
+		seen[k.text] = true
+		p.scope = append(p.scope, binding{name: k.text,
+			refuse: fmt.Sprintf("unsupported FEEL context entry using the earlier entry %q", k.text)})
+		switch t := p.next(); {
+		case t.isOp(","):
+		case t.isOp("}"):
+			return "{" + strings.Join(entries, ", ") + "}", nil
+		case t.kind == tokEOF:
+			return "", p.errAt(open, `missing closing "}" for "{"`)
+		default:
+			return "", p.feelBadAfterOperand(t)
+		}
+	}
 }
 
 // feelList parses comma-separated expressions up to the closing operator.
@@ -255,25 +312,28 @@ func (p *parser) feelFunctionName() (string, int, bool) {
 	t, t2 := p.peek(), p.peekAt(1)
 	if t2.kind == tokIdent && p.peekAt(2).isOp("(") {
 		name := t.text + " " + t2.text
-		if _, ok := feelArity(name); ok {
+		if _, _, ok := feelArity(name); ok {
 			return name, 2, true
 		}
 	}
-	if _, ok := feelArity(t.text); ok && t2.isOp("(") {
+	if _, _, ok := feelArity(t.text); ok && t2.isOp("(") {
 		return t.text, 1, true
 	}
 	return "", 0, false
 }
 
-// feelArity lists the supported built-in functions.
-func feelArity(name string) (int, bool) {
+// feelArity lists the supported built-in functions and how many arguments
+// each takes.
+func feelArity(name string) (lo, hi int, ok bool) {
 	switch name {
 	case "not", "string length", "upper case", "lower case", "count":
-		return 1, true
+		return 1, 1, true
 	case "contains", "starts with", "ends with", "list contains":
-		return 2, true
+		return 2, 2, true
+	case "string join":
+		return 1, 4, true
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 func (p *parser) feelCall(name string, words int) (string, *Error) {
@@ -286,8 +346,11 @@ func (p *parser) feelCall(name string, words int) (string, *Error) {
 	if err != nil {
 		return "", err
 	}
-	if n, _ := feelArity(name); len(args) != n {
-		return "", p.errAt(first, "FEEL function %q takes %d argument(s), got %d", name, n, len(args))
+	switch lo, hi, _ := feelArity(name); {
+	case lo == hi && len(args) != lo:
+		return "", p.errAt(first, "FEEL function %q takes %d argument(s), got %d", name, lo, len(args))
+	case len(args) < lo || len(args) > hi || name == "string join" && len(args) == 3:
+		return "", p.errAt(first, "FEEL function %q takes (list), (list, delimiter) or (list, delimiter, prefix, suffix), got %d argument(s)", name, len(args))
 	}
 	switch name {
 	case "not":
@@ -304,6 +367,19 @@ func (p *parser) feelCall(name string, words int) (string, *Error) {
 		return "(" + args[0] + " startsWith " + args[1] + ")", nil
 	case "ends with":
 		return "(" + args[0] + " endsWith " + args[1] + ")", nil
+	case "string join":
+		// FEEL skips null elements; a null delimiter, prefix or suffix is
+		// empty.
+		joined := "join(filter(" + args[0] + `, # != nil), ""`
+		if len(args) > 1 {
+			joined = "join(filter(" + args[0] + ", # != nil), " + args[1] + ` ?? "")`
+		} else {
+			joined += ")"
+		}
+		if len(args) == 4 {
+			return "((" + args[2] + ` ?? "") + ` + joined + " + (" + args[3] + ` ?? ""))`, nil
+		}
+		return joined, nil
 	}
 	return "(" + args[1] + " in " + args[0] + ")", nil // list contains
 }

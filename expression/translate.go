@@ -127,10 +127,12 @@ type parser struct {
 	i       int
 	depth   int
 	names   int       // counter for generated let-variables
-	scope   []binding // FEEL quantifier variables, innermost last
+	scope   []binding // FEEL quantifier variables and context keys, innermost last
 }
 
-type binding struct{ name, emit string }
+// binding is a name FEEL binds inside an expression: emit is what a use
+// translates to, unless refuse says why a use cannot be translated.
+type binding struct{ name, emit, refuse string }
 
 func newParser(src string, start, end int, d Dialect) (*parser, *Error) {
 	toks, err := tokenize(src, start, end, d)

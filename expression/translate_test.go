@@ -102,6 +102,16 @@ func TestTranslateAndEval(t *testing.T) {
 		{`= every x in [1, 2] satisfies some y in [2, 1] satisfies x = y`, "", true},
 		{`= some len in riskLevels satisfies len = "red"`, `any(riskLevels, {let _jb1 = #; (_jb1 == "red")})`, true},
 		{`= some approved in [false] satisfies approved`, "", false}, // the bound name shadows the variable
+		{`={"name": "order1", "id": "1234"}`, `{"name": "order1", "id": "1234"}`, map[string]any{"name": "order1", "id": "1234"}},
+		{`= {a: 1, b: score + 1, c: {d: [reviewResult]}}`, `{"a": 1, "b": (score + 1), "c": {"d": [reviewResult]}}`,
+			map[string]any{"a": 1, "b": 8, "c": map[string]any{"d": []any{"approved"}}}},
+		{`= {}`, `{}`, map[string]any{}},
+		{`= string join(["a", null, "b"])`, `join(filter(["a", nil, "b"], # != nil), "")`, "ab"},
+		{`= string join(riskLevels, ", ")`, `join(filter(riskLevels, # != nil), ", " ?? "")`, "red, yellow"},
+		{`= string join(riskLevels, "-", "[", "]")`, "", "[red-yellow]"},
+		{`= string join(tags, ",")`, "", ""},
+		{`= {a: {b: 2}}.a.b`, "", 2},
+		{`= some x in [1] satisfies {x: 2}.x = x + 1`, "", true}, // a key is no binding outside its entries
 	}
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
@@ -137,6 +147,19 @@ func equalValues(a, b any) bool {
 		}
 		for i := range as {
 			if !equalValues(as[i], bs[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	am, ok1 := a.(map[string]any)
+	bm, ok2 := b.(map[string]any)
+	if ok1 || ok2 {
+		if !ok1 || !ok2 || len(am) != len(bm) {
+			return false
+		}
+		for k, v := range am {
+			if w, ok := bm[k]; !ok || !equalValues(v, w) {
 				return false
 			}
 		}
@@ -184,7 +207,12 @@ func TestTranslateRefusals(t *testing.T) {
 		{`= x in [1, 2]`, `unsupported FEEL construct "in"`, 4},
 		{`= x instance of number`, `unsupported FEEL construct "instance of"`, 4},
 		{`= function(x) x`, `unsupported FEEL construct "function"`, 2},
-		{`= {a: 1}`, `unsupported FEEL context "{...}"`, 2},
+		{`= {a: 1, b: a}`, `unsupported FEEL context entry using the earlier entry "a"`, 12},
+		{`= {a: 1, a: 2}`, `duplicate FEEL context key "a"`, 9},
+		{`= {a 1}`, `expected ":" after context key "a", found number 1`, 5},
+		{`= {a: 1`, `missing closing "}" for "{"`, 2},
+		{`= {1: 2}`, `expected a context key (a name or a string), found number 1`, 3},
+		{`= {order total: 2}`, `unsupported FEEL name with spaces "order total"`, 3},
 		{"= `a b` > 1", `unsupported FEEL backquoted name`, 2},
 		{`= @"2020-01-01"`, `unsupported FEEL temporal literal "@"`, 2},
 		{`= > 5`, `unsupported FEEL unary test ">"`, 2},
@@ -196,6 +224,8 @@ func TestTranslateRefusals(t *testing.T) {
 		{`= not(x: 1)`, `unsupported FEEL construct ":"`, 7},
 		{`= not(a, b)`, `FEEL function "not" takes 1 argument(s), got 2`, 2},
 		{`= not a`, `FEEL "not" needs parentheses`, 2},
+		{`= string join(a, ",", "[")`, `FEEL function "string join" takes (list), (list, delimiter) or (list, delimiter, prefix, suffix), got 3`, 2},
+		{`= string join()`, `FEEL function "string join" takes (list)`, 2},
 		{`= a[i]`, `unsupported FEEL filter expression "[...]"`, 3},
 		{`= a[item > 1]`, `unsupported FEEL filter expression "[...]"`, 3},
 		{`= a[0]`, `FEEL list index 0 is invalid`, 4},

@@ -189,6 +189,9 @@ func DefinitionKey(processID string, version int) string {
 // LatestKey is the KV key holding the latest deployed version of a process.
 func LatestKey(processID string) string { return "latest." + Token(processID) }
 
+// LatestKeys matches every LatestKey.
+const LatestKeys = "latest.>"
+
 // Token makes s safe as one subject token and KV key part. Letters, digits,
 // '-' and '_' pass unchanged; every other byte becomes '=' plus two hex
 // digits ('=' is legal in both subjects and KV keys), so distinct names stay

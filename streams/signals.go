@@ -27,8 +27,9 @@ const (
 	SignalsConsumer = "signals"
 
 	// TimerStartsStream holds the schedule of each process's timer start
-	// event (TimerStartSchedule) and the fires it makes
-	// (TimerStartFireSubject), work-queue retention.
+	// event (TimerStartSchedule), the fires it makes
+	// (TimerStartFireSubject) and the record of each process's last fire
+	// (TimerStartRecord), work-queue retention.
 	TimerStartsStream = "JETBPM_TIMER_STARTS"
 	// TimerStartsConsumer is the durable pull consumer of the fires,
 	// shared by every engine node.
@@ -97,6 +98,10 @@ func SignalStartKey(name string) string { return signalStartPrefix + Token(name)
 // TimerStartSchedule is the subject of the schedule of process's timer
 // start event: one per process, so a new schedule replaces the old.
 func TimerStartSchedule(process string) string { return timerStartRoot + "." + Token(process) }
+
+// TimerStartRecord is the subject of the last word on process's timer
+// start: the fire a deploy armed, or the last fire a handler took.
+func TimerStartRecord(process string) string { return timerStartRoot + ".last." + Token(process) }
 
 // TimerStartFireSubject is where process's timer start schedule fires.
 func TimerStartFireSubject(process string) string { return timerStartFires + "." + Token(process) }

@@ -138,6 +138,18 @@ func TestClientCommands(t *testing.T) {
 			t.Errorf("deploy --json = %v", deps)
 		}
 
+		// A new version with a timer start says when it first fires.
+		timed := writeFile(t, dir, "timed.bpmn", `<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL">
+<bpmn:process id="timed" isExecutable="true">
+<bpmn:startEvent id="tick"><bpmn:timerEventDefinition><bpmn:timeDate>2099-01-01T00:00:00Z</bpmn:timeDate></bpmn:timerEventDefinition></bpmn:startEvent>
+<bpmn:sequenceFlow id="f" sourceRef="tick" targetRef="e"/>
+<bpmn:endEvent id="e"/>
+</bpmn:process>
+</bpmn:definitions>`)
+		if out, want := c.ok("deploy", timed), "timed 1 (timer start tick first fires 2099-01-01T00:00:00Z)\n"; out != want {
+			t.Errorf("deploy of a timer start printed %q, want %q", out, want)
+		}
+
 		missing := filepath.Join(dir, "missing.bpmn")
 		c.fails(1, `^jetbpm: cannot read .*missing\.bpmn: no such file or directory$`, "deploy", orderBPMN, missing)
 

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/jetbpm/jetbpm/engine/api"
 )
@@ -15,7 +16,9 @@ const deployUsage = `usage: jetbpm deploy [flags] FILE...
 
 Deploys the processes of BPMN 2.0 XML files to the engine and prints
 "PROCESS_ID VERSION" for each, with "(unchanged)" after a process whose
-latest version already is this definition (deploying is idempotent).
+latest version already is this definition (deploying is idempotent), or
+"(timer start NODE first fires TIME)" after a new version whose timer
+start event the deploy armed.
 
 Every file is read first and all are sent in one request. The engine
 checks every process before it writes any, and writes all new versions
@@ -63,8 +66,11 @@ func runDeploy(ctx context.Context, args []string) error {
 	}
 	for _, d := range deps {
 		suffix := ""
-		if !d.New {
+		switch {
+		case !d.New:
 			suffix = " (unchanged)"
+		case d.TimerStart != nil:
+			suffix = fmt.Sprintf(" (timer start %s first fires %s)", d.TimerStart.Node, d.TimerStart.Next.UTC().Format(time.RFC3339))
 		}
 		fmt.Printf("%s %d%s\n", d.ProcessID, d.Version, suffix)
 	}

@@ -13,6 +13,9 @@ type importer struct {
 	signals      map[string]*elem // <signal> declarations by id (signal.go)
 	// zeebeModel says the document is written for Zeebe (zeebeDialect).
 	zeebeModel bool
+	// camunda7 says the document is written for Camunda 7
+	// (camunda7Dialect): its cron timer cycles are Quartz's.
+	camunda7 bool
 	// escalations are the <escalation> declarations by id; eventSubs the
 	// event sub-processes imported so far, by id (eventsubprocess.go).
 	escalations map[string]*elem
@@ -46,7 +49,7 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 			Msg: "not a BPMN 2.0 document: the root element must be <definitions> in namespace " + NamespaceBPMN}
 	}
 	im := &importer{errors: map[string]*elem{}, messages: map[string]*elem{}, signals: map[string]*elem{},
-		messageDecls: map[string]*messageDecl{}, zeebeModel: zeebeDialect(root),
+		messageDecls: map[string]*messageDecl{}, zeebeModel: zeebeDialect(root), camunda7: camunda7Dialect(root),
 		escalations: map[string]*elem{}, eventSubs: map[string]*model.Node{}}
 	for _, c := range root.children {
 		switch {

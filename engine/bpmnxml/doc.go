@@ -22,13 +22,14 @@
 // # Imported
 //
 // Events: none start and, at process level, message, signal and timer
-// start (one timer start per process; cron cycles refused); none, error
+// start (one timer start per process); none, error
 // (errorRef resolved to the errorCode of the document's <error>; no
 // errorRef throws code ""), terminate and message end; timer, message and
 // link intermediate catch; none (with input and output mappings), message
 // and link intermediate throw (links pair by the linkEventDefinition's
 // name in a scope); error, timer and message boundary events (attachedToRef, cancelActivity, default true). Timers: timeDuration, timeDate, timeCycle as
-// ISO-8601 text; Zeebe's FEEL literals =PT5S, ="PT5S", =duration("PT5S"),
+// ISO-8601 text or, for a cycle, a cron expression (Quartz in a Camunda 7
+// document, else Spring's syntax as Zeebe reads it); Zeebe's FEEL literals =PT5S, ="PT5S", =duration("PT5S"),
 // =date and time("..."), =cycle(duration("PT1H")) (read as R/PT1H) are
 // accepted, any other timer expression is refused.
 //
@@ -257,7 +258,7 @@
 // sub-process: timer, message, signal, error and escalation starts), message
 // start events inside a sub-process, isInterrupting="false" outside an
 // event sub-process, an escalationRef naming no <escalation>, a signal
-// event without signalRef, cron timer cycles, conditional, compensate and
+// event without signalRef, conditional, compensate and
 // cancel event definitions, a link throw whose
 // name has no catch in its scope, a message
 // catch, receive task or message start without messageRef, a messageRef

@@ -290,7 +290,7 @@ func (im *importer) timer(e, d *elem, n *model.Node) {
 			im.probs.in(e, c, "%s", msg)
 			return
 		}
-		t = &model.Timer{Type: tt, Value: v}
+		t = &model.Timer{Type: tt, Value: v, Quartz: tt == model.TimerCycle && im.camunda7}
 	}
 	n.Timer = t // nil: Validate reports the missing definition
 }

@@ -36,20 +36,37 @@ func zeebeDialect(root *elem) bool {
 	case "Camunda Platform":
 		return false
 	}
-	return usesZeebe(root)
+	return uses(root, NamespaceZeebe)
 }
 
-func usesZeebe(e *elem) bool {
-	if e.name.Space == NamespaceZeebe {
+// camunda7Dialect reports whether the document is written for Camunda 7:
+// the modeler marked it so (executionPlatform="Camunda Platform"), or,
+// unmarked, it uses a Camunda 7 extension and no Zeebe one. Its cron
+// timer cycles are Quartz expressions; a document of neither dialect
+// reads them as Zeebe does.
+func camunda7Dialect(root *elem) bool {
+	switch root.attr(nsModeler, "executionPlatform") {
+	case "Camunda Cloud":
+		return false
+	case "Camunda Platform":
+		return true
+	}
+	return !uses(root, NamespaceZeebe) && uses(root, NamespaceCamunda)
+}
+
+// uses reports whether e or an element in it has a name or attribute in
+// namespace ns.
+func uses(e *elem, ns string) bool {
+	if e.name.Space == ns {
 		return true
 	}
 	for _, a := range e.attrs {
-		if a.Name.Space == NamespaceZeebe {
+		if a.Name.Space == ns {
 			return true
 		}
 	}
 	for _, c := range e.children {
-		if usesZeebe(c) {
+		if uses(c, ns) {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetbpm/jetbpm/engine/model"
 )
@@ -40,11 +41,39 @@ func TestTimerStartImport(t *testing.T) {
 	}
 }
 
-func TestTimerStartImportRefusesCron(t *testing.T) {
-	src := timerStartDoc(`<bpmn:timeCycle xsi:type="bpmn:tFormalExpression">0 0 9 * * ?</bpmn:timeCycle>`)
+// TestTimerStartImportCron checks that a cron cycle is read in the
+// file's dialect: Quartz in a Camunda 7 file, Spring (Zeebe's) otherwise.
+func TestTimerStartImportCron(t *testing.T) {
+	const platform = `id="defs" xmlns:modeler="http://camunda.org/schema/modeler/1.0" modeler:executionPlatform="%s">`
+	cycle := `<bpmn:timeCycle xsi:type="bpmn:tFormalExpression">0 0 9 ? * 1</bpmn:timeCycle>`
+	armed := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC) // a Monday
+	for _, tc := range []struct {
+		name, src string
+		quartz    bool
+		first     time.Time
+	}{
+		{"Camunda 7 by its modeler mark", strings.Replace(timerStartDoc(cycle), `id="defs">`, fmt.Sprintf(platform, "Camunda Platform"), 1), true, time.Date(2026, 5, 10, 9, 0, 0, 0, time.UTC)},
+		{"Camunda 7 by its extensions", strings.Replace(timerStartDoc(cycle), `<bpmn:process id="p" isExecutable="true">`, `<bpmn:process id="p" isExecutable="true" camunda:historyTimeToLive="P180D">`, 1), true, time.Date(2026, 5, 10, 9, 0, 0, 0, time.UTC)},
+		{"Zeebe", strings.Replace(timerStartDoc(cycle), `id="defs">`, fmt.Sprintf(platform, "Camunda Cloud"), 1), false, time.Date(2026, 5, 11, 9, 0, 0, 0, time.UTC)},
+		{"no dialect", timerStartDoc(cycle), false, time.Date(2026, 5, 11, 9, 0, 0, 0, time.UTC)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tm := mustParse(t, tc.src).Node("s").Timer
+			if tm == nil || tm.Quartz != tc.quartz || !tm.IsCron() {
+				t.Fatalf("timer %+v, want a cron cycle with Quartz %v", tm, tc.quartz)
+			}
+			if due, ok := tm.Due(armed, 0); !ok || !due.Equal(tc.first) {
+				t.Fatalf("first fire %v, want %v", due, tc.first)
+			}
+		})
+	}
+}
+
+func TestTimerStartImportRefusesBadCron(t *testing.T) {
+	src := timerStartDoc(`<bpmn:timeCycle xsi:type="bpmn:tFormalExpression">0 0 9 * * MON-FOO</bpmn:timeCycle>`)
 	err := parseErr(t, src)
 	line := lineOf(t, src, `<bpmn:startEvent id="s"`)
-	for _, want := range []string{fmt.Sprintf(`element "s" (line %d)`, line), "cron timer cycles are not supported yet"} {
+	for _, want := range []string{fmt.Sprintf(`element "s" (line %d)`, line), `day-of-week field "MON-FOO": "FOO" is not a number or name`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)
 		}

@@ -183,7 +183,7 @@ func (r *runner) timerFired(w *Wait) {
 		return
 	}
 	r.spawn(n.ID, t.Scope, t.ID, "")
-	if due, ok := n.Timer.Due(w.Armed, w.Firing+1); ok {
+	if due, ok := n.Timer.Following(w.Armed, w.Due, w.Firing+1); ok {
 		r.arm(&Wait{ID: w.ID, Kind: BoundaryWait, Track: w.Track, Node: w.Node, Due: due, Armed: w.Armed, Firing: w.Firing + 1})
 	}
 }

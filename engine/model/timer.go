@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jetbpm/jetbpm/engine/cron"
 )
 
 // TimerType says how a timer's value is read.
@@ -15,13 +17,22 @@ type TimerType string
 const (
 	TimerDuration TimerType = "duration" // ISO-8601 duration, from the moment the timer is armed
 	TimerDate     TimerType = "date"     // an RFC 3339 / ISO-8601 date-time
-	TimerCycle    TimerType = "cycle"    // R[n]/duration or R[n]/start/duration
+	TimerCycle    TimerType = "cycle"    // R[n]/duration, R[n]/start/duration or a cron expression
 )
 
-// Timer is a timer event definition. Value keeps the ISO-8601 text.
+// Timer is a timer event definition. Value keeps the ISO-8601 or cron
+// text.
+//
+// A cycle is a cron expression when it is not R[n]/...: six fields with
+// seconds first, a macro such as @daily, optionally after CRON_TZ=<zone>
+// (package engine/cron). Quartz says how to read it: Camunda 7's Quartz
+// when set (the BPMN importer sets it for Camunda 7 files), else Zeebe's
+// Spring syntax. A cron cycle repeats without end, its first fire being
+// the first match after the timer is armed.
 type Timer struct {
-	Type  TimerType `msgpack:"type"`
-	Value string    `msgpack:"value"`
+	Type   TimerType `msgpack:"type"`
+	Value  string    `msgpack:"value"`
+	Quartz bool      `msgpack:"quartz,omitempty"`
 
 	spec timerSpec
 }
@@ -30,6 +41,7 @@ type timerSpec struct {
 	period  Period
 	at      time.Time // TimerDate, or the start of a cycle
 	repeats int       // cycle repetitions; -1 = unbounded
+	cron    *cron.Schedule
 }
 
 // Period is an ISO-8601 duration kept in calendar units, so "P1M" means one
@@ -69,6 +81,13 @@ func (t *Timer) Due(armed time.Time, firing int) (due time.Time, ok bool) {
 		if t.spec.repeats >= 0 && firing >= t.spec.repeats {
 			return time.Time{}, false
 		}
+		if t.spec.cron != nil {
+			due = armed
+			for i := 0; i <= firing && !due.IsZero(); i++ {
+				due = t.spec.cron.Next(due)
+			}
+			return due, !due.IsZero()
+		}
 		start := armed
 		if !t.spec.at.IsZero() {
 			start = t.spec.at
@@ -80,6 +99,26 @@ func (t *Timer) Due(armed time.Time, firing int) (due time.Time, ok bool) {
 		return due, true
 	}
 }
+
+// Following returns when the timer fires for the firing-th time, as Due
+// does, given prev, when it fired for the one before; it does not replay
+// the earlier fires.
+func (t *Timer) Following(armed, prev time.Time, firing int) (time.Time, bool) {
+	if t.Type != TimerCycle || firing == 0 || prev.IsZero() {
+		return t.Due(armed, firing)
+	}
+	if t.spec.repeats >= 0 && firing >= t.spec.repeats {
+		return time.Time{}, false
+	}
+	if t.spec.cron != nil {
+		next := t.spec.cron.Next(prev)
+		return next, !next.IsZero()
+	}
+	return t.spec.period.AddTo(prev), true
+}
+
+// IsCron reports whether the timer is a cron cycle.
+func (t *Timer) IsCron() bool { return t.spec.cron != nil }
 
 // Repeats reports whether the timer can fire more than once.
 func (t *Timer) Repeats() bool { return t.Type == TimerCycle && t.spec.repeats != 1 }
@@ -100,7 +139,7 @@ func (t *Timer) parse() error {
 		}
 		t.spec = timerSpec{at: at}
 	case TimerCycle:
-		s, err := parseCycle(v)
+		s, err := parseCycle(v, t.Quartz)
 		if err != nil {
 			return err
 		}
@@ -111,13 +150,21 @@ func (t *Timer) parse() error {
 	return nil
 }
 
-func parseCycle(v string) (timerSpec, error) {
-	if f := strings.Fields(v); len(f) >= 5 && len(f) <= 7 {
-		return timerSpec{}, fmt.Errorf("timer cycle %q is a cron expression; cron timer cycles are not supported yet (write R[n]/duration or R[n]/start/duration)", v)
+func parseCycle(v string, quartz bool) (timerSpec, error) {
+	if !strings.HasPrefix(v, "R") || strings.ContainsAny(v, " \t") {
+		d := cron.Spring
+		if quartz {
+			d = cron.Quartz
+		}
+		c, err := cron.Parse(v, d)
+		if err != nil {
+			return timerSpec{}, fmt.Errorf("timer cycle: %w (a cycle is R[n]/duration, R[n]/start/duration or a cron expression)", err)
+		}
+		return timerSpec{repeats: -1, cron: c}, nil
 	}
 	parts := strings.Split(v, "/")
-	if len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[0], "R") {
-		return timerSpec{}, fmt.Errorf("timer cycle %q is not R[n]/duration or R[n]/start/duration (cron is not supported)", v)
+	if len(parts) < 2 || len(parts) > 3 {
+		return timerSpec{}, fmt.Errorf("timer cycle %q is not R[n]/duration, R[n]/start/duration or a cron expression", v)
 	}
 	s := timerSpec{repeats: -1}
 	if n := parts[0][1:]; n != "" {

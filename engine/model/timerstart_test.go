@@ -33,11 +33,50 @@ func TestTimerStartNextFire(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tm := mustTimer(t, tc.timer)
-			firing, due, ok := tm.NextFire(armed, tc.now, tc.from)
+			firing, due, ok := tm.NextFire(armed, time.Time{}, tc.now, tc.from)
 			if ok != tc.wantOK || ok && (firing != tc.wantFiring || !due.Equal(tc.wantDue)) {
 				t.Fatalf("NextFire = %d, %v, %v; want %d, %v, %v", firing, due, ok, tc.wantFiring, tc.wantDue, tc.wantOK)
 			}
 		})
+	}
+}
+
+// TestTimerCron checks cron cycles: the file's dialect decides what a day
+// number means, each fire follows the previous one, and a timer start
+// missed while down fires at the first match after now.
+func TestTimerCron(t *testing.T) {
+	day := func(d, h int) time.Time { return time.Date(2026, 5, d, h, 0, 0, 0, time.UTC) } // armed: Monday 4 May, 10:00
+	weekdays := mustTimer(t, model.Cycle("0 0 9 * * MON-FRI"))
+	if !weekdays.IsCron() || !weekdays.Repeats() {
+		t.Fatal("a cron cycle is not a repeating cron timer")
+	}
+	for i, want := range []time.Time{day(5, 9), day(6, 9), day(7, 9), day(8, 9), day(11, 9)} {
+		if due, ok := weekdays.Due(armed, i); !ok || !due.Equal(want) {
+			t.Fatalf("Due(armed, %d) = %v, %v; want %v", i, due, ok, want)
+		}
+		if i > 0 {
+			if due, ok := weekdays.Following(armed, day(4+i, 9), i); !ok || !due.Equal(want) {
+				t.Fatalf("Following(%v, %d) = %v, %v; want %v", day(4+i, 9), i, due, ok, want)
+			}
+		}
+	}
+	// Quartz's day 1 is Sunday, Spring's Monday.
+	quartz := mustTimer(t, model.Timer{Type: model.TimerCycle, Value: "0 0 9 ? * 1", Quartz: true})
+	spring := mustTimer(t, model.Cycle("0 0 9 ? * 1"))
+	if due, _ := quartz.Due(armed, 0); !due.Equal(day(10, 9)) {
+		t.Errorf("Quartz day 1 fires %v, want Sunday %v", due, day(10, 9))
+	}
+	if due, _ := spring.Due(armed, 0); !due.Equal(day(11, 9)) {
+		t.Errorf("Spring day 1 fires %v, want Monday %v", due, day(11, 9))
+	}
+	// Down from Tuesday's fire to Thursday 10:00: one fire, Friday's.
+	firing, due, ok := weekdays.NextFire(armed, day(5, 9), day(7, 10), 1)
+	if !ok || firing != 1 || !due.Equal(day(8, 9)) {
+		t.Fatalf("NextFire after downtime = %d, %v, %v; want 1, %v", firing, due, ok, day(8, 9))
+	}
+	// A node whose clock lags behind the fire it handles schedules the next.
+	if _, due, _ := weekdays.NextFire(armed, day(8, 9), day(8, 8), 2); !due.Equal(day(11, 9)) {
+		t.Fatalf("NextFire with a lagging clock = %v, want %v", due, day(11, 9))
 	}
 }
 

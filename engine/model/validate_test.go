@@ -262,9 +262,9 @@ func TestValidationRules(t *testing.T) {
 			return chain(func(b *model.Builder) { b.Task("t") }).
 				TimerStartEvent("s2", model.Cycle("R/PT1H")).TimerStartEvent("s3", model.Date("2030-01-01T00:00:00Z")).Flow("s2", "t").Flow("s3", "t")
 		}, "s3", `a process has at most one timer start event; "s2" is already one`},
-		{"cron timer start event", func() *model.Builder {
-			return chain(func(b *model.Builder) { b.Task("t") }).TimerStartEvent("s2", model.Cycle("0 0 9 * * ?")).Flow("s2", "t")
-		}, "s2", "cron timer cycles are not supported yet"},
+		{"five-field cron timer start event", func() *model.Builder {
+			return chain(func(b *model.Builder) { b.Task("t") }).TimerStartEvent("s2", model.Cycle("0 9 * * ?")).Flow("s2", "t")
+		}, "s2", `cron expression "0 9 * * ?" (Spring): has 5 fields, want 6 fields`},
 		{"unknown node kind", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.Task("t", set(func(n *model.Node) { n.Kind = "complexGateway" })) })
 		}, "t", "unknown node kind"},
