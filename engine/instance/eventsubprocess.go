@@ -97,6 +97,8 @@ func (r *runner) openEventSubs(sc *Scope, vars map[string]any) error {
 		case model.SignalEvent:
 			w := &Wait{ID: r.waitID(s.ID, r.next()), Kind: SignalWait, Scope: sc.ID, Node: s.ID, Armed: r.env.Now}
 			r.openSignalWait(w, signals[s.ID], !r.p.Node(s.Scope).Interrupting)
+		case model.ConditionalEvent:
+			r.openConditional(&Wait{ID: r.waitID(s.ID, r.next()), Scope: sc.ID, Node: s.ID})
 		}
 	}
 	return nil
