@@ -178,10 +178,18 @@ var conformance = map[string]outcome{
 	}),
 	// Its user tasks' assignees call Java beans (#{service.method(...)}).
 	"camunda7-examples/camunda-testing-job-announcement.bpmn": refused(`line 40: <bpmn:userTask id="review">: camunda:assignee="#{jobAnnouncementService.findRequester(jobAnnouncementId)}": expression "#{jobAnnouncementService.findRequester(jobAnnouncementId)}": unsupported JUEL method call`),
-	// Its user tasks import; the escalation boundary on one does not
-	// (a Camunda 7 user task escalates by TaskService.handleEscalation,
-	// which jetbpm's task commands do not have).
-	"camunda7-examples/invoicePayment.bpmn": refused(`element "BoundaryEvent_1uy9o9h" (line 38): boundaryEvent: escalation boundary events attach to sub-processes and call activities, not to userTask "Task_16y91ka"`),
+	// An error and an escalation boundary on a user task: a user raises
+	// them with the task commands error and escalate (Camunda 7's
+	// handleBpmnError and handleEscalation).
+	"camunda7-examples/invoicePayment.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
+		b := node(t, ps[0], "BoundaryEvent_1uy9o9h")
+		if b.Event != model.EscalationEvent || b.Escalation != "invoice-escalate" || !b.Interrupting || b.AttachedTo != "Task_16y91ka" {
+			t.Errorf("escalation boundary %+v", b)
+		}
+		if b := node(t, ps[0], "BoundaryEvent_18unjdv"); b.Event != model.ErrorEvent || b.ErrorCode != "invoice-error" {
+			t.Errorf("error boundary %+v", b)
+		}
+	}),
 	// Its timer start event's cycle is a Quartz cron expression.
 	"camunda7-examples/loan-granting.bpmn": refused(`element "StartEvent_1" (line 65): startEvent: timer cycle "0/5 0/1 * 1/1 * ?" is a cron expression; cron timer cycles are not supported yet`),
 	"camunda7-examples/mainProcess.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
