@@ -9,8 +9,8 @@ import (
 
 // Event sub-processes (docs/eventsubprocesses.md). Each activation of a
 // scope — the instance, or one activation of an embedded sub-process —
-// arms the timer, message and signal start events of its event
-// sub-processes when it starts: waits that name the scope (Wait.Scope)
+// arms the timer, message, signal and conditional start events of its
+// event sub-processes when it starts: waits that name the scope (Wait.Scope)
 // instead of a track. Whatever removes the scope closes them in the same step
 // (removeScope, finish). A trigger runs the event sub-process as a child
 // scope of the scope, owned by a track waiting at the event sub-process
