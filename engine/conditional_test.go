@@ -1,12 +1,15 @@
 package engine_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -72,5 +75,39 @@ func TestConditionalEvents(t *testing.T) {
 	}
 	if v := waitDone(t, eng, "c-2"); v.Status != instance.Completed || v.Variables["ready"] != true {
 		t.Fatalf("c-2: %s %+v %v", v.Status, v.Failure, v.Variables)
+	}
+}
+
+// TestConformanceOrderRuns deploys the Camunda 7 external task client's
+// order.bpmn: its timer start (timeDuration R10/PT5S, which Camunda 7
+// fires once, after 5 s) starts one instance; the invoice worker's date
+// makes the sub-process's conditional boundary hold as its job completes,
+// and the instance ends through "Store invoice".
+func TestConformanceOrderRuns(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	if _, err := eng.DeployFile(tctx(t), corpus+"camunda7-external-task-client-js/order.bpmn"); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	testwait.Until(t, 30*time.Second, "the timer start to start an instance", func() error {
+		views, err := eng.Instances(tctx(t), engine.Filter{ProcessID: "Order_Process"})
+		if err == nil && len(views) != 1 {
+			err = fmt.Errorf("%d instances", len(views))
+		}
+		if err == nil {
+			id = views[0].ID
+		}
+		return err
+	})
+	workers := serveJobs(t, env, id, []string{"invoiceCreator"}, map[string]map[string]any{"invoiceCreator": {"date": "2026-03-01"}}, nil, 30*time.Second)
+	v := waitDone(t, eng, id)
+	served := workers.stop()
+	if v.Status != instance.Completed || v.Variables["date"] != "2026-03-01" {
+		t.Fatalf("instance %s: %s %+v %v", id, v.Status, v.Failure, v.Variables)
+	}
+	if len(served) != 1 || served[0].Node != "Task_06z99p1" {
+		t.Fatalf("jobs %+v", served)
 	}
 }

@@ -77,6 +77,17 @@ func TestConditionalEventsImport(t *testing.T) {
 
 // The Zeebe dialect has no conditional events, and a process-level
 // conditional start event is refused in Camunda 7's.
+func TestCamundaDuration(t *testing.T) {
+	for in, want := range map[string]string{
+		"R10/PT5S": "PT5S", "R/PT1M": "PT1M", "PT5S": "PT5S",
+		"R3/2026-01-01T00:00:00Z/PT1H": "R3/2026-01-01T00:00:00Z/PT1H", "Rx/PT5S": "Rx/PT5S", "R2/5S": "R2/5S",
+	} {
+		if got := camundaDuration(in); got != want {
+			t.Errorf("camundaDuration(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestConditionalEventRefusals(t *testing.T) {
 	err := parseErr(t, conditionalDoc("Camunda Cloud"))
 	if want := `line 7: <bpmn:intermediateCatchEvent id="ready">: bpmn:conditionalEventDefinition: conditional events are not supported in the Zeebe dialect`; !strings.Contains(err.Error(), want) {
@@ -93,12 +104,18 @@ func TestConditionalEventRefusals(t *testing.T) {
 // order.bpmn (Camunda 7 external task client): the worker's date makes
 // the conditional boundary of the sub-process hold as the invoice job
 // completes, so the instance leaves by the boundary to "Store invoice".
+// (The test makes "Store invoice", a plain task, a user task, so that the
+// instance stops there and shows the path it took.)
 func TestCorpusConditionalBoundaryRuns(t *testing.T) {
 	ps, err := ParseFile(filepath.Join(corpus, "camunda7-external-task-client-js/order.bpmn"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := ps[0]
+	p.Node("Task_1yjkccw").Kind = model.UserTask
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	p.Version = 1
 	env := instance.Env{Process: p, Now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	s, err := instance.StartFrom("i1", env, nil, instance.Begin{Node: "StartEvent_1"})
@@ -111,6 +128,12 @@ func TestCorpusConditionalBoundaryRuns(t *testing.T) {
 	}
 	step(t, s, env, instance.Event{ID: "done", Kind: instance.JobOutcome, Wait: waits[0].ID,
 		Outcome: &jobs.Terminal{Kind: jobs.Done, Output: map[string]any{"date": "2026-03-01"}}})
+	nodes, tasks := waitsOf(s, instance.UserTaskWait)
+	if !slices.Equal(nodes, []string{"Task_1yjkccw"}) || !slices.Equal(s.ActiveNodes(), []string{"Task_1yjkccw"}) {
+		t.Fatalf("waits at %v, active %v: want Store invoice only", nodes, s.ActiveNodes())
+	}
+	step(t, s, env, instance.Event{ID: "c1", Kind: instance.UserTaskCommand,
+		Task: &instance.TaskCommand{Task: tasks[0].Task.ID, Op: instance.TaskComplete}})
 	if s.Status != instance.Completed {
 		t.Fatalf("status %s, active %v", s.Status, s.ActiveNodes())
 	}
