@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
@@ -125,6 +127,48 @@ func TestConformanceUserTasksRun(t *testing.T) {
 		if v := finished(t, "c7-cancel"); len(v.ActiveNodes) != 0 {
 			t.Fatalf("view %+v", v)
 		}
+	})
+
+	t.Run("invoicePayment.bpmn", func(t *testing.T) {
+		// Pay Invoice has an error boundary (invoice-error: Archive
+		// Invoice) and an escalation boundary (invoice-escalate: Inform
+		// Supervisor); the test takes each way out of it, as Camunda 7's
+		// complete, handleBpmnError and handleEscalation would.
+		deployFiles(t, "camunda7-examples/invoicePayment.bpmn")
+		const pay = "Task_16y91ka"
+		startTask(t, eng, "embeddedFormsBpmnEvents", "c7-inv-paid", nil)
+		complete(t, "c7-inv-paid", pay, map[string]any{"paid": true})
+		finished(t, "c7-inv-paid")
+
+		startTask(t, eng, "embeddedFormsBpmnEvents", "c7-inv-err", nil)
+		if _, err := eng.TaskError(tctx(t), taskAt(t, eng, "c7-inv-err", pay), "ann", "invoice-error", "no amount", nil); err != nil {
+			t.Fatal(err)
+		}
+		complete(t, "c7-inv-err", "Task_1a2twqz", nil)
+		finished(t, "c7-inv-err")
+
+		startTask(t, eng, "embeddedFormsBpmnEvents", "c7-inv-esc", nil)
+		// An escalation nothing catches is refused and changes nothing.
+		task := taskAt(t, eng, "c7-inv-esc", pay)
+		if _, err := eng.EscalateTask(tctx(t), task, "ann", "other", nil); !errors.Is(err, engine.ErrInvalid) {
+			t.Fatalf("uncaught escalate: %v, want ErrInvalid", err)
+		}
+		rec, err := eng.EscalateTask(tctx(t), task, "ann", "invoice-escalate", map[string]any{"suspicious": true})
+		if err != nil || rec.State != instance.TaskCanceled {
+			t.Fatalf("escalate = %+v, %v", rec, err)
+		}
+		complete(t, "c7-inv-esc", "Task_0q869n2", nil)
+		if v := finished(t, "c7-inv-esc"); v.Variables["suspicious"] != true {
+			t.Fatalf("variables %v", v.Variables)
+		}
+		testwait.Until(t, 10*time.Second, "the escalated fact to be stored", func() error {
+			for _, f := range storedTaskFacts(t, env.JS, "embeddedFormsBpmnEvents") {
+				if f.Kind == instance.TaskFactEscalated && f.Task == task && f.EscalationCode == "invoice-escalate" && f.User == "ann" {
+					return nil
+				}
+			}
+			return fmt.Errorf("not stored yet")
+		})
 	})
 
 	t.Run("pr-created.bpmn", func(t *testing.T) {

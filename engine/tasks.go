@@ -236,6 +236,29 @@ func (e *Engine) TaskError(ctx context.Context, id, user, code, message string, 
 		ErrorCode: code, ErrorMessage: message, Vars: clean})
 }
 
+// EscalateTask raises escalation code from the task (Camunda 7's
+// handleEscalation): vars are set first, then an escalation boundary on
+// the task catches it — an interrupting one cancels the task, a
+// non-interrupting one starts its path beside it — or else an escalation
+// event sub-process or boundary of a scope around the task. When nothing
+// in the instance catches it (and the instance was not started by a call
+// activity, to which it is then reported), the command is refused with
+// ErrInvalid and nothing changes.
+func (e *Engine) EscalateTask(ctx context.Context, id, user, code string, vars map[string]any) (*instance.Task, error) {
+	if code == "" {
+		return nil, fmt.Errorf("%w: escalate names no escalation code", ErrInvalid)
+	}
+	if err := checkMessageString("escalation code", code); err != nil {
+		return nil, err
+	}
+	clean, err := e.taskVars(vars)
+	if err != nil {
+		return nil, err
+	}
+	return e.taskCommand(ctx, instance.TaskCommand{Task: id, Op: instance.TaskEscalate, User: user,
+		EscalationCode: code, Vars: clean})
+}
+
 // taskVars normalizes a command's variables and checks each against the
 // engine's limits, as a start's are.
 func (e *Engine) taskVars(vars map[string]any) (map[string]any, error) {

@@ -64,6 +64,7 @@ func commands() []command {
 			{name: "task update", summary: "change its due date, follow-up date or priority", usage: taskUpdateUsage, run: runTaskUpdate},
 			{name: "task complete", summary: "complete the task with --vars; the process goes on", usage: taskCompleteUsage, run: runTaskComplete},
 			{name: "task error", summary: "end the task with a BPMN error (--code)", usage: taskErrorUsage, run: runTaskError},
+			{name: "task escalate", summary: "raise an escalation from the task (--code)", usage: taskEscalateUsage, run: runTaskEscalate},
 		}},
 		{name: "signal", summary: "broadcast a signal to waiting instances", usage: signalUsage, run: runSignal, subs: []command{
 			{name: "signal broadcast", summary: "broadcast a signal; it reaches every waiting instance and starts signal-started processes", usage: signalBroadcastUsage, run: runSignalBroadcast},

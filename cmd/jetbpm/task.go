@@ -30,7 +30,7 @@ holds. --state all adds the completed and canceled tasks still kept. The
 engine answers from an index of the tasks, never by reading instances.
 --json prints the tasks as a JSON array of task records.`
 
-const taskUsage = `usage: jetbpm task show|claim|unclaim|assign|update|complete|error [flags] ID
+const taskUsage = `usage: jetbpm task show|claim|unclaim|assign|update|complete|error|escalate [flags] ID
 
 Shows or works on one user task. Every change is made by the task's
 instance in order, so two people acting at once get one answer each: the
@@ -73,6 +73,14 @@ const taskErrorUsage = `usage: jetbpm task error --code C [--message M] [--vars 
 
 Ends the task with BPMN error C: an error boundary event on the task (or
 around it) catches it; uncaught, it is an incident. Prints "ID error C".`
+
+const taskEscalateUsage = `usage: jetbpm task escalate --code C [--vars JSON] [--user U] [flags] ID
+
+Raises escalation C from the task, after setting --vars: an escalation
+boundary event on the task catches it (an interrupting one cancels the
+task, a non-interrupting one leaves it open), else an escalation event
+sub-process or boundary around it. Refused when nothing catches it.
+Prints "ID escalated C".`
 
 func runTasks(ctx context.Context, args []string) error { return runGroup(ctx, "tasks", args) }
 
@@ -360,6 +368,28 @@ func runTaskError(ctx context.Context, args []string) error {
 			return func(c *apiClient, ctx context.Context, id string) (*instance.Task, string, error) {
 				t, err := c.TaskError(ctx, id, *user, *code, *message, raw)
 				return t, "error " + *code, err
+			}, nil
+		}
+	}})
+}
+
+func runTaskEscalate(ctx context.Context, args []string) error {
+	const name = "task escalate"
+	return runTaskAction(ctx, args, taskAction{name: name, flags: func(fs *flag.FlagSet) func() (taskCall, error) {
+		user := fs.String("user", "", "the `USER` who escalates it (recorded)")
+		code := fs.String("code", "", "the escalation `CODE` (required)")
+		vars := fs.String("vars", "", "variables to set first, a JSON `OBJECT`")
+		return func() (taskCall, error) {
+			if *code == "" {
+				return nil, usageErrorf(name, "--code is required")
+			}
+			raw, err := optionalObject(name, *vars)
+			if err != nil {
+				return nil, err
+			}
+			return func(c *apiClient, ctx context.Context, id string) (*instance.Task, string, error) {
+				t, err := c.EscalateTask(ctx, id, *user, *code, raw)
+				return t, "escalated " + *code, err
 			}, nil
 		}
 	}})

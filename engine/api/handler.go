@@ -119,7 +119,7 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 			list = []*instance.Task{}
 		}
 		return TaskListResponse{Tasks: list}, err
-	case OpTaskGet, OpTaskClaim, OpTaskUnclaim, OpTaskAssign, OpTaskUpdate, OpTaskComplete, OpTaskError:
+	case OpTaskGet, OpTaskClaim, OpTaskUnclaim, OpTaskAssign, OpTaskUpdate, OpTaskComplete, OpTaskError, OpTaskEscalate:
 		var req TaskRequest
 		if err := decode(&req); err != nil {
 			return nil, err

@@ -21,6 +21,7 @@ const (
 	OpTaskUpdate   = "task.update"
 	OpTaskComplete = "task.complete"
 	OpTaskError    = "task.error"
+	OpTaskEscalate = "task.escalate"
 )
 
 // Task list limits: a list without a limit returns DefaultTaskLimit
@@ -87,8 +88,8 @@ type TaskListResponse struct {
 }
 
 // TaskRequest names a task, and carries what its operation takes: User
-// (claim, assign, and who acts for the others), Vars (complete, error),
-// Code and Message (error), DueDate, FollowUpDate and Priority (update:
+// (claim, assign, and who acts for the others), Vars (complete, error,
+// escalate), Code (error, escalate) and Message (error), DueDate, FollowUpDate and Priority (update:
 // absent or null leaves a field, "" clears a date).
 type TaskRequest struct {
 	ID           string          `json:"id"`
@@ -105,11 +106,14 @@ type TaskRequest struct {
 // meant something else.
 func (r TaskRequest) check(op string) error {
 	var extra []string
-	if len(r.Vars) > 0 && op != OpTaskComplete && op != OpTaskError {
+	if len(r.Vars) > 0 && op != OpTaskComplete && op != OpTaskError && op != OpTaskEscalate {
 		extra = append(extra, "vars")
 	}
-	if (r.Code != "" || r.Message != "") && op != OpTaskError {
+	switch {
+	case (r.Code != "" || r.Message != "") && op != OpTaskError && op != OpTaskEscalate:
 		extra = append(extra, "code, message")
+	case r.Message != "" && op == OpTaskEscalate:
+		extra = append(extra, "message")
 	}
 	if (r.DueDate != nil || r.FollowUpDate != nil || r.Priority != nil) && op != OpTaskUpdate {
 		extra = append(extra, "dueDate, followUpDate, priority")
@@ -172,8 +176,11 @@ func (h *Handler) task(ctx context.Context, op string, req TaskRequest) (*instan
 	if err != nil {
 		return nil, err
 	}
-	if op == OpTaskComplete {
+	switch op {
+	case OpTaskComplete:
 		return h.eng.CompleteTask(ctx, req.ID, req.User, vars)
+	case OpTaskEscalate:
+		return h.eng.EscalateTask(ctx, req.ID, req.User, req.Code, vars)
 	}
 	return h.eng.TaskError(ctx, req.ID, req.User, req.Code, req.Message, vars)
 }
@@ -236,6 +243,13 @@ func (c *Client) CompleteTask(ctx context.Context, id, user string, vars json.Ra
 // setting vars (a JSON object; nil for none).
 func (c *Client) TaskError(ctx context.Context, id, user, code, message string, vars json.RawMessage) (*instance.Task, error) {
 	return c.taskCall(ctx, OpTaskError, TaskRequest{ID: id, User: user, Code: code, Message: message, Vars: vars})
+}
+
+// EscalateTask raises escalation code from the task, after setting vars
+// (a JSON object; nil for none). Refused with engine.ErrInvalid when
+// nothing catches it.
+func (c *Client) EscalateTask(ctx context.Context, id, user, code string, vars json.RawMessage) (*instance.Task, error) {
+	return c.taskCall(ctx, OpTaskEscalate, TaskRequest{ID: id, User: user, Code: code, Vars: vars})
 }
 
 func (c *Client) taskCall(ctx context.Context, op string, req TaskRequest) (*instance.Task, error) {

@@ -55,6 +55,19 @@ func (f *fixture) taskOf(t *testing.T, id string, prio int) string {
 	return task
 }
 
+// listed waits, bounded, until the task list req returns exactly want: a
+// change shows in the list once the node's index has heard of it.
+func listed(t *testing.T, f *fixture, what string, req api.TaskListRequest, want ...string) {
+	t.Helper()
+	testwait.Until(t, 10*time.Second, what+" to list "+strings.Join(want, ", "), func() error {
+		list, err := f.client.Tasks(ctxT(t), req)
+		if err == nil && !slices.Equal(apiTaskIDs(list), want) {
+			err = fmt.Errorf("listed %v", apiTaskIDs(list))
+		}
+		return err
+	})
+}
+
 func apiTaskIDs(list []*instance.Task) []string {
 	out := []string{}
 	for _, rec := range list {
@@ -99,9 +112,9 @@ func TestTaskOperations(t *testing.T) {
 	if !errors.Is(err, engine.ErrConflict) || code(err) != "conflict" || err.Error() != "task "+t1+" is assigned to alice" {
 		t.Fatalf("claim by bob: %#v, want code conflict", err)
 	}
-	if mine, err := f.client.Tasks(ctx, api.TaskListRequest{Assignee: "alice"}); err != nil || !slices.Equal(apiTaskIDs(mine), []string{t1}) {
-		t.Errorf("alice's tasks = %v, %v", apiTaskIDs(mine), err)
-	}
+	// The index lags the record by the watch's delivery: wait for the
+	// claim to reach it.
+	listed(t, f, "alice's tasks", api.TaskListRequest{Assignee: "alice"}, t1)
 	if rec, err = f.client.UnclaimTask(ctx, t1, "alice"); err != nil || rec.Assignee != "" || rec.State != instance.TaskCreated {
 		t.Fatalf("unclaim = %+v, %v", rec, err)
 	}
@@ -112,9 +125,7 @@ func TestTaskOperations(t *testing.T) {
 	if rec, err = f.client.UpdateTask(ctx, t1, engine.TaskUpdate{DueDate: &due, Priority: &prio}); err != nil || !rec.DueDate.Equal(due) || rec.Priority != 90 {
 		t.Fatalf("update = %+v, %v", rec, err)
 	}
-	if due, err := f.client.Tasks(ctx, api.TaskListRequest{DueBefore: "2026-12-05"}); err != nil || !slices.Equal(apiTaskIDs(due), []string{t1}) {
-		t.Errorf("due before = %v, %v", apiTaskIDs(due), err)
-	}
+	listed(t, f, "the tasks due before 2026-12-05", api.TaskListRequest{DueBefore: "2026-12-05"}, t1)
 	var zero time.Time
 	if rec, err = f.client.UpdateTask(ctx, t1, engine.TaskUpdate{DueDate: &zero}); err != nil || !rec.DueDate.IsZero() || rec.Priority != 90 {
 		t.Fatalf("clear the due date = %+v, %v", rec, err)
@@ -173,12 +184,22 @@ func TestTaskOperations(t *testing.T) {
 			t.Errorf("claim %q: %v, want not_found", id, err)
 		}
 	}
+
+	// escalate: nothing in review catches an escalation, so the instance
+	// refuses it (Camunda 7's handleEscalation throws) and sets nothing.
+	_, err = f.client.EscalateTask(ctx, t3, "fay", "late", json.RawMessage(`{"x": 1}`))
+	if code(err) != "invalid" || !strings.Contains(err.Error(), `escalation "late" from task `+t3+" is not caught") {
+		t.Fatalf("escalate: %#v, want code invalid", err)
+	}
+	if rec, err := f.client.Task(ctx, t3); err != nil || rec.State.Finished() {
+		t.Fatalf("t3 after a refused escalate = %+v, %v", rec, err)
+	}
 }
 
 func TestTaskRawRequests(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	ops := []string{api.OpTaskList, api.OpTaskGet, api.OpTaskClaim, api.OpTaskUnclaim, api.OpTaskAssign, api.OpTaskUpdate, api.OpTaskComplete, api.OpTaskError}
+	ops := []string{api.OpTaskList, api.OpTaskGet, api.OpTaskClaim, api.OpTaskUnclaim, api.OpTaskAssign, api.OpTaskUpdate, api.OpTaskComplete, api.OpTaskError, api.OpTaskEscalate}
 	for _, op := range ops {
 		for _, body := range []string{"{not json", "", "[]", `{"id": 5, "limit": "x", "priority": "high"}`, "\x00\xff"} {
 			if _, e := rawReply(t, f.nc, op, []byte(body)); e == nil || e.Code != "invalid" {
@@ -193,6 +214,7 @@ func TestTaskRawRequests(t *testing.T) {
 		api.OpTaskComplete: `{"id": "x.t1", "priority": 5}`,
 		api.OpTaskAssign:   `{"id": "x.t1", "code": "E"}`,
 		api.OpTaskUpdate:   `{"id": "x.t1", "dueDate": "soon"}`,
+		api.OpTaskEscalate: `{"id": "x.t1", "code": "E", "message": "m"}`,
 	} {
 		if _, e := rawReply(t, f.nc, op, []byte(body)); e == nil || e.Code != "invalid" {
 			t.Errorf("%s %s: error %+v, want code invalid", op, body, e)

@@ -179,10 +179,18 @@ var conformance = map[string]outcome{
 	}),
 	// Its user tasks' assignees call Java beans (#{service.method(...)}).
 	"camunda7-examples/camunda-testing-job-announcement.bpmn": refused(`line 40: <bpmn:userTask id="review">: camunda:assignee="#{jobAnnouncementService.findRequester(jobAnnouncementId)}": expression "#{jobAnnouncementService.findRequester(jobAnnouncementId)}": unsupported JUEL method call`),
-	// Its user tasks import; the escalation boundary on one does not
-	// (a Camunda 7 user task escalates by TaskService.handleEscalation,
-	// which jetbpm's task commands do not have).
-	"camunda7-examples/invoicePayment.bpmn": refused(`element "BoundaryEvent_1uy9o9h" (line 38): boundaryEvent: escalation boundary events attach to sub-processes and call activities, not to userTask "Task_16y91ka"`),
+	// An error and an escalation boundary on a user task: a user raises
+	// them with the task commands error and escalate (Camunda 7's
+	// handleBpmnError and handleEscalation).
+	"camunda7-examples/invoicePayment.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
+		b := node(t, ps[0], "BoundaryEvent_1uy9o9h")
+		if b.Event != model.EscalationEvent || b.Escalation != "invoice-escalate" || !b.Interrupting || b.AttachedTo != "Task_16y91ka" {
+			t.Errorf("escalation boundary %+v", b)
+		}
+		if b := node(t, ps[0], "BoundaryEvent_18unjdv"); b.Event != model.ErrorEvent || b.ErrorCode != "invoice-error" {
+			t.Errorf("error boundary %+v", b)
+		}
+	}),
 	// Its timer start event's cycle is a Quartz cron expression: every
 	// five seconds.
 	"camunda7-examples/loan-granting.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
@@ -200,7 +208,9 @@ var conformance = map[string]outcome{
 			t.Fatalf("call activity: %+v", c)
 		}
 	}),
-	"camunda7-examples/order-handling.bpmn": refused(`line 38: <bpmn:boundaryEvent id="BoundaryEvent_1y1bvad">: bpmn:conditionalEventDefinition: conditional events are not supported`),
+	// Its conditional boundary imports; its timer start event's cycle is a
+	// Quartz cron expression (loan-granting's).
+	"camunda7-examples/order-handling.bpmn": refused(`element "StartEvent_1" (line 30): startEvent: timer cycle "0/5 0/1 * 1/1 * ?" is a cron expression; cron timer cycles are not supported yet`),
 	"camunda7-examples/process.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
 		if l := ps[0].Node("Activity_0mppyxt").Loop; l == nil || !l.Sequential || l.Collection != "orderItems" || l.ElementVariable != "orderItem" {
 			t.Fatalf("loop: %+v", l)
@@ -212,7 +222,17 @@ var conformance = map[string]outcome{
 	}),
 
 	// Camunda 7 external task client (JS).
-	"camunda7-external-task-client-js/order.bpmn": refused(`line 42: <bpmn:boundaryEvent id="BoundaryEvent_1y1bvad">: bpmn:conditionalEventDefinition: conditional events are not supported`),
+	// A conditional boundary on the sub-process; the timer start's
+	// timeDuration R10/PT5S is read as Camunda 7 reads it: PT5S, once.
+	"camunda7-external-task-client-js/order.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
+		b := node(t, ps[0], "BoundaryEvent_1y1bvad")
+		if b.Event != model.ConditionalEvent || !b.Interrupting || b.Conditional.Expression != "${date != null}" || b.AttachedTo != "Task_1nbdup3" {
+			t.Errorf("boundary %+v %+v", b, b.Conditional)
+		}
+		if tm := node(t, ps[0], "StartEvent_1").Timer; tm.Type != model.TimerDuration || tm.Value != "PT5S" {
+			t.Errorf("timer %+v", tm)
+		}
+	}),
 	// Its JavaScript input parameter only sets literals (execution.setVariable):
 	// translated to input mappings.
 	"camunda7-external-task-client-js/test-process.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {

@@ -27,11 +27,16 @@
 // errorRef throws code ""), terminate and message end; timer, message and
 // link intermediate catch; none (with input and output mappings), message
 // and link intermediate throw (links pair by the linkEventDefinition's
-// name in a scope); error, timer and message boundary events (attachedToRef, cancelActivity, default true). Timers: timeDuration, timeDate, timeCycle as
+// name in a scope); error, timer and message boundary events (attachedToRef, cancelActivity, default true).
+// Camunda 7 conditional events (conditionalEventDefinition with its
+// condition, camunda:variableName and camunda:variableEvents): intermediate
+// catch, boundary and event sub-process start. Timers: timeDuration, timeDate, timeCycle as
 // ISO-8601 text or, for a cycle, a cron expression (Quartz in a Camunda 7
 // document, else Spring's syntax as Zeebe reads it); Zeebe's FEEL literals =PT5S, ="PT5S", =duration("PT5S"),
 // =date and time("..."), =cycle(duration("PT1H")) (read as R/PT1H) are
-// accepted, any other timer expression is refused.
+// accepted, any other timer expression is refused. A Camunda 7
+// timeDuration written R[n]/duration is read as its duration, as Camunda 7
+// does (it fires once).
 //
 // Activities: task, manualTask, userTask, scriptTask, serviceTask,
 // receiveTask, sendTask and nested subProcess (its contents get Node.Scope = the
@@ -258,7 +263,10 @@
 // sub-process: timer, message, signal, error and escalation starts), message
 // start events inside a sub-process, isInterrupting="false" outside an
 // event sub-process, an escalationRef naming no <escalation>, a signal
-// event without signalRef, conditional, compensate and
+// event without signalRef, conditional events in the
+// Zeebe dialect and at process-level start (and a conditionalEventDefinition
+// without one condition, or with a camunda:variableEvents other than
+// create, update, delete), compensate and
 // cancel event definitions, a link throw whose
 // name has no catch in its scope, a message
 // catch, receive task or message start without messageRef, a messageRef

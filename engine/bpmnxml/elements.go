@@ -63,7 +63,7 @@ var eventDefinitions = map[string]model.EventType{
 	"messageEventDefinition":     model.MessageEvent,
 	"signalEventDefinition":      model.SignalEvent,
 	"escalationEventDefinition":  model.EscalationEvent,
-	"conditionalEventDefinition": "",
+	"conditionalEventDefinition": model.ConditionalEvent,
 	"linkEventDefinition":        model.LinkEvent,
 	"compensateEventDefinition":  "",
 	"cancelEventDefinition":      "",
@@ -204,11 +204,13 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		return
 	}
 	allowed := map[model.Kind][]model.EventType{
-		model.StartEvent:             {model.MessageEvent, model.SignalEvent, model.TimerEvent},
+		// A process-level conditional start is refused by the model's
+		// validation, which says why.
+		model.StartEvent:             {model.MessageEvent, model.SignalEvent, model.TimerEvent, model.ConditionalEvent},
 		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent},
-		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent, model.SignalEvent},
+		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent, model.SignalEvent, model.ConditionalEvent},
 		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent, model.EscalationEvent, model.SignalEvent},
-		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent},
+		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent, model.ConditionalEvent},
 	}[n.Kind]
 	if n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil {
 		allowed = eventSubStarts
@@ -220,7 +222,7 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 	if !ok {
 		switch {
 		case n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil:
-			im.probs.in(e, d, "%s start events of event sub-processes are not supported; use a timer, message, signal, error or escalation start event", what)
+			im.probs.in(e, d, "%s start events of event sub-processes are not supported; use a timer, message, signal, conditional, error or escalation start event", what)
 		case n.Kind == model.StartEvent:
 			im.probs.in(e, d, "%s start events are not supported; use a none, message, signal or timer start event", what)
 		default:
@@ -242,6 +244,8 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		im.escalationRef(e, d, n)
 	case model.SignalEvent:
 		im.signalEvent(e, d, n)
+	case model.ConditionalEvent:
+		im.conditionalEvent(e, d, n)
 	}
 }
 
@@ -290,9 +294,30 @@ func (im *importer) timer(e, d *elem, n *model.Node) {
 			im.probs.in(e, c, "%s", msg)
 			return
 		}
+		if tt == model.TimerDuration && !im.zeebeModel {
+			v = camundaDuration(v)
+		}
 		t = &model.Timer{Type: tt, Value: v, Quartz: tt == model.TimerCycle && im.camunda7}
 	}
 	n.Timer = t // nil: Validate reports the missing definition
+}
+
+// camundaDuration reads a Camunda 7 timeDuration written as a repeating
+// interval without a start, "R[n]/duration", as Camunda 7 does: a
+// duration timer fires once, after the duration, whatever the repetition
+// says (its DurationHelper reads the repetition, and only a timeCycle
+// repeats). Any other value is returned as written.
+func camundaDuration(v string) string {
+	rep, dur, ok := strings.Cut(v, "/")
+	if !ok || !strings.HasPrefix(rep, "R") || !strings.HasPrefix(dur, "P") || strings.Contains(dur, "/") {
+		return v
+	}
+	for _, c := range rep[1:] {
+		if c < '0' || c > '9' {
+			return v
+		}
+	}
+	return dur
 }
 
 // flow imports a sequence flow.

@@ -133,7 +133,7 @@ func TestEventSubProcessRefusals(t *testing.T) {
 <bpmn:sequenceFlow id="f2" sourceRef="t" targetRef="e"/><bpmn:endEvent id="e"/>
 <bpmn:boundaryEvent id="b" attachedToRef="t"><bpmn:escalationEventDefinition escalationRef="esc"/></bpmn:boundaryEvent>
 <bpmn:sequenceFlow id="f3" sourceRef="b" targetRef="e"/></bpmn:process>`))
-	if !strings.Contains(err.Error(), "escalation boundary events attach to sub-processes and call activities") {
+	if !strings.Contains(err.Error(), `escalation boundary events attach to sub-processes, call activities and user tasks, not to task "t"`) {
 		t.Errorf("error %v", err)
 	}
 }

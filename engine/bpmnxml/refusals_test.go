@@ -30,11 +30,11 @@ func TestRefusals(t *testing.T) {
 		{"escalation without its declaration", `<bpmn:task id="t"/><bpmn:endEvent id="x">
   <bpmn:escalationEventDefinition escalationRef="nope"/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:escalationEventDefinition", `escalationRef "nope" names no <escalation>`},
 		{"conditional", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
-  <bpmn:conditionalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:conditionalEventDefinition", "conditional events are not supported"},
+  <bpmn:conditionalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:conditionalEventDefinition", "a conditional event needs a <condition>"},
 		{"link end", `<bpmn:task id="t"/><bpmn:endEvent id="x">
   <bpmn:linkEventDefinition name="l"/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:linkEventDefinition", "a endEvent cannot have a linkEventDefinition"},
 		{"conditional catch", `<bpmn:task id="t"/><bpmn:intermediateCatchEvent id="x">
-  <bpmn:conditionalEventDefinition><bpmn:condition>${a}</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>`, "bpmn:intermediateCatchEvent", "<bpmn:conditionalEventDefinition", "conditional events are not supported"},
+  <bpmn:conditionalEventDefinition camunda:variableEvents="create, change"><bpmn:condition>${a}</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>`, "bpmn:intermediateCatchEvent", "<bpmn:conditionalEventDefinition", `"change" is not create, update or delete`},
 		{"compensation", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
   <bpmn:compensateEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:compensateEventDefinition", "compensate events are not supported"},
 		{"cancel", `<bpmn:task id="t"/><bpmn:endEvent id="x">

@@ -37,6 +37,11 @@
 // commands (UserTaskCommand) claim, assign, update, complete it or throw
 // a BPMN error from it. See tasks.go and docs/usertasks.md.
 //
+// Conditional events park on conditional waits that nothing outside the
+// instance knows: the step evaluates them when they open and after each
+// node or event that wrote variables they see, outermost scope first
+// (conditional.go, docs/conditional-events.md).
+//
 // A step ends by recording the parallel joins that can never fire
 // (State.Stuck): those of a scope whose every token waits at a join, as
 // after an operator abandoned a branch's incident (docs/incidents.md).

@@ -112,3 +112,78 @@ func (r *runner) rememberID(id string) {
 		r.s.Correlations = slices.Delete(r.s.Correlations, 0, n-maxCorrelations)
 	}
 }
+
+// escalateTask applies a task's escalate command (TaskEscalate): refused
+// when it names no code, its variables cannot be stored, or nothing
+// catches the escalation in an instance without a caller (Camunda 7's
+// handleEscalation throws then, and its transaction changes nothing).
+// Else its variables are set, the task's record lists the command and an
+// escalated fact is published, then the task's boundary or the scopes
+// around it catch the escalation as they catch a thrown one.
+func (r *runner) escalateTask(w *Wait, ev Event) {
+	task, c := w.Task, ev.Task
+	if c.EscalationCode == "" {
+		r.refuseTask(w, ev, "escalate names no escalation code")
+		return
+	}
+	vars, reason := r.taskVars(c.Vars)
+	if reason != "" {
+		r.refuseTask(w, ev, reason)
+		return
+	}
+	t := r.s.track(w.Track)
+	if t == nil {
+		r.bug("task wait %q has no track %q", w.ID, w.Track)
+	}
+	if r.s.Parent == nil && !r.escalationCaught(t, c.EscalationCode) {
+		r.refuseTask(w, ev, fmt.Sprintf("escalation %q from task %s is not caught: no escalation boundary on %s and no escalation event sub-process or boundary around it catches it", c.EscalationCode, task.ID, task.Node))
+		return
+	}
+	r.taskOutcome(task, ev, "")
+	r.publishTask(w)
+	f := r.taskFact(task, TaskFactEscalated, c.User)
+	f.EscalationCode = c.EscalationCode
+	for _, k := range sortedKeys(vars) {
+		r.storeVar(t.Scope, k, vars[k])
+	}
+	if !t.Inner && r.catchEscalation(t, c.EscalationCode) {
+		return
+	}
+	r.escalate(t.Scope, c.EscalationCode, w.Node)
+}
+
+// escalationCaught reports whether an escalation with code raised from
+// track t would be caught in this instance: by an escalation boundary on
+// t's activity, or, from t's scope outwards, by an escalation event
+// sub-process of a scope or a boundary on the activity owning it. It
+// changes nothing.
+func (r *runner) escalationCaught(t *Track, code string) bool {
+	catches := func(node string) bool {
+		return slices.ContainsFunc(r.p.Boundaries(node), func(b *model.Node) bool {
+			return b.Event == model.EscalationEvent && (b.Escalation == code || b.Escalation == "")
+		})
+	}
+	if !t.Inner && catches(t.Node) {
+		return true
+	}
+	for scopeID := t.Scope; ; {
+		if r.eventSubCatcher(scopeID, model.EscalationEvent, code) != nil {
+			return true
+		}
+		if scopeID == RootScope {
+			return false
+		}
+		sc := r.s.scope(scopeID)
+		if sc == nil {
+			r.bug("escalation raised in unknown scope %q", scopeID)
+		}
+		owner := r.s.track(sc.Owner)
+		if owner == nil {
+			r.bug("scope %q has no owner track %q", sc.ID, sc.Owner)
+		}
+		if !owner.Inner && catches(owner.Node) {
+			return true
+		}
+		scopeID = owner.Scope
+	}
+}

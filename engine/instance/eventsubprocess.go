@@ -9,8 +9,8 @@ import (
 
 // Event sub-processes (docs/eventsubprocesses.md). Each activation of a
 // scope — the instance, or one activation of an embedded sub-process —
-// arms the timer, message and signal start events of its event
-// sub-processes when it starts: waits that name the scope (Wait.Scope)
+// arms the timer, message, signal and conditional start events of its
+// event sub-processes when it starts: waits that name the scope (Wait.Scope)
 // instead of a track. Whatever removes the scope closes them in the same step
 // (removeScope, finish). A trigger runs the event sub-process as a child
 // scope of the scope, owned by a track waiting at the event sub-process
@@ -97,6 +97,8 @@ func (r *runner) openEventSubs(sc *Scope, vars map[string]any) error {
 		case model.SignalEvent:
 			w := &Wait{ID: r.waitID(s.ID, r.next()), Kind: SignalWait, Scope: sc.ID, Node: s.ID, Armed: r.env.Now}
 			r.openSignalWait(w, signals[s.ID], !r.p.Node(s.Scope).Interrupting)
+		case model.ConditionalEvent:
+			r.openConditional(&Wait{ID: r.waitID(s.ID, r.next()), Scope: sc.ID, Node: s.ID})
 		}
 	}
 	return nil

@@ -34,6 +34,8 @@ func (r *runner) execute(t *Track) {
 			r.complete(t, n, nil, nil) // its throw brought the token here
 		case model.SignalEvent:
 			r.catchSignal(t, n)
+		case model.ConditionalEvent:
+			r.catchConditional(t, n)
 		default:
 			r.catchTimer(t, n)
 		}

@@ -87,7 +87,9 @@ func (r *runner) completeIteration(t *Track, names []string, values map[string]a
 		sc.Vars = map[string]any{}
 	}
 	for _, k := range names {
+		_, existed := sc.Vars[k]
 		sc.Vars[k] = values[k]
+		r.wrote(sc, k, existed)
 	}
 	r.disarm(t)
 	r.iterationDone(sc, t)

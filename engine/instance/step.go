@@ -158,6 +158,10 @@ type runner struct {
 	// outboxBase is where this step's effects start; earlier ones may have
 	// been published and are never taken back.
 	outboxBase int
+	// fresh are the conditional waits opened and varEvents the variable
+	// writes made since conditions last ran (conditional.go).
+	fresh     []string
+	varEvents []varEvent
 }
 
 func newRunner(s *State, env Env) *runner {
@@ -261,6 +265,11 @@ func (r *runner) apply(ev Event) bool {
 func (r *runner) run() {
 	r.nodes = 0
 	for !r.s.Status.Finished() {
+		// Conditional events see what the last node or event wrote
+		// before anything else runs (docs/conditional-events.md §2).
+		if r.conditions(); r.s.Status.Finished() {
+			return
+		}
 		t := r.nextReady()
 		if t == nil {
 			// Nothing moves: an inclusive join that no token can reach

@@ -44,8 +44,10 @@ func (r *runner) taskCommand(ev Event) bool {
 		r.updateTask(w, ev)
 	case TaskComplete, TaskThrow:
 		r.endTask(w, ev)
+	case TaskEscalate:
+		r.escalateTask(w, ev)
 	default:
-		r.refuseTask(w, ev, fmt.Sprintf("unknown task operation %q (want claim, unclaim, assign, update, complete or error)", c.Op))
+		r.refuseTask(w, ev, fmt.Sprintf("unknown task operation %q (want claim, unclaim, assign, update, complete, error or escalate)", c.Op))
 	}
 	return true
 }

@@ -235,6 +235,14 @@ const (
 	// first, then an error boundary catches it, or it raises an incident
 	// like a worker's uncaught BPMN error.
 	TaskThrow TaskOp = "error"
+	// TaskEscalate raises the escalation EscalationCode from the task
+	// (Camunda 7's TaskService.handleEscalation): Vars are set first, then
+	// an escalation boundary on the task catches it, else an escalation
+	// event sub-process or a boundary of an enclosing scope. An
+	// interrupting catcher ends the task (canceled); otherwise the task
+	// stays open. Refused, changing nothing, when nothing in the instance
+	// catches it and the instance has no caller to report it to.
+	TaskEscalate TaskOp = "escalate"
 )
 
 // TaskCommand is an operation on a user task, the payload of a
@@ -260,6 +268,8 @@ type TaskCommand struct {
 	// ErrorCode (required) and ErrorMessage are the BPMN error of error.
 	ErrorCode    string `msgpack:"errorCode,omitempty"`
 	ErrorMessage string `msgpack:"errorMessage,omitempty"`
+	// EscalationCode (required) is the escalation of escalate.
+	EscalationCode string `msgpack:"escalationCode,omitempty"`
 }
 
 // TaskFactKind is the kind of a task fact.
@@ -271,6 +281,9 @@ const (
 	TaskFactAssigned  TaskFactKind = "assigned"  // a user got it: at creation, claim or assign
 	TaskFactCompleted TaskFactKind = "completed" // completed, or ended by a BPMN error (ErrorCode)
 	TaskFactCanceled  TaskFactKind = "canceled"  // its token left without completing it
+	// TaskFactEscalated: a user raised an escalation from the task
+	// (EscalationCode); a canceled fact follows when it interrupted it.
+	TaskFactEscalated TaskFactKind = "escalated"
 )
 
 // TaskFact announces a change of a task to integrations (a notifier, a
@@ -293,5 +306,6 @@ type TaskFact struct {
 	CandidateUsers  []string  `msgpack:"candidateUsers,omitempty" json:"candidateUsers,omitempty"`
 	CandidateGroups []string  `msgpack:"candidateGroups,omitempty" json:"candidateGroups,omitempty"`
 	ErrorCode       string    `msgpack:"errorCode,omitempty" json:"errorCode,omitempty"`
+	EscalationCode  string    `msgpack:"escalationCode,omitempty" json:"escalationCode,omitempty"`
 	Time            time.Time `msgpack:"time" json:"time"`
 }

@@ -64,6 +64,7 @@ func (r *runner) armBoundaries(t *Track, n *model.Node) bool {
 		r.subscribe(t, w.Node, t.Activation, w.Sub)
 	}
 	r.armSignalBoundaries(t, n, signals)
+	r.armConditionalBoundaries(t, n)
 	return true
 }
 
@@ -118,6 +119,8 @@ func (r *runner) unschedule(w *Wait) {
 	case UserTaskWait:
 		r.cancelTask(w)
 		return
+	case ConditionalWait:
+		return // nothing outside the instance knows it
 	}
 	n := len(r.s.Outbox)
 	mine := r.s.Outbox[r.outboxBase:]

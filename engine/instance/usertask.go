@@ -227,8 +227,9 @@ func (r *runner) putTask(rec *Task) {
 		Effect{ID: fmt.Sprintf("task:%s:%d", rec.ID, rec.Revision), Kind: PutTask, Task: rec})
 }
 
-// taskFact announces a change of task; user is the user who acted.
-func (r *runner) taskFact(task *Task, kind TaskFactKind, user string) {
+// taskFact announces a change of task; user is the user who acted. It
+// returns the fact, for the caller to add to.
+func (r *runner) taskFact(task *Task, kind TaskFactKind, user string) *TaskFact {
 	f := &TaskFact{
 		ID: fmt.Sprintf("%s.%d.%s", task.ID, task.Revision, kind), Kind: kind, Task: task.ID,
 		Instance: task.Instance, ProcessID: task.ProcessID, Node: task.Node, Name: task.Name,
@@ -239,6 +240,7 @@ func (r *runner) taskFact(task *Task, kind TaskFactKind, user string) {
 		f.ErrorCode = task.Error.Code
 	}
 	r.s.Outbox = append(r.s.Outbox, Effect{ID: "tfact:" + f.ID, Kind: PublishTaskFact, TaskFact: f})
+	return f
 }
 
 // cancelTask ends user task wait w, whose token left the task without

@@ -85,10 +85,10 @@ func (r *runner) checkVar(t *Track, n *model.Node, name string, v any) (any, boo
 
 func (r *runner) storeVar(scopeID, name string, v any) {
 	chain := r.scopeChain(scopeID)
-	target := chain[0]
+	target, existed := chain[0], false
 	for i := len(chain) - 1; i >= 0; i-- {
 		if _, ok := chain[i].Vars[name]; ok {
-			target = chain[i]
+			target, existed = chain[i], true
 			break
 		}
 	}
@@ -96,6 +96,7 @@ func (r *runner) storeVar(scopeID, name string, v any) {
 		target.Vars = map[string]any{}
 	}
 	target.Vars[name] = v
+	r.wrote(target, name, existed)
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -5,7 +5,8 @@ import "strings"
 // EscalationEvent is the event definition of escalation events: an
 // intermediate throw or end event throws a code, a boundary event on a
 // sub-process or call activity or an event sub-process's start event
-// catches it (docs/eventsubprocesses.md §4).
+// catches it (docs/eventsubprocesses.md §4). A user may raise one from a
+// user task, whose escalation boundary catches it.
 const EscalationEvent EventType = "escalation"
 
 // EscalationThrowEvent adds an intermediate event that throws the
@@ -21,8 +22,9 @@ func (b *Builder) EscalationEndEvent(id, code string, opts ...NodeOption) *Build
 }
 
 // EscalationBoundary attaches an escalation boundary event to a
-// sub-process or call activity: it catches escalations with code thrown
-// inside it, or every escalation when code is "". An interrupting one
+// sub-process or call activity, where it catches escalations with code
+// thrown inside it (every escalation when code is ""), or to a user task,
+// where it catches the escalations a user raises from the task. An interrupting one
 // cancels the activity; a non-interrupting one starts a parallel token.
 func (b *Builder) EscalationBoundary(id, activity, code string, interrupting bool, opts ...NodeOption) *Builder {
 	return b.node(id, BoundaryEvent, EscalationEvent, append([]NodeOption{withEscalation(code), func(n *Node) {
@@ -47,10 +49,12 @@ func (v *validator) escalationThrow(n *Node) {
 }
 
 // escalationBoundary checks an escalation boundary event: on a sub-process
-// or call activity, where an escalation can be thrown inside.
+// or call activity, where an escalation can be thrown inside, or on a user
+// task, which a user escalates (the task command escalate, Camunda 7's
+// TaskService.handleEscalation).
 func (v *validator) escalationBoundary(n *Node) {
-	if host := v.p.Node(n.AttachedTo); host != nil && host.Kind != SubProcess && host.Kind != CallActivity {
-		v.nodef(n, "escalation boundary events attach to sub-processes and call activities, not to %s %q", host.Kind, host.ID)
+	if host := v.p.Node(n.AttachedTo); host != nil && host.Kind != SubProcess && host.Kind != CallActivity && host.Kind != UserTask {
+		v.nodef(n, "escalation boundary events attach to sub-processes, call activities and user tasks, not to %s %q", host.Kind, host.ID)
 	}
 }
 

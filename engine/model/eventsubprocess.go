@@ -123,8 +123,10 @@ func (v *validator) eventSubStart(n *Node) {
 	case EscalationEvent:
 	case SignalEvent:
 		v.signal(n)
+	case ConditionalEvent:
+		v.conditional(n)
 	case NoneEvent:
-		v.nodef(n, "an event sub-process starts on a timer, message, signal, error or escalation start event, not a none start event")
+		v.nodef(n, "an event sub-process starts on a timer, message, signal, conditional, error or escalation start event, not a none start event")
 	default:
 		v.nodef(n, "%s start events of event sub-processes are not supported", n.Event)
 	}

@@ -148,7 +148,7 @@ func TestEscalationValidation(t *testing.T) {
 			return withSub(func(b *model.Builder) {
 				b.EscalationBoundary("b1", "task", "X", true).EndEvent("b1e").Flow("b1", "b1e")
 			})
-		}, "attach to sub-processes and call activities"},
+		}, "attach to sub-processes, call activities and user tasks"},
 		{"throw without a code", func() *model.Builder {
 			return model.NewBuilder("p").StartEvent("s").EscalationThrowEvent("t", "").EndEvent("e").Sequence("s", "t", "e")
 		}, "throws no escalation code"},

@@ -113,6 +113,8 @@ type Node struct {
 	Publish *Publish `msgpack:"publish,omitempty"`
 	// Signal is set on signal events (signal.go).
 	Signal *Signal `msgpack:"signal,omitempty"`
+	// Conditional is the condition of a conditional event (conditional.go).
+	Conditional *Condition `msgpack:"conditional,omitempty"`
 
 	// Link is the name of a link event: a link throw moves its token to
 	// the link catch of the same name in its scope (links.go).

@@ -102,6 +102,8 @@ func (v *validator) node(n *Node) {
 			v.signalStart(n)
 		case n.Event == TimerEvent:
 			v.timerStart(n)
+		case n.Event == ConditionalEvent:
+			v.nodef(n, "process-level conditional start events are not supported (Camunda 7 starts them through an API call); use a message start event, or a conditional start event of an event sub-process")
 		case n.Event != NoneEvent:
 			v.nodef(n, "%s start events are not supported; use a none, message, signal or timer start event", n.Event)
 		default:
@@ -137,8 +139,10 @@ func (v *validator) node(n *Node) {
 			v.link(n)
 		case SignalEvent:
 			v.signal(n)
+		case ConditionalEvent:
+			v.conditional(n)
 		default:
-			v.nodef(n, "only timer, message, signal and link intermediate catch events are supported")
+			v.nodef(n, "only timer, message, signal, conditional and link intermediate catch events are supported")
 		}
 	case IntermediateThrowEvent:
 		switch n.Event {
@@ -208,6 +212,9 @@ func (v *validator) node(n *Node) {
 	}
 	if n.Signal != nil && n.Event != SignalEvent {
 		v.nodef(n, "has a signal but is not a signal event")
+	}
+	if n.Conditional != nil && n.Event != ConditionalEvent {
+		v.nodef(n, "has a condition but is not a conditional event")
 	}
 	if n.Human != nil && n.Kind != UserTask {
 		v.nodef(n, "only user tasks have an assignment, a schedule or a form")
@@ -315,8 +322,10 @@ func (v *validator) boundary(n *Node) {
 		v.escalationBoundary(n)
 	case SignalEvent:
 		v.signal(n)
+	case ConditionalEvent:
+		v.conditional(n)
 	default:
-		v.nodef(n, "only error, timer, message, escalation and signal boundary events are supported")
+		v.nodef(n, "only error, timer, message, escalation, signal and conditional boundary events are supported")
 	}
 	if len(v.p.Incoming(n.ID)) > 0 {
 		v.nodef(n, "boundary events cannot have incoming sequence flows")

@@ -222,7 +222,7 @@ func TestValidationRules(t *testing.T) {
 		{"boundary without event definition", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.Task("t") }).
 				ErrorBoundary("b", "t", "E", set(func(n *model.Node) { n.Event = model.NoneEvent })).Flow("b", "e")
-		}, "b", "only error, timer, message, escalation and signal boundary events"},
+		}, "b", "only error, timer, message, escalation, signal and conditional boundary events"},
 		{"boundary with an incoming flow", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.Task("t") }).ErrorBoundary("b", "t", "").Task("x").
 				Flow("b", "e").Flow("s", "x").Flow("x", "b")
@@ -249,7 +249,7 @@ func TestValidationRules(t *testing.T) {
 			return chain(func(b *model.Builder) {
 				b.TimerCatchEvent("t", model.Duration("PT1S"), set(func(n *model.Node) { n.Event = model.ErrorEvent }))
 			})
-		}, "t", "only timer, message, signal and link intermediate catch events"},
+		}, "t", "only timer, message, signal, conditional and link intermediate catch events"},
 		{"timer on a task", func() *model.Builder {
 			return chain(func(b *model.Builder) {
 				b.Task("t", set(func(n *model.Node) { n.Timer = &model.Timer{Type: model.TimerDuration, Value: "PT1S"} }))
