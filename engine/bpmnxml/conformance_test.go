@@ -208,9 +208,17 @@ var conformance = map[string]outcome{
 			t.Fatalf("call activity: %+v", c)
 		}
 	}),
-	// Its conditional boundary imports; its timer start event's cycle is a
+	// A conditional boundary, and a timer start event whose cycle is a
 	// Quartz cron expression (loan-granting's).
-	"camunda7-examples/order-handling.bpmn": refused(`element "StartEvent_1" (line 30): startEvent: timer cycle "0/5 0/1 * 1/1 * ?" is a cron expression; cron timer cycles are not supported yet`),
+	"camunda7-examples/order-handling.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
+		if b := node(t, ps[0], "BoundaryEvent_1y1bvad"); b.Event != model.ConditionalEvent || b.Conditional == nil {
+			t.Errorf("boundary %+v", b)
+		}
+		starts := ps[0].TimerStarts()
+		if len(starts) != 1 || !starts[0].Timer.Quartz || !starts[0].Timer.IsCron() {
+			t.Errorf("timer starts %v: want one Quartz cron cycle", starts)
+		}
+	}),
 	"camunda7-examples/process.bpmn": imports(1, func(t *testing.T, ps []*model.Process) {
 		if l := ps[0].Node("Activity_0mppyxt").Loop; l == nil || !l.Sequential || l.Collection != "orderItems" || l.ElementVariable != "orderItem" {
 			t.Fatalf("loop: %+v", l)
