@@ -65,7 +65,7 @@ var eventDefinitions = map[string]model.EventType{
 	"escalationEventDefinition":  model.EscalationEvent,
 	"conditionalEventDefinition": "",
 	"linkEventDefinition":        model.LinkEvent,
-	"compensateEventDefinition":  "",
+	"compensateEventDefinition":  model.CompensateEvent,
 	"cancelEventDefinition":      "",
 }
 
@@ -98,6 +98,8 @@ func (im *importer) flowElements(p *model.Process, e *elem, owner *model.Node) {
 		switch {
 		case local == "sequenceFlow":
 			im.flow(p, c)
+		case local == "association":
+			im.association(c)
 		case artifacts[local]:
 		case owner != nil:
 			// the sub-process's own children: handled by node
@@ -123,6 +125,9 @@ func (im *importer) node(p *model.Process, e *elem, scope string) {
 		im.eventSubStart(e, n)
 	}
 	n.Default = e.attr("", "default")
+	if kind.IsActivity() {
+		im.forCompensation(e, n)
+	}
 	if kind == model.BoundaryEvent {
 		n.AttachedTo = e.attr("", "attachedToRef")
 		cancel, ok := boolAttr(e, "cancelActivity", true)
@@ -205,10 +210,10 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 	}
 	allowed := map[model.Kind][]model.EventType{
 		model.StartEvent:             {model.MessageEvent, model.SignalEvent, model.TimerEvent},
-		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent},
+		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent, model.CompensateEvent},
 		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent, model.SignalEvent},
-		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent, model.EscalationEvent, model.SignalEvent},
-		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent},
+		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent, model.EscalationEvent, model.SignalEvent, model.CompensateEvent},
+		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent, model.CompensateEvent},
 	}[n.Kind]
 	if n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil {
 		allowed = eventSubStarts
@@ -219,6 +224,8 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 	}
 	if !ok {
 		switch {
+		case n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil && ev == model.CompensateEvent:
+			im.probs.in(e, d, "compensation event sub-processes are not supported; attach a compensation boundary event to the sub-process instead (docs/compensation.md)")
 		case n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil:
 			im.probs.in(e, d, "%s start events of event sub-processes are not supported; use a timer, message, signal, error or escalation start event", what)
 		case n.Kind == model.StartEvent:
@@ -242,6 +249,8 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		im.escalationRef(e, d, n)
 	case model.SignalEvent:
 		im.signalEvent(e, d, n)
+	case model.CompensateEvent:
+		im.compensateDef(e, d, n)
 	}
 }
 

@@ -90,6 +90,7 @@ func (r *runner) completeIteration(t *Track, names []string, values map[string]a
 		sc.Vars[k] = values[k]
 	}
 	r.disarm(t)
+	r.journalScopeDone(sc, r.p.Node(t.Node))
 	r.iterationDone(sc, t)
 }
 

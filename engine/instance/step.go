@@ -244,6 +244,8 @@ func (r *runner) apply(ev Event) bool {
 		return r.taskCommand(ev)
 	case SignalTo:
 		return r.signalTo(ev)
+	case Compensate:
+		return r.operatorCompensate(ev.Node)
 	case Cancel:
 		reason := ev.Reason
 		if reason == "" {

@@ -123,6 +123,8 @@ func (v *validator) eventSubStart(n *Node) {
 	case EscalationEvent:
 	case SignalEvent:
 		v.signal(n)
+	case CompensateEvent:
+		v.nodef(n, "compensation event sub-processes are not supported; attach a compensation boundary event to the sub-process instead (docs/compensation.md)")
 	case NoneEvent:
 		v.nodef(n, "an event sub-process starts on a timer, message, signal, error or escalation start event, not a none start event")
 	default:
