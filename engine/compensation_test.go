@@ -342,3 +342,32 @@ func TestCompensationSurvivesCrashWhileHandlersRun(t *testing.T) {
 		})
 	}
 }
+
+// A throw inside a sub-process compensates its completed children; once
+// the sub-process (which has no handler of its own) completed, a throw
+// outside reaches the children it left, here from an error event
+// sub-process (which compensates the scope it belongs to). A handler can
+// be a sub-process.
+func TestCompensationSubProcessChildren(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	l := newLedger()
+	eng := openEngine(t, env, sagaOps(l))
+	b := model.NewBuilder("nest").StartEvent("s").ErrorEndEvent("fail", "oops").Sequence("s", "sub", "fail")
+	sub := b.SubProcess("sub")
+	sub.StartEvent("ss").ServiceTask("book", "book").ServiceTask("charge", "charge").
+		CompensationThrowEvent("undoCharge", "charge").EndEvent("se").
+		ServiceTask("refund", "refund", model.ForCompensation()).CompensationBoundary("chargeUndo", "charge", "refund").
+		CompensationBoundary("bookUndo", "book", "unbookSub").
+		Sequence("ss", "book", "charge", "undoCharge", "se")
+	sub.SubProcess("unbookSub", model.ForCompensation()).StartEvent("us").ServiceTask("unbookOp", "unbook").EndEvent("ue").
+		Sequence("us", "unbookOp", "ue")
+	b.EventSubProcess("onError", true).ErrorStartEvent("caught", "oops").CompensationEndEvent("undoAll", "").Sequence("caught", "undoAll")
+	deployed(t, eng, b)
+	id := startJob(t, eng, "nest", map[string]any{"trip": "lima", "amount": 3})
+	v := waitDone(t, eng, id)
+	want := []string{"book:lima", "charge:3", "refund:3", "unbook:lima"}
+	if got := l.logged(); v.Status != instance.Completed || !slices.Equal(got, want) {
+		t.Fatalf("%s, ledger %q; want completed and %q", v.Status, got, want)
+	}
+}
