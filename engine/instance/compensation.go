@@ -3,6 +3,7 @@ package instance
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/jetbpm/jetbpm/engine/model"
@@ -188,10 +189,21 @@ func (r *runner) nextHandler(c *Compensation) {
 // handler completed, was resolved or abandoned) and starts the next.
 func (r *runner) handlerDone(sc *Scope) {
 	c := r.compensation(sc.Compensation)
-	r.removeScope(sc.ID)
-	if c == nil {
-		r.bug("handler scope %q has no compensation %q", sc.ID, sc.Compensation)
+	if c == nil || c.Current == nil {
+		r.bug("handler scope %q has no running compensation %q", sc.ID, sc.Compensation)
 	}
+	// What the handler wrote (a variable it changed or added over the
+	// snapshot) goes to the scope the compensated activity ran in.
+	into := sc.Parent
+	if r.s.scope(into) == nil {
+		into = RootScope
+	}
+	for _, k := range sortedKeys(sc.Vars) {
+		if old, ok := c.Current.Vars[k]; !ok || !reflect.DeepEqual(old, sc.Vars[k]) {
+			r.storeVar(into, k, sc.Vars[k])
+		}
+	}
+	r.removeScope(sc.ID)
 	r.compensationFact(FactCompensationCompleted, sc.ID, c.Current, "")
 	c.Current, c.Scope = nil, ""
 	r.nextHandler(c)

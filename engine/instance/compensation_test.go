@@ -1,0 +1,94 @@
+package instance
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+// journalNodes lists the journal's activities, oldest first, with the scope
+// each is in ("root" or "sub" for any other).
+func journalNodes(s *State) []string {
+	var out []string
+	for _, c := range s.Journal {
+		scope := "sub"
+		if c.Scope == RootScope {
+			scope = "root"
+		}
+		out = append(out, c.Node+"@"+scope)
+	}
+	return out
+}
+
+// undoable adds a task id whose handler (a script) counts into the
+// process variable undone.
+func undoable(b *model.Builder, id string) *model.Builder {
+	return b.Task(id).ScriptTask(id+"Undo", `undone + "`+id+` "`, "undone", model.ForCompensation()).
+		CompensationBoundary(id+"Comp", id, id+"Undo")
+}
+
+// The journal holds what completed, in its scope; a sub-process that is
+// interrupted drops its children's entries; a throw takes what it
+// compensates out of the journal; the end of the instance drops the rest.
+func TestJournalFollowsScopes(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").TimerBoundary("late", "sub", model.Duration("PT10M"), true).
+		CompensationEndEvent("undo", "").EndEvent("e").
+		Sequence("s", "book", "sub", "e").Sequence("late", "undo")
+	undoable(b, "book")
+	sub := b.SubProcess("sub")
+	undoable(sub.StartEvent("ss").TimerCatchEvent("hold", model.Duration("PT1H")).EndEvent("se"), "charge").
+		Sequence("ss", "charge", "hold", "se")
+	s, env := run(t, b, map[string]any{"undone": ""})
+	if got, want := journalNodes(s), []string{"book@root", "charge@sub"}; !slices.Equal(got, want) {
+		t.Fatalf("journal %q, want %q", got, want)
+	}
+	fire(t, s, env, "late")
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"undone": "book "})
+	if len(s.Journal) != 0 || len(s.Compensations) != 0 {
+		t.Fatalf("journal %q, compensations %d after the end; want none", journalNodes(s), len(s.Compensations))
+	}
+}
+
+// A sub-process with a handler of its own is compensated as a whole: its
+// children's entries go when it completes. Without one, they move out.
+func TestJournalSubProcessWithAndWithoutHandler(t *testing.T) {
+	for _, own := range []bool{true, false} {
+		b := model.NewBuilder("p").StartEvent("s").TimerCatchEvent("hold", model.Duration("PT1H")).EndEvent("e").
+			Sequence("s", "sub", "hold", "e")
+		undoable(b.SubProcess("sub").StartEvent("ss").EndEvent("se"), "charge").Sequence("ss", "charge", "se")
+		want := []string{"charge@root"}
+		if own {
+			b.ScriptTask("subUndo", `undone + "sub "`, "undone", model.ForCompensation()).CompensationBoundary("subComp", "sub", "subUndo")
+			want = []string{"sub@root"}
+		}
+		s, _ := run(t, b, map[string]any{"undone": ""})
+		if got := journalNodes(s); !slices.Equal(got, want) {
+			t.Fatalf("own handler %v: journal %q, want %q", own, got, want)
+		}
+		if !own && !slices.Equal(s.Journal[0].Via, []string{"sub"}) {
+			t.Fatalf("via %q, want the sub-process", s.Journal[0].Via)
+		}
+	}
+}
+
+// Cancelling the instance while a throw waits for a handler cancels the
+// handler; the instance ends once and nothing is left to compensate.
+func TestCancelDuringCompensation(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").Task("book").
+		UserTask("unbook", model.ForCompensation()).CompensationBoundary("c", "book", "unbook").
+		CompensationThrowEvent("undo", "").EndEvent("e").Sequence("s", "book", "undo", "e")
+	s, env := run(t, b, nil)
+	if !sameNodes(s.ActiveNodes(), []string{"undo", "unbook"}) || len(s.Compensations) != 1 {
+		t.Fatalf("active %q, %d compensations; want the throw waiting for unbook", s.ActiveNodes(), len(s.Compensations))
+	}
+	apply(t, s, env, Event{ID: "c1", Kind: Cancel})
+	assertStatus(t, s, Terminated)
+	if len(s.Tracks) != 0 || len(s.Scopes) != 1 || len(s.Compensations) != 0 || len(s.Journal) != 0 {
+		t.Fatalf("after cancel: %d tracks, %d scopes, %d compensations, %d journal entries", len(s.Tracks), len(s.Scopes), len(s.Compensations), len(s.Journal))
+	}
+	if n := slices.Index(factKinds(s), FactTerminated); n < 0 || slices.Contains(factKinds(s)[n+1:], FactTerminated) {
+		t.Fatalf("facts %q: want one terminated", factKinds(s))
+	}
+}
