@@ -197,8 +197,9 @@ func TestInstanceCompensateAfterAbandon(t *testing.T) {
 		t.Fatal(err)
 	}
 	v = awaitView(t, eng, id, "dropped the abandoned token", func(v *engine.InstanceView) bool { return len(v.Incidents) == 0 })
-	if v.Status != instance.Active || len(v.ActiveNodes) != 0 {
-		t.Fatalf("%+v: want active with no token, waiting for the operator", v)
+	if v.Status != instance.Active || len(v.ActiveNodes) != 0 ||
+		!slices.Equal(v.Compensable, []engine.Compensable{{Node: "charge", Handler: "refund"}, {Node: "book", Handler: "unbook"}}) {
+		t.Fatalf("%+v: want active with no token, charge and book compensable, waiting for the operator", v)
 	}
 	if err := eng.Compensate(bounded(t), id, ""); err != nil {
 		t.Fatal(err)

@@ -25,7 +25,9 @@ Shows an instance: its process and version, status (active, incident,
 completed, failed or terminated), when it started and ended, the nodes it
 is at, its open incidents, the parallel joins it is stuck at (every token
 left waits at a join that can never fire, e.g. after a branch's incident
-was abandoned: cancel it), why it failed, and its variables. --json prints
+was abandoned: cancel it), the completed work it can still compensate
+(newest first, with each handler: instance compensate), why it failed,
+and its variables. --json prints
 the instance as the engine API returns it.`
 
 const instanceCancelUsage = `usage: jetbpm instance cancel [flags] ID
@@ -120,6 +122,17 @@ func printInstance(w io.Writer, v *engine.InstanceView) error {
 	}
 	for _, j := range v.Stuck {
 		fmt.Fprintf(tw, "stuck:\t%s\n", formatStuck(j))
+	}
+	if len(v.Compensable) > 0 {
+		var done []string
+		for _, c := range v.Compensable {
+			d := c.Node
+			if c.Iteration > 0 {
+				d += fmt.Sprintf("#%d", c.Iteration)
+			}
+			done = append(done, d+" (by "+c.Handler+")")
+		}
+		fmt.Fprintf(tw, "compensable:\t%s\n", strings.Join(done, ", "))
 	}
 	if v.Failure != nil {
 		fmt.Fprintf(tw, "failure:\t%s\n", formatFailure(v.Failure))
