@@ -152,9 +152,9 @@ echo "{\"${JETBPM_NODE_ID}Done\": true}"
 		t.Fatal(err)
 	}
 	type run struct {
-		node                  string
-		attempt               int
-		delivered, at         int64
+		node                 string
+		attempt              int
+		delivered, at        int64
 		booking, reservation string
 	}
 	runs := map[string][]run{} // job id → its executions
