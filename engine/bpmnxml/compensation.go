@@ -10,7 +10,7 @@ import "github.com/jetbpm/jetbpm/engine/model"
 
 // compensateDef reads the compensateEventDefinition d of event e.
 func (im *importer) compensateDef(e, d *elem, n *model.Node) {
-	if n.Kind == model.BoundaryEvent {
+	if n.Kind == model.BoundaryEvent || n.Kind == model.StartEvent {
 		return
 	}
 	n.ActivityRef = d.attr("", "activityRef")

@@ -82,6 +82,8 @@ func TestCompensationRefusals(t *testing.T) {
 		{"boundary with a flow", `<bpmn:boundaryEvent id="u" attachedToRef="t"><bpmn:compensateEventDefinition/></bpmn:boundaryEvent>
 <bpmn:task id="h" isForCompensation="true"/><bpmn:association id="a" sourceRef="u" targetRef="h"/>
 <bpmn:sequenceFlow id="fx" sourceRef="u" targetRef="e"/>`, "a compensation boundary event has no outgoing sequence flows"},
+		{"compensation event sub-process at process level", `<bpmn:subProcess id="evt" triggeredByEvent="true"><bpmn:startEvent id="x"><bpmn:compensateEventDefinition/></bpmn:startEvent>
+<bpmn:endEvent id="y"/><bpmn:sequenceFlow id="fy" sourceRef="x" targetRef="y"/></bpmn:subProcess>`, "at process level use compensation boundary events"},
 		{"activityRef without a handler", `<bpmn:endEvent id="x"><bpmn:compensateEventDefinition activityRef="t"/></bpmn:endEvent>`,
 			`activityRef "t" has no compensation boundary event`},
 	} {
@@ -91,5 +93,21 @@ func TestCompensationRefusals(t *testing.T) {
 				t.Errorf("got %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A compensation event sub-process inside a sub-process is its handler.
+func TestCompensationEventSubProcessImports(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:subProcess id="t">
+  <bpmn:startEvent id="ss"/><bpmn:task id="book"/><bpmn:endEvent id="se"/>
+  <bpmn:sequenceFlow id="g1" sourceRef="ss" targetRef="book"/><bpmn:sequenceFlow id="g2" sourceRef="book" targetRef="se"/>
+  <bpmn:subProcess id="undo" triggeredByEvent="true">
+    <bpmn:startEvent id="cs"><bpmn:compensateEventDefinition/></bpmn:startEvent>
+    <bpmn:endEvent id="ce"><bpmn:compensateEventDefinition/></bpmn:endEvent>
+    <bpmn:sequenceFlow id="g3" sourceRef="cs" targetRef="ce"/>
+  </bpmn:subProcess>
+</bpmn:subProcess>`))
+	if h := p.CompensationHandler("t"); h == nil || h.ID != "undo" {
+		t.Fatalf("handler of t = %+v, want the compensation event sub-process", h)
 	}
 }

@@ -258,8 +258,8 @@
 // start events inside a sub-process, isInterrupting="false" outside an
 // event sub-process, an escalationRef naming no <escalation>, a signal
 // event without signalRef, cron timer cycles, conditional and cancel event
-// definitions, compensation event sub-processes, waitForCompletion="false"
-// on a compensation throw, a link throw whose
+// definitions, waitForCompletion="false" on a compensation throw, a link
+// throw whose
 // name has no catch in its scope, a message
 // catch, receive task or message start without messageRef, a messageRef
 // naming no <bpmn:message>, a message without name, a name mixing text and

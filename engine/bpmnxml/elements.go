@@ -224,8 +224,6 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 	}
 	if !ok {
 		switch {
-		case n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil && ev == model.CompensateEvent:
-			im.probs.in(e, d, "compensation event sub-processes are not supported; attach a compensation boundary event to the sub-process instead (docs/compensation.md)")
 		case n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil:
 			im.probs.in(e, d, "%s start events of event sub-processes are not supported; use a timer, message, signal, error or escalation start event", what)
 		case n.Kind == model.StartEvent:

@@ -37,8 +37,6 @@ func TestRefusals(t *testing.T) {
   <bpmn:conditionalEventDefinition><bpmn:condition>${a}</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>`, "bpmn:intermediateCatchEvent", "<bpmn:conditionalEventDefinition", "conditional events are not supported"},
 		{"compensation without waiting", `<bpmn:task id="t"/><bpmn:intermediateThrowEvent id="x">
   <bpmn:compensateEventDefinition waitForCompletion="false"/></bpmn:intermediateThrowEvent>`, "bpmn:intermediateThrowEvent", "<bpmn:compensateEventDefinition", `waitForCompletion="false" is not supported`},
-		{"compensation event sub-process", `<bpmn:task id="t"/><bpmn:subProcess id="evt" triggeredByEvent="true"><bpmn:startEvent id="x">
-  <bpmn:compensateEventDefinition/></bpmn:startEvent></bpmn:subProcess>`, "bpmn:startEvent", "<bpmn:compensateEventDefinition", "compensation event sub-processes are not supported"},
 		{"isForCompensation not a boolean", `<bpmn:task id="t" isForCompensation="yes"/>`, "bpmn:task", "<bpmn:task", `isForCompensation="yes" is not a boolean`},
 		{"cancel", `<bpmn:task id="t"/><bpmn:endEvent id="x">
   <bpmn:cancelEventDefinition/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:cancelEventDefinition", "cancel events are not supported"},

@@ -34,6 +34,10 @@ type Completion struct {
 	Via []string `msgpack:"via,omitempty"`
 	// Vars are the variables the activity saw at its completion.
 	Vars map[string]any `msgpack:"vars,omitempty"`
+	// Children, on a sub-process whose handler is a compensation event
+	// sub-process, are its completed children: a throw in the event
+	// sub-process compensates them.
+	Children []*Completion `msgpack:"children,omitempty"`
 }
 
 // Compensation is a compensation in progress.
@@ -72,7 +76,8 @@ func (r *runner) journal(t *Track, n *model.Node, locals, extra map[string]any) 
 	for k, v := range extra {
 		vars[k] = v
 	}
-	c := &Completion{Seq: r.next(), Node: n.ID, Handler: h.ID, Scope: t.Scope, Vars: deepCopyMap(vars)}
+	c := &Completion{Seq: r.next(), Node: n.ID, Handler: h.ID, Scope: t.Scope, Vars: deepCopyMap(vars), Children: r.children}
+	r.children = nil
 	if t.Inner {
 		sc := r.s.scope(t.Scope)
 		c.Scope, c.Iteration = sc.Parent, sc.Iteration
@@ -82,15 +87,22 @@ func (r *runner) journal(t *Track, n *model.Node, locals, extra map[string]any) 
 
 // journalScopeDone runs before scope sc of activity n is removed because
 // n completed: with a handler of its own, n is compensated as a whole and
-// the completions inside it are dropped; without one they move to the
-// enclosing scope, where a throw still reaches them.
+// the completions inside it are dropped — kept with n's own completion
+// when the handler is a compensation event sub-process, which may
+// compensate them; without one they move to the enclosing scope, where a
+// throw still reaches them.
 func (r *runner) journalScopeDone(sc *Scope, n *model.Node) {
-	whole := r.p.CompensationHandler(n.ID) != nil
+	h := r.p.CompensationHandler(n.ID)
+	keep := h != nil && h.TriggeredByEvent && sc.Iteration == 0
 	r.s.Journal = slices.DeleteFunc(r.s.Journal, func(c *Completion) bool {
 		if c.Scope != sc.ID {
 			return false
 		}
-		if whole {
+		if keep {
+			r.children = append(r.children, c)
+			return true
+		}
+		if h != nil {
 			return true
 		}
 		c.Scope = sc.Parent
@@ -180,9 +192,25 @@ func (r *runner) nextHandler(c *Compensation) {
 	sc := &Scope{ID: fmt.Sprintf("s%d", r.next()), Parent: parent, Owner: c.Track, Vars: deepCopyMap(e.Vars), Compensation: c.ID}
 	r.s.Scopes = append(r.s.Scopes, sc)
 	c.Scope = sc.ID
-	pred := c.Track
-	r.spawn(e.Handler, sc.ID, pred, "")
 	r.compensationFact(FactCompensationStarted, sc.ID, e, "")
+	h := r.p.Node(e.Handler)
+	if !h.TriggeredByEvent {
+		r.spawn(h.ID, sc.ID, c.Track, "")
+		return
+	}
+	// A compensation event sub-process runs as if triggered in the
+	// sub-process's scope, restored from the snapshot: a throw in it
+	// compensates the sub-process's completed children.
+	for _, child := range e.Children {
+		child.Scope = sc.ID
+		r.s.Journal = append(r.s.Journal, child)
+	}
+	e.Children = nil
+	owner := r.spawn(h.ID, sc.ID, c.Track, "")
+	owner.State = Waiting
+	inner := &Scope{ID: fmt.Sprintf("s%d", r.next()), Parent: sc.ID, Owner: owner.ID}
+	r.s.Scopes = append(r.s.Scopes, inner)
+	r.spawn(r.p.EventSubStart(h.ID).ID, inner.ID, owner.ID, "")
 }
 
 // handlerDone ends the handler run in scope sc (its last token ended: the

@@ -21,11 +21,21 @@ func journalNodes(s *State) []string {
 	return out
 }
 
-// undoable adds a task id whose handler (a script) counts into the
-// process variable undone.
+// undoable adds a task id whose handler (a script) sets <id>Undone.
 func undoable(b *model.Builder, id string) *model.Builder {
-	return b.Task(id).ScriptTask(id+"Undo", `undone + "`+id+` "`, "undone", model.ForCompensation()).
+	return b.Task(id).ScriptTask(id+"Undo", "true", id+"Undone", model.ForCompensation()).
 		CompensationBoundary(id+"Comp", id, id+"Undo")
+}
+
+// compensated lists the activities whose handlers started, in order.
+func compensated(s *State) []string {
+	var out []string
+	for _, e := range s.Outbox {
+		if e.Fact != nil && e.Fact.Kind == FactCompensationStarted {
+			out = append(out, e.Fact.Activity)
+		}
+	}
+	return out
 }
 
 // The journal holds what completed, in its scope; a sub-process that is
@@ -39,13 +49,14 @@ func TestJournalFollowsScopes(t *testing.T) {
 	sub := b.SubProcess("sub")
 	undoable(sub.StartEvent("ss").TimerCatchEvent("hold", model.Duration("PT1H")).EndEvent("se"), "charge").
 		Sequence("ss", "charge", "hold", "se")
-	s, env := run(t, b, map[string]any{"undone": ""})
+	s, env := run(t, b, nil)
 	if got, want := journalNodes(s), []string{"book@root", "charge@sub"}; !slices.Equal(got, want) {
 		t.Fatalf("journal %q, want %q", got, want)
 	}
 	fire(t, s, env, "late")
 	assertStatus(t, s, Completed)
-	assertVars(t, s.Variables(), map[string]any{"undone": "book "})
+	assertVars(t, s.Variables(), map[string]any{"bookUndone": true})
+	assertNoVar(t, s.Variables(), "chargeUndone")
 	if len(s.Journal) != 0 || len(s.Compensations) != 0 {
 		t.Fatalf("journal %q, compensations %d after the end; want none", journalNodes(s), len(s.Compensations))
 	}
@@ -60,10 +71,10 @@ func TestJournalSubProcessWithAndWithoutHandler(t *testing.T) {
 		undoable(b.SubProcess("sub").StartEvent("ss").EndEvent("se"), "charge").Sequence("ss", "charge", "se")
 		want := []string{"charge@root"}
 		if own {
-			b.ScriptTask("subUndo", `undone + "sub "`, "undone", model.ForCompensation()).CompensationBoundary("subComp", "sub", "subUndo")
+			b.ScriptTask("subUndo", "true", "subUndone", model.ForCompensation()).CompensationBoundary("subComp", "sub", "subUndo")
 			want = []string{"sub@root"}
 		}
-		s, _ := run(t, b, map[string]any{"undone": ""})
+		s, _ := run(t, b, nil)
 		if got := journalNodes(s); !slices.Equal(got, want) {
 			t.Fatalf("own handler %v: journal %q, want %q", own, got, want)
 		}
@@ -90,5 +101,27 @@ func TestCancelDuringCompensation(t *testing.T) {
 	}
 	if n := slices.Index(factKinds(s), FactTerminated); n < 0 || slices.Contains(factKinds(s)[n+1:], FactTerminated) {
 		t.Fatalf("facts %q: want one terminated", factKinds(s))
+	}
+}
+
+// A compensation event sub-process is the handler of the sub-process it
+// is in: the completed sub-process's children stay with its completion,
+// and a throw in the event sub-process compensates them, newest first.
+func TestCompensationEventSubProcess(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").TimerCatchEvent("hold", model.Duration("PT1H")).
+		CompensationEndEvent("undo", "").Sequence("s", "trip", "hold", "undo")
+	trip := b.SubProcess("trip")
+	undoable(undoable(trip.StartEvent("ts").EndEvent("te"), "book"), "charge").Sequence("ts", "book", "charge", "te")
+	trip.EventSubProcess("tripUndo", true).CompensationStartEvent("cs").ScriptTask("note", "true", "tripUndone").
+		CompensationEndEvent("inner", "").Sequence("cs", "note", "inner")
+	s, env := run(t, b, nil)
+	if got := journalNodes(s); !slices.Equal(got, []string{"trip@root"}) || len(s.Journal[0].Children) != 2 {
+		t.Fatalf("journal %q (children %d), want trip with its two children", got, len(s.Journal[0].Children))
+	}
+	fire(t, s, env, "hold")
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"tripUndone": true, "chargeUndone": true, "bookUndone": true})
+	if got := compensated(s); !slices.Equal(got, []string{"trip", "charge", "book"}) {
+		t.Fatalf("handlers started for %q, want trip, then charge and book newest first", got)
 	}
 }

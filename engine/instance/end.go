@@ -72,6 +72,7 @@ func (r *runner) scopeMaybeDone(scopeID string) {
 	r.removeScope(sc.ID)
 	owner.State = Ready
 	r.complete(owner, n, locals, nil)
+	r.children = nil // not journaled: the sub-process did not complete
 }
 
 // terminateScope ends every track of a scope (a terminate end event) and

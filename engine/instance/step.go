@@ -158,6 +158,9 @@ type runner struct {
 	// outboxBase is where this step's effects start; earlier ones may have
 	// been published and are never taken back.
 	outboxBase int
+	// children are the completions inside a sub-process that just
+	// completed, for its own completion (compensation.go).
+	children []*Completion
 }
 
 func newRunner(s *State, env Env) *runner {

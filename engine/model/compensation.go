@@ -39,14 +39,51 @@ func (b *Builder) CompensationEndEvent(id, activityRef string, opts ...NodeOptio
 func withActivityRef(ref string) NodeOption { return func(n *Node) { n.ActivityRef = ref } }
 
 // CompensationHandler returns the compensation handler of activity id, nil
-// when it has none.
-func (p *Process) CompensationHandler(id string) *Node {
-	for _, b := range p.Boundaries(id) {
-		if b.Event == CompensateEvent {
-			return p.Node(b.Handler)
+// when it has none: the activity its compensation boundary event is
+// associated with, or for a sub-process its compensation event
+// sub-process.
+func (p *Process) CompensationHandler(id string) *Node { return p.index.compensation[id] }
+
+// CompensationStartEvent adds the start event of a compensation event
+// sub-process: the compensation handler of the sub-process it is in, run
+// when that completed sub-process is compensated; a compensation throw
+// inside it compensates the sub-process's completed children.
+func (b *Builder) CompensationStartEvent(id string, opts ...NodeOption) *Builder {
+	return b.node(id, StartEvent, CompensateEvent, opts)
+}
+
+func compensationHandlers(p *Process, ix *index) map[string]*Node {
+	out := map[string]*Node{}
+	for _, n := range p.Nodes {
+		switch {
+		case n.Kind == BoundaryEvent && n.Event == CompensateEvent && ix.nodes[n.Handler] != nil:
+			out[n.AttachedTo] = ix.nodes[n.Handler]
+		case n.Kind == SubProcess && n.TriggeredByEvent && n.Scope != "":
+			if s := ix.eventSubs.start[n.ID]; s != nil && s.Event == CompensateEvent && out[n.Scope] == nil {
+				out[n.Scope] = n
+			}
 		}
 	}
-	return nil
+	return out
+}
+
+// compensationEventSub checks a compensation event sub-process sp: inside
+// a sub-process that has no compensation boundary event, the only one there.
+func (v *validator) compensationEventSub(sp *Node) {
+	host := v.p.Node(sp.Scope)
+	if host == nil {
+		v.nodef(sp, "a compensation event sub-process compensates the sub-process it is in; at process level use compensation boundary events")
+		return
+	}
+	for _, b := range v.p.Boundaries(host.ID) {
+		if b.Event == CompensateEvent {
+			v.nodef(sp, "sub-process %q has both compensation boundary event %q and this compensation event sub-process; keep one", host.ID, b.ID)
+			return
+		}
+	}
+	if h := v.p.CompensationHandler(host.ID); h != nil && h != sp {
+		v.nodef(sp, "sub-process %q already has compensation event sub-process %q", host.ID, h.ID)
+	}
 }
 
 // handlerKinds are the activities that can be compensation handlers.

@@ -124,7 +124,7 @@ func (v *validator) eventSubStart(n *Node) {
 	case SignalEvent:
 		v.signal(n)
 	case CompensateEvent:
-		v.nodef(n, "compensation event sub-processes are not supported; attach a compensation boundary event to the sub-process instead (docs/compensation.md)")
+		v.compensationEventSub(sp)
 	case NoneEvent:
 		v.nodef(n, "an event sub-process starts on a timer, message, signal, error or escalation start event, not a none start event")
 	default:
