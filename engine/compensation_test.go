@@ -372,3 +372,22 @@ func TestCompensationSubProcessChildren(t *testing.T) {
 		t.Fatalf("%s, ledger %q; want completed and %q", v.Status, got, want)
 	}
 }
+
+// A call activity can be a handler: its child runs on the snapshot and
+// what it writes comes back (here: into the process).
+func TestCompensationCallActivityHandler(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	l := newLedger()
+	eng := openEngine(t, env, sagaOps(l))
+	deployed(t, eng, model.NewBuilder("refunder").StartEvent("s").ScriptTask("r", `"child refunded " + charged`, "refundedBy").EndEvent("e").
+		Sequence("s", "r", "e"))
+	deployed(t, eng, model.NewBuilder("caller").StartEvent("s").ServiceTask("charge", "charge").
+		CallActivity("refund", "refunder", model.ForCompensation()).CompensationBoundary("chargeUndo", "charge", "refund").
+		CompensationThrowEvent("undo", "").EndEvent("e").Sequence("s", "charge", "undo", "e"))
+	id := startJob(t, eng, "caller", map[string]any{"amount": 12})
+	v := waitDone(t, eng, id)
+	if v.Status != instance.Completed || v.Variables["refundedBy"] != "child refunded 12" {
+		t.Fatalf("%+v: want completed with the child's refund", v)
+	}
+}
