@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/jobs"
 )
 
 // journalNodes lists the journal's activities, oldest first, with the scope
@@ -124,4 +125,29 @@ func TestCompensationEventSubProcess(t *testing.T) {
 	if got := compensated(s); !slices.Equal(got, []string{"trip", "charge", "book"}) {
 		t.Fatalf("handlers started for %q, want trip, then charge and book newest first", got)
 	}
+}
+
+// A handler of the operator's compensation (no thrower) whose job ends in
+// an uncaught BPMN error raises an incident on the handler; abandoning it
+// goes on with the next handler, and the instance ends terminated.
+func TestOperatorHandlerBpmnErrorIsAnIncident(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").Task("book").Task("charge").
+		ServiceTask("unbook", "", model.WithWorker("undo"), model.ForCompensation()).CompensationBoundary("bc", "book", "unbook").
+		ServiceTask("refund", "", model.WithWorker("undo"), model.ForCompensation()).CompensationBoundary("cc", "charge", "refund").
+		TimerCatchEvent("hold", model.Duration("PT1H")).EndEvent("e").Sequence("s", "book", "charge", "hold", "e")
+	s, env := run(t, b, nil)
+	apply(t, s, env, Event{ID: "op", Kind: Compensate})
+	if !sameNodes(s.ActiveNodes(), []string{"refund"}) {
+		t.Fatalf("active %q, want refund first", s.ActiveNodes())
+	}
+	w := waitAt(t, s, "refund")
+	apply(t, s, env, Event{ID: "j1", Kind: JobOutcome, Wait: w.ID, Outcome: &jobs.Terminal{Kind: jobs.Errored, ErrorCode: "NOPE"}})
+	inc := assertIncident(t, s, "refund", "NOPE")
+	apply(t, s, env, Event{ID: "a1", Kind: IncidentAbandon, Incident: inc.ID})
+	if !sameNodes(s.ActiveNodes(), []string{"unbook"}) || s.Status != Active {
+		t.Fatalf("%s at %q, want unbook next", s.Status, s.ActiveNodes())
+	}
+	w = waitAt(t, s, "unbook")
+	apply(t, s, env, Event{ID: "j2", Kind: JobOutcome, Wait: w.ID, Outcome: &jobs.Terminal{Kind: jobs.Done}})
+	assertStatus(t, s, Terminated)
 }

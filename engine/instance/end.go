@@ -111,6 +111,11 @@ func (r *runner) catchOutward(scopeID string, kind model.EventType, code string,
 		if sc == nil {
 			r.bug("%s thrown in unknown scope %q", kind, scopeID)
 		}
+		if sc.Compensation != "" {
+			// A handler's scope: on to the scope it compensates in.
+			scopeID = sc.Parent
+			continue
+		}
 		owner := r.s.track(sc.Owner)
 		if owner == nil {
 			r.bug("scope %q has no owner track %q", sc.ID, sc.Owner)
