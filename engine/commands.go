@@ -253,11 +253,23 @@ type InstanceView struct {
 	// Stuck are the parallel joins that can never fire: every token left
 	// in their scope waits at a join (docs/incidents.md §7).
 	Stuck []instance.StuckJoin `json:"stuck,omitempty"`
+	// Compensable are the completions its journal holds, newest first:
+	// what a compensation throw or Compensate can still undo.
+	Compensable []Compensable `json:"compensable,omitempty"`
 	// CalledInstances are the child instances its call activities wait for.
 	CalledInstances []string          `json:"calledInstances,omitempty"`
 	StartedAt       time.Time         `json:"startedAt"`
 	EndedAt         *time.Time        `json:"endedAt,omitempty"`
 	Failure         *instance.Failure `json:"failure,omitempty"`
+}
+
+// Compensable is one completion of an instance's journal
+// (docs/compensation.md): the activity, its handler, and for a
+// multi-instance activity the iteration.
+type Compensable struct {
+	Node      string `json:"nodeId"`
+	Handler   string `json:"handler"`
+	Iteration int    `json:"iteration,omitempty"`
 }
 
 // IncidentSummary names an open incident of an instance.
@@ -278,6 +290,10 @@ func viewOf(s *instance.State) *InstanceView {
 	}
 	for _, inc := range s.OpenIncidents() {
 		v.Incidents = append(v.Incidents, IncidentSummary{ID: inc.ID, Node: inc.Node, CauseClass: inc.CauseClass, Cause: inc.Cause(), Attempts: inc.Attempts})
+	}
+	for i := len(s.Journal) - 1; i >= 0; i-- {
+		c := s.Journal[i]
+		v.Compensable = append(v.Compensable, Compensable{Node: c.Node, Handler: c.Handler, Iteration: c.Iteration})
 	}
 	if (len(v.Incidents) > 0 || len(v.Stuck) > 0) && v.Status == instance.Active {
 		v.Status = StatusIncident

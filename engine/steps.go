@@ -77,6 +77,13 @@ func (o *Options) checkValue(name string, v any) error {
 // it was before, fails with the reason, since the state it reached cannot
 // be stored. It returns that failed state and the revision to write it over.
 func (p *partition) oversized(ctx context.Context, s *instance.State, rev uint64, size int) (*instance.State, uint64, error) {
+	reason := fmt.Sprintf("checkpoint would be %d bytes, over the %d-byte limit; reduce variable sizes", size, p.opts.MaxCheckpointBytes)
+	if len(s.Journal) > 0 {
+		// The completion journal's snapshots count against the limit too.
+		j, _ := streams.Marshal(s.Journal)
+		reason = fmt.Sprintf("checkpoint would be %d bytes, over the %d-byte limit; its compensation journal holds %d entries (%d bytes); reduce variable sizes or compensate sooner",
+			size, p.opts.MaxCheckpointBytes, len(s.Journal), len(j))
+	}
 	prev, prevRev, err := p.store.get(ctx, s.ID)
 	switch {
 	case err == nil:
@@ -88,7 +95,7 @@ func (p *partition) oversized(ctx context.Context, s *instance.State, rev uint64
 		return nil, 0, err
 	}
 	s.Outbox = nil
-	instance.Abort(s, p.opts.Now(), fmt.Sprintf("checkpoint would be %d bytes, over the %d-byte limit; reduce variable sizes", size, p.opts.MaxCheckpointBytes))
+	instance.Abort(s, p.opts.Now(), reason)
 	s.OutboxBy = p.pub.session()
 	return s, rev, nil
 }

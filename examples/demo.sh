@@ -2,8 +2,9 @@
 # make run: start jetbpm and walk through the whole story in a minute — a
 # process with an external worker, a failure that is retried and becomes an
 # incident, an operator resolving it from the CLI, a message from the
-# warehouse and a person approving a refund. jetbpm keeps running
-# afterwards; Ctrl-C stops it (JETBPM_DEMO_ONCE=1: it stops at the end).
+# warehouse, a person approving a refund, and a saga undone by compensation.
+# jetbpm keeps running afterwards; Ctrl-C stops it (JETBPM_DEMO_ONCE=1: it
+# stops at the end).
 set -eu
 cd "$(dirname "$0")/.."
 jb=${JETBPM_BIN:-bin/jetbpm}
@@ -31,7 +32,8 @@ env -u JETBPM_NATS_URL "$jb" serve --data "$data" --listen "$listen" --http "$ht
 serve=$!
 export JETBPM_NATS_URL="nats://$listen" # for the client commands and the worker
 work=
-trap 'kill $work $serve 2>/dev/null || true; wait 2>/dev/null || true' EXIT INT TERM
+undo=
+trap 'kill $work $undo $serve 2>/dev/null || true; wait 2>/dev/null || true' EXIT INT TERM
 i=0
 until "$jb" instances list >/dev/null 2>&1; do
 	i=$((i + 1))
@@ -84,6 +86,27 @@ run task claim "$task" --user alice
 run task complete "$task" --user alice --vars '{"approved": true}'
 await "$refund" completed
 run instance show "$refund"
+
+say "8. A saga (examples/saga.bpmn): book, charge, ship. Out of stock, it undoes what completed, newest first"
+run deploy examples/saga.bpmn
+printf '$ jetbpm work --topic undo -- examples/undo.sh &\n'
+"$jb" work --topic undo --log-level warn -- examples/undo.sh &
+undo=$!
+nostock=$("$jb" start saga --vars '{"orderId": "o-21", "amount": 30, "quantity": 2, "stock": 0}')
+echo "started $nostock"
+await "$nostock" completed
+run instance show "$nostock"
+
+say "9. No parcel to ship: an incident. The operator abandons it, then compensates the instance"
+lost=$("$jb" start saga --vars '{"orderId": "o-22", "amount": 30, "quantity": 1, "stock": 5}')
+echo "started $lost"
+await "$lost" incident
+incident=$("$jb" incidents list --instance "$lost" --json | sed -n 's/^ *"id": *"\([^"]*\)".*/\1/p' | head -n 1)
+run incident abandon "$incident"
+run instance show "$lost"
+run instance compensate "$lost"
+await "$lost" terminated
+run instance show "$lost"
 
 say "jetbpm is running (NATS on $JETBPM_NATS_URL, metrics on http://$http/metrics)."
 if [ -n "${JETBPM_DEMO_ONCE:-}" ]; then exit 0; fi

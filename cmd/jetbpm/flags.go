@@ -92,8 +92,12 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 		fmt.Fprintln(w, cmd.usage)
 		if len(cmd.subs) > 0 {
 			fmt.Fprint(w, "\ncommands:\n")
+			width := 8
 			for _, s := range cmd.subs {
-				fmt.Fprintf(w, "  %-8s %s\n", strings.TrimPrefix(s.name, cmd.name+" "), s.summary)
+				width = max(width, len(s.name)-len(cmd.name)-1)
+			}
+			for _, s := range cmd.subs {
+				fmt.Fprintf(w, "  %-*s %s\n", width, strings.TrimPrefix(s.name, cmd.name+" "), s.summary)
 			}
 			fmt.Fprintf(w, "\nRun 'jetbpm help %s COMMAND' for the flags of a command.\n", cmd.name)
 		}

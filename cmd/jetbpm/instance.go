@@ -15,9 +15,9 @@ import (
 	"github.com/jetbpm/jetbpm/engine/instance"
 )
 
-const instanceUsage = `usage: jetbpm instance show|cancel [flags] ID
+const instanceUsage = `usage: jetbpm instance show|cancel|compensate [flags] ID
 
-Shows or cancels one process instance.`
+Shows, cancels or compensates one process instance.`
 
 const instanceShowUsage = `usage: jetbpm instance show [flags] ID
 
@@ -25,13 +25,27 @@ Shows an instance: its process and version, status (active, incident,
 completed, failed or terminated), when it started and ended, the nodes it
 is at, its open incidents, the parallel joins it is stuck at (every token
 left waits at a join that can never fire, e.g. after a branch's incident
-was abandoned: cancel it), why it failed, and its variables. --json prints
+was abandoned: cancel it), the completed work it can still compensate
+(newest first, with each handler: instance compensate), why it failed,
+and its variables. --json prints
 the instance as the engine API returns it.`
 
 const instanceCancelUsage = `usage: jetbpm instance cancel [flags] ID
 
 Terminates an active instance, waits until it has stopped and prints
 "ID terminated". Cancelling a finished instance is an error.`
+
+const instanceCompensateUsage = `usage: jetbpm instance compensate [flags] ID
+
+The operator's "abandon, then compensate" (docs/compensation.md): cancels
+every token of an active instance (open incidents close as overtaken),
+runs the compensation handlers of the activities it completed, newest
+first and one at a time, then ends it terminated. --node N compensates
+only node N's completions (each completed iteration of a multi-instance
+N, the completed children of a sub-process N). Prints "ID compensating"
+once the request is stored; a handler that fails raises an incident on
+the handler, worked as usual. Refused, changing nothing, for a finished
+instance, one compensating already, or when nothing is left to compensate.`
 
 const instancesUsage = `usage: jetbpm instances list [flags]
 
@@ -109,6 +123,17 @@ func printInstance(w io.Writer, v *engine.InstanceView) error {
 	for _, j := range v.Stuck {
 		fmt.Fprintf(tw, "stuck:\t%s\n", formatStuck(j))
 	}
+	if len(v.Compensable) > 0 {
+		var done []string
+		for _, c := range v.Compensable {
+			d := c.Node
+			if c.Iteration > 0 {
+				d += fmt.Sprintf("#%d", c.Iteration)
+			}
+			done = append(done, d+" (by "+c.Handler+")")
+		}
+		fmt.Fprintf(tw, "compensable:\t%s\n", strings.Join(done, ", "))
+	}
 	if v.Failure != nil {
 		fmt.Fprintf(tw, "failure:\t%s\n", formatFailure(v.Failure))
 	}
@@ -184,6 +209,36 @@ func runInstanceCancel(ctx context.Context, args []string) error {
 		return printJSON(v)
 	}
 	fmt.Printf("%s %s\n", v.ID, v.Status)
+	return nil
+}
+
+func runInstanceCompensate(ctx context.Context, args []string) error {
+	fs := newFlagSet("instance compensate")
+	cf := addClientFlags(fs)
+	node := fs.String("node", "", "compensate only the completions of node `N`")
+	asJSON := fs.Bool("json", false, "print the instance as JSON")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs("instance compensate", rest, "ID"); err != nil {
+		return err
+	}
+	c, err := cf.dial("instance compensate")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	v, err := c.Compensate(ctx, rest[0], *node)
+	if err != nil {
+		return c.explain(err)
+	}
+	if *asJSON {
+		return printJSON(v)
+	}
+	fmt.Printf("%s compensating\n", v.ID)
 	return nil
 }
 

@@ -38,6 +38,7 @@ func commands() []command {
 		{name: "instance", summary: "show or cancel one instance (show, cancel)", usage: instanceUsage, run: runInstance, subs: []command{
 			{name: "instance show", summary: "show an instance's status, active nodes and variables", usage: instanceShowUsage, run: runInstanceShow},
 			{name: "instance cancel", summary: "terminate an active instance", usage: instanceCancelUsage, run: runInstanceCancel},
+			{name: "instance compensate", summary: "run an instance's compensation handlers, then terminate it", usage: instanceCompensateUsage, run: runInstanceCompensate},
 		}},
 		{name: "instances", summary: "list instances (list)", usage: instancesUsage, run: runInstances, subs: []command{
 			{name: "instances list", summary: "list instances, newest first", usage: instancesListUsage, run: runInstancesList},

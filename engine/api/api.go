@@ -32,6 +32,9 @@ const (
 	OpInstanceGet    = "instance.get"
 	OpInstanceList   = "instance.list"
 	OpInstanceCancel = "instance.cancel"
+	// OpInstanceCompensate is the operator's "abandon, then compensate"
+	// (docs/compensation.md §4).
+	OpInstanceCompensate = "instance.compensate"
 
 	OpIncidentList    = "incident.list"
 	OpIncidentGet     = "incident.get"
@@ -80,6 +83,13 @@ type StartResponse struct {
 type InstanceRequest struct {
 	ID     string `json:"id"`
 	Reason string `json:"reason,omitempty"`
+}
+
+// CompensateRequest asks to compensate an instance: every completion of
+// its journal, or Node's only, then the instance ends terminated.
+type CompensateRequest struct {
+	ID   string `json:"id"`
+	Node string `json:"node,omitempty"`
 }
 
 // ListRequest filters instances.

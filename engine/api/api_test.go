@@ -427,7 +427,7 @@ func TestRawRequests(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	f.deploy(t, api.File{Name: "wait.bpmn", XML: waitXML})
-	for _, op := range []string{api.OpDeploy, api.OpStart, api.OpInstanceGet, api.OpInstanceList, api.OpInstanceCancel} {
+	for _, op := range []string{api.OpDeploy, api.OpStart, api.OpInstanceGet, api.OpInstanceList, api.OpInstanceCancel, api.OpInstanceCompensate} {
 		for _, body := range []string{"{not json", "", "[]", `{"files": 1, "processId": 5, "id": 5, "limit": "x"}`, "\x00\xff"} {
 			_, e := rawReply(t, f.nc, op, []byte(body))
 			if e == nil || e.Code != "invalid" {

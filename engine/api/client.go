@@ -79,6 +79,17 @@ func (c *Client) Cancel(ctx context.Context, id, reason string) (*engine.Instanc
 	return &out, nil
 }
 
+// Compensate runs the compensation handlers of an instance's journal
+// (node's only, when not empty) and then terminates it; it answers once
+// the request is stored, with the instance's view at that moment.
+func (c *Client) Compensate(ctx context.Context, id, node string) (*engine.InstanceView, error) {
+	var out engine.InstanceView
+	if err := c.call(ctx, OpInstanceCompensate, CompensateRequest{ID: id, Node: node}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Incidents lists incident records.
 func (c *Client) Incidents(ctx context.Context, req IncidentListRequest) ([]*incidents.Record, error) {
 	var out IncidentListResponse

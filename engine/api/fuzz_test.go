@@ -12,7 +12,7 @@ import (
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
-var fuzzOps = []string{OpDeploy, OpStart, OpInstanceGet, OpInstanceList, OpInstanceCancel,
+var fuzzOps = []string{OpDeploy, OpStart, OpInstanceGet, OpInstanceList, OpInstanceCancel, OpInstanceCompensate,
 	OpIncidentList, OpIncidentGet, OpIncidentRetry, OpIncidentResolve, OpIncidentAbandon, "bogus"}
 
 // FuzzDispatch: any body for any operation gets a result or an error the

@@ -85,6 +85,15 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 			return nil, err
 		}
 		return h.eng.Instance(ctx, req.ID)
+	case OpInstanceCompensate:
+		var req CompensateRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		if err := h.eng.Compensate(ctx, req.ID, req.Node); err != nil {
+			return nil, err
+		}
+		return h.eng.Instance(ctx, req.ID)
 	case OpIncidentList:
 		var req IncidentListRequest
 		if err := decode(&req); err != nil {

@@ -20,6 +20,9 @@ type importer struct {
 	// event sub-processes imported so far, by id (eventsubprocess.go).
 	escalations map[string]*elem
 	eventSubs   map[string]*model.Node
+	// assocs are the associations read so far, both ends by id
+	// (compensation.go).
+	assocs map[string][]string
 }
 
 // declarations are definitions-level elements that only matter when an
@@ -87,6 +90,7 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 			ids[p.ID] = true
 			im.noJetbpmAttrs(c)
 			im.flowElements(p, c, nil)
+			im.compensationHandlers(p)
 			procs = append(procs, p)
 		case local == "collaboration":
 			// Participants' processes are imported as top-level processes;

@@ -266,8 +266,8 @@
 // event without signalRef, conditional events in the
 // Zeebe dialect and at process-level start (and a conditionalEventDefinition
 // without one condition, or with a camunda:variableEvents other than
-// create, update, delete), compensate and
-// cancel event definitions, a link throw whose
+// create, update, delete), cancel event definitions,
+// waitForCompletion="false" on a compensation throw, a link throw whose
 // name has no catch in its scope, a message
 // catch, receive task or message start without messageRef, a messageRef
 // naming no <bpmn:message>, a message without name, a name mixing text and

@@ -65,7 +65,7 @@ var eventDefinitions = map[string]model.EventType{
 	"escalationEventDefinition":  model.EscalationEvent,
 	"conditionalEventDefinition": model.ConditionalEvent,
 	"linkEventDefinition":        model.LinkEvent,
-	"compensateEventDefinition":  "",
+	"compensateEventDefinition":  model.CompensateEvent,
 	"cancelEventDefinition":      "",
 }
 
@@ -98,6 +98,8 @@ func (im *importer) flowElements(p *model.Process, e *elem, owner *model.Node) {
 		switch {
 		case local == "sequenceFlow":
 			im.flow(p, c)
+		case local == "association":
+			im.association(c)
 		case artifacts[local]:
 		case owner != nil:
 			// the sub-process's own children: handled by node
@@ -123,6 +125,9 @@ func (im *importer) node(p *model.Process, e *elem, scope string) {
 		im.eventSubStart(e, n)
 	}
 	n.Default = e.attr("", "default")
+	if kind.IsActivity() {
+		im.forCompensation(e, n)
+	}
 	if kind == model.BoundaryEvent {
 		n.AttachedTo = e.attr("", "attachedToRef")
 		cancel, ok := boolAttr(e, "cancelActivity", true)
@@ -207,10 +212,10 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		// A process-level conditional start is refused by the model's
 		// validation, which says why.
 		model.StartEvent:             {model.MessageEvent, model.SignalEvent, model.TimerEvent, model.ConditionalEvent},
-		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent},
+		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent, model.CompensateEvent},
 		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent, model.SignalEvent, model.ConditionalEvent},
-		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent, model.EscalationEvent, model.SignalEvent},
-		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent, model.ConditionalEvent},
+		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent, model.EscalationEvent, model.SignalEvent, model.CompensateEvent},
+		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent, model.ConditionalEvent, model.CompensateEvent},
 	}[n.Kind]
 	if n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil {
 		allowed = eventSubStarts
@@ -246,6 +251,8 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		im.signalEvent(e, d, n)
 	case model.ConditionalEvent:
 		im.conditionalEvent(e, d, n)
+	case model.CompensateEvent:
+		im.compensateDef(e, d, n)
 	}
 }
 

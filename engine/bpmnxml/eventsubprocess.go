@@ -13,7 +13,7 @@ import (
 
 // eventSubStarts are the event definitions an event sub-process's start
 // event may have here; the model refuses the others by name.
-var eventSubStarts = []model.EventType{model.TimerEvent, model.MessageEvent, model.SignalEvent, model.ConditionalEvent, model.ErrorEvent, model.EscalationEvent}
+var eventSubStarts = []model.EventType{model.TimerEvent, model.MessageEvent, model.SignalEvent, model.ConditionalEvent, model.ErrorEvent, model.EscalationEvent, model.CompensateEvent}
 
 // eventSub marks sub-process n as an event sub-process.
 func (im *importer) eventSub(n *model.Node) {

@@ -35,8 +35,9 @@ func TestRefusals(t *testing.T) {
   <bpmn:linkEventDefinition name="l"/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:linkEventDefinition", "a endEvent cannot have a linkEventDefinition"},
 		{"conditional catch", `<bpmn:task id="t"/><bpmn:intermediateCatchEvent id="x">
   <bpmn:conditionalEventDefinition camunda:variableEvents="create, change"><bpmn:condition>${a}</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>`, "bpmn:intermediateCatchEvent", "<bpmn:conditionalEventDefinition", `"change" is not create, update or delete`},
-		{"compensation", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
-  <bpmn:compensateEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:compensateEventDefinition", "compensate events are not supported"},
+		{"compensation without waiting", `<bpmn:task id="t"/><bpmn:intermediateThrowEvent id="x">
+  <bpmn:compensateEventDefinition waitForCompletion="false"/></bpmn:intermediateThrowEvent>`, "bpmn:intermediateThrowEvent", "<bpmn:compensateEventDefinition", `waitForCompletion="false" is not supported`},
+		{"isForCompensation not a boolean", `<bpmn:task id="t" isForCompensation="yes"/>`, "bpmn:task", "<bpmn:task", `isForCompensation="yes" is not a boolean`},
 		{"cancel", `<bpmn:task id="t"/><bpmn:endEvent id="x">
   <bpmn:cancelEventDefinition/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:cancelEventDefinition", "cancel events are not supported"},
 		{"execution listener", `<bpmn:task id="t"><bpmn:extensionElements>

@@ -19,6 +19,8 @@ func (r *runner) end(t *Track, n *model.Node) {
 		r.throwEscalation(t, n)
 	case model.SignalEvent:
 		r.throwSignal(t, n)
+	case model.CompensateEvent:
+		r.throwCompensation(t, n)
 	case model.ErrorEvent:
 		r.throw(nil, n.ID, t.Scope, n.ErrorCode, n.ErrorMessage)
 		if r.s.track(t.ID) != nil {
@@ -52,6 +54,10 @@ func (r *runner) scopeMaybeDone(scopeID string) {
 	if sc == nil {
 		r.bug("scope %q vanished", scopeID)
 	}
+	if sc.Compensation != "" {
+		r.handlerDone(sc) // the handler ended
+		return
+	}
 	if sc.Iteration > 0 {
 		r.iterationDone(sc, nil) // its track was abandoned or terminated
 		return
@@ -62,9 +68,11 @@ func (r *runner) scopeMaybeDone(scopeID string) {
 	}
 	n := r.p.Node(owner.Node)
 	locals := sc.Vars
+	r.journalScopeDone(sc, n)
 	r.removeScope(sc.ID)
 	owner.State = Ready
 	r.complete(owner, n, locals, nil)
+	r.children = nil // not journaled: the sub-process did not complete
 }
 
 // terminateScope ends every track of a scope (a terminate end event) and
@@ -102,6 +110,11 @@ func (r *runner) catchOutward(scopeID string, kind model.EventType, code string,
 		sc := r.s.scope(scopeID)
 		if sc == nil {
 			r.bug("%s thrown in unknown scope %q", kind, scopeID)
+		}
+		if sc.Compensation != "" {
+			// A handler's scope: on to the scope it compensates in.
+			scopeID = sc.Parent
+			continue
 		}
 		owner := r.s.track(sc.Owner)
 		if owner == nil {
@@ -185,6 +198,10 @@ func (r *runner) cancelTrack(t *Track) {
 	r.overtake(t, "the node was cancelled")
 	r.disarm(t)
 	for _, sc := range slices.Clone(r.s.Scopes) {
+		if sc.Owner == t.ID && sc.Compensation != "" { // a throw's running handler
+			r.cancelCompensation(sc)
+			continue
+		}
 		if sc.Owner == t.ID { // a sub-process, or each iteration of a loop
 			for _, inner := range r.tracksIn(sc.ID) {
 				r.cancelTrack(inner)
@@ -198,6 +215,11 @@ func (r *runner) cancelTrack(t *Track) {
 func (r *runner) cancelAll() {
 	for _, t := range r.tracksIn(RootScope) {
 		r.cancelTrack(t)
+	}
+	for _, sc := range slices.Clone(r.s.Scopes) {
+		if sc.Compensation != "" && sc.Owner == "" { // the operator's
+			r.cancelCompensation(sc)
+		}
 	}
 }
 
@@ -224,6 +246,7 @@ func (r *runner) finish(status Status, f *Failure, text string) {
 		return
 	}
 	r.s.Status, r.s.Failure, r.s.EndedAt = status, f, r.env.Now
+	r.s.Journal, r.s.Compensations = nil, nil // nothing is compensated after the end
 	r.closeEventSubs(RootScope)
 	r.dropWatch()
 	kind := map[Status]FactKind{Completed: FactCompleted, Failed: FactFailed, Terminated: FactTerminated}[status]

@@ -49,6 +49,10 @@ const (
 	// unless the task ended earlier in the same step: then its final
 	// record lists it as refused (docs/usertasks.md §4).
 	UserTaskCommand EventKind = "task"
+	// Compensate is the operator's compensation: every token is
+	// cancelled, the handlers of the journal's completions (of node
+	// Event.Node only, when set) run, and the instance ends terminated.
+	Compensate EventKind = "compensate"
 )
 
 // Event is an input to an instance. Start is not an event: it creates the
@@ -73,6 +77,9 @@ type Event struct {
 
 	// Signal is the broadcast a SignalTo event delivers (signals.go).
 	Signal *Broadcast `msgpack:"signal,omitempty"`
+
+	// Node is the node a Compensate event compensates ("" for all).
+	Node string `msgpack:"node,omitempty"`
 }
 
 // EffectKind names something the engine must do after the checkpoint.
@@ -171,6 +178,10 @@ const (
 	FactCompleted  FactKind = "completed"
 	FactFailed     FactKind = "failed"
 	FactTerminated FactKind = "terminated"
+	// A compensation handler started or ended (Fact.Node is the
+	// handler, Fact.Activity the activity it compensates).
+	FactCompensationStarted   FactKind = "compensation-started"
+	FactCompensationCompleted FactKind = "compensation-completed"
 )
 
 // Fact is a lifecycle fact about an instance, published for integrations.
@@ -182,4 +193,6 @@ type Fact struct {
 	Version   int       `msgpack:"version" json:"version"`
 	Time      time.Time `msgpack:"time" json:"time"`
 	Error     string    `msgpack:"error,omitempty" json:"error,omitempty"`
+	Node      string    `msgpack:"node,omitempty" json:"node,omitempty"`
+	Activity  string    `msgpack:"activity,omitempty" json:"activity,omitempty"`
 }

@@ -53,6 +53,8 @@ func (r *runner) execute(t *Track) {
 			r.throwEscalation(t, n)
 		case model.SignalEvent:
 			r.throwSignal(t, n)
+		case model.CompensateEvent:
+			r.throwCompensation(t, n)
 		default:
 			// A none throw event passes the token on, through its
 			// mappings (a milestone).
@@ -244,12 +246,14 @@ func (r *runner) complete(t *Track, n *model.Node, locals, results map[string]an
 		return
 	}
 	if t.Inner {
+		r.journal(t, n, locals, values)
 		r.completeIteration(t, names, values)
 		return
 	}
 	for _, k := range names {
 		r.storeVar(t.Scope, k, values[k])
 	}
+	r.journal(t, n, locals, nil)
 	r.disarm(t)
 	r.leave(t, n)
 }

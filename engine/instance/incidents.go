@@ -255,6 +255,9 @@ func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any)
 	}
 	failed.State = Ready
 	if failed.Inner {
+		// The operator asserts the work's effect exists: it can be
+		// compensated like a completion.
+		r.journal(failed, n, nil, values)
 		r.completeIteration(failed, names, values)
 		return
 	}
@@ -265,6 +268,7 @@ func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any)
 		r.finishLoop(failed, n)
 		return
 	}
+	r.journal(failed, n, nil, nil)
 	r.disarm(failed)
 	r.leave(failed, n)
 }
@@ -281,7 +285,17 @@ func (r *runner) abandonIncident(inc *Incident, cmd string) {
 		sc.Abandoned = append(sc.Abandoned, inc.ID) // named if a join waits in vain
 	}
 	r.cancelTrack(failed)
+	if sc := r.s.scope(failed.Scope); sc != nil && sc.Compensation != "" {
+		r.scopeMaybeDone(sc.ID) // the compensation goes on with the next handler
+		return
+	}
 	if len(r.s.Tracks) == 0 {
+		if len(r.s.Journal) > 0 {
+			// Completed work could be compensated: the instance waits
+			// for the operator's next action (instance compensate or
+			// cancel) with no token.
+			return
+		}
 		r.finish(Terminated, nil, "incident "+inc.ID+" abandoned")
 		return
 	}

@@ -92,6 +92,7 @@ func (r *runner) completeIteration(t *Track, names []string, values map[string]a
 		r.wrote(sc, k, existed)
 	}
 	r.disarm(t)
+	r.journalScopeDone(sc, r.p.Node(t.Node))
 	r.iterationDone(sc, t)
 }
 

@@ -53,6 +53,11 @@ type State struct {
 	// Incidents are the open incidents; closed ones live in the incidents
 	// bucket only.
 	Incidents []*Incident `msgpack:"incidents,omitempty"`
+	// Journal is the completion journal: the completed activities a
+	// compensation can still undo, oldest first; Compensations are the
+	// compensations running (compensation.go).
+	Journal       []*Completion   `msgpack:"journal,omitempty"`
+	Compensations []*Compensation `msgpack:"compensations,omitempty"`
 	// Stuck are the parallel and inclusive joins that can never fire, found at the end
 	// of each step (joins.go): the instance needs an operator.
 	Stuck []StuckJoin `msgpack:"stuck,omitempty"`
@@ -126,6 +131,9 @@ type Scope struct {
 	// Interrupted says an interrupting event sub-process of this scope
 	// was triggered: its event sub-processes catch nothing more.
 	Interrupted bool `msgpack:"interrupted,omitempty"`
+	// Compensation is set on the scope a compensation handler runs in:
+	// the compensation (State.Compensations) it belongs to.
+	Compensation string `msgpack:"compensation,omitempty"`
 }
 
 // WaitKind says what a wait is waiting for.
@@ -230,6 +238,8 @@ func (s *State) removeTrack(id string) {
 
 func (s *State) removeScope(id string) {
 	s.Scopes = slices.DeleteFunc(s.Scopes, func(sc *Scope) bool { return sc.ID == id })
+	// What completed in a scope that is gone can no longer be compensated.
+	s.Journal = slices.DeleteFunc(s.Journal, func(c *Completion) bool { return c.Scope == id })
 }
 
 // ActiveNodes returns the nodes holding tokens, in track order, each once.

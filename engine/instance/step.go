@@ -162,6 +162,9 @@ type runner struct {
 	// writes made since conditions last ran (conditional.go).
 	fresh     []string
 	varEvents []varEvent
+	// children are the completions inside a sub-process that just
+	// completed, for its own completion (compensation.go).
+	children []*Completion
 }
 
 func newRunner(s *State, env Env) *runner {
@@ -248,6 +251,8 @@ func (r *runner) apply(ev Event) bool {
 		return r.taskCommand(ev)
 	case SignalTo:
 		return r.signalTo(ev)
+	case Compensate:
+		return r.operatorCompensate(ev.Node)
 	case Cancel:
 		reason := ev.Reason
 		if reason == "" {

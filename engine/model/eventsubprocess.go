@@ -125,6 +125,8 @@ func (v *validator) eventSubStart(n *Node) {
 		v.signal(n)
 	case ConditionalEvent:
 		v.conditional(n)
+	case CompensateEvent:
+		v.compensationEventSub(sp)
 	case NoneEvent:
 		v.nodef(n, "an event sub-process starts on a timer, message, signal, conditional, error or escalation start event, not a none start event")
 	default:

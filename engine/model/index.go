@@ -11,6 +11,10 @@ type index struct {
 	msgStarts  []*Node            // the process's message start events
 	links      links              // link catch and throw events by scope and name
 	eventSubs  eventSubs          // event sub-process start events by scope
+	// compensation maps an activity to its compensation handler: the
+	// associated activity of its compensation boundary event, or for a
+	// sub-process its compensation event sub-process (compensation.go).
+	compensation map[string]*Node
 	// reach maps each inclusive join to the nodes of its scope from
 	// which it can be reached (inclusive.go).
 	reach map[string]map[string]bool
@@ -46,6 +50,7 @@ func newIndex(p *Process) *index {
 	}
 	ix.links = newLinks(p)
 	ix.eventSubs = newEventSubs(p)
+	ix.compensation = compensationHandlers(p, ix)
 	ix.reach = reachSets(p, ix)
 	return ix
 }

@@ -145,9 +145,9 @@ func TestMessageValidationRules(t *testing.T) {
 		{"worker on a catch", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.MessageCatchEvent("t", "m", "k", worker("jobs")) })
 		}, "t", "only service tasks and message throws have an operation"},
-		{"compensation throw event", func() *model.Builder {
-			return chain(func(b *model.Builder) { b.ThrowEvent("t", set(func(n *model.Node) { n.Event = "compensate" })) })
-		}, "t", "compensate intermediate throw events are not supported"},
+		{"compensation throw event naming no activity", func() *model.Builder {
+			return chain(func(b *model.Builder) { b.CompensationThrowEvent("t", "nope") })
+		}, "t", `activityRef "nope" is not an activity of this process`},
 		{"message boundary without a message", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.Task("t") }).MessageBoundary("b", "t", "m", "k", true, noMessage).Flow("b", "e")
 		}, "b", "has no message"},

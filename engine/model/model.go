@@ -116,6 +116,14 @@ type Node struct {
 	// Conditional is the condition of a conditional event (conditional.go).
 	Conditional *Condition `msgpack:"conditional,omitempty"`
 
+	// Handler is a compensation boundary event's associated handler
+	// activity; ForCompensation marks that activity (compensation.go).
+	// ActivityRef, on a compensation throw or end event, names the one
+	// activity it compensates ("" for every completed one of its scope).
+	Handler         string `msgpack:"handler,omitempty"`
+	ForCompensation bool   `msgpack:"forCompensation,omitempty"`
+	ActivityRef     string `msgpack:"activityRef,omitempty"`
+
 	// Link is the name of a link event: a link throw moves its token to
 	// the link catch of the same name in its scope (links.go).
 	Link string `msgpack:"link,omitempty"`

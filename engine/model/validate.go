@@ -123,6 +123,8 @@ func (v *validator) node(n *Node) {
 			v.escalationThrow(n)
 		case SignalEvent:
 			v.signal(n)
+		case CompensateEvent:
+			v.compensationThrow(n)
 		default:
 			v.nodef(n, "%s end events are not supported", n.Event)
 		}
@@ -155,6 +157,8 @@ func (v *validator) node(n *Node) {
 			v.escalationThrow(n)
 		case SignalEvent:
 			v.signal(n)
+		case CompensateEvent:
+			v.compensationThrow(n)
 		default:
 			v.nodef(n, "%s intermediate throw events are not supported", n.Event)
 		}
@@ -200,6 +204,15 @@ func (v *validator) node(n *Node) {
 	}
 	if n.Loop != nil {
 		v.loop(n)
+	}
+	if n.ForCompensation {
+		v.compensationHandler(n)
+	}
+	if n.Handler != "" && (n.Kind != BoundaryEvent || n.Event != CompensateEvent) {
+		v.nodef(n, "only compensation boundary events have a compensation handler")
+	}
+	if n.ActivityRef != "" && n.Event != CompensateEvent {
+		v.nodef(n, "only compensation throw and end events have an activityRef")
 	}
 	if n.Call != nil && n.Kind != CallActivity {
 		v.nodef(n, "only call activities call a process")
@@ -324,13 +337,15 @@ func (v *validator) boundary(n *Node) {
 		v.signal(n)
 	case ConditionalEvent:
 		v.conditional(n)
+	case CompensateEvent:
+		v.compensationBoundary(n)
 	default:
-		v.nodef(n, "only error, timer, message, escalation, signal and conditional boundary events are supported")
+		v.nodef(n, "only error, timer, message, escalation, signal, conditional and compensation boundary events are supported")
 	}
 	if len(v.p.Incoming(n.ID)) > 0 {
 		v.nodef(n, "boundary events cannot have incoming sequence flows")
 	}
-	if len(v.p.Outgoing(n.ID)) == 0 {
+	if len(v.p.Outgoing(n.ID)) == 0 && n.Event != CompensateEvent {
 		v.nodef(n, "has no outgoing sequence flow")
 	}
 }
