@@ -6,15 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/jetbpm/jetbpm/internal/httpauth"
 )
 
 func authFile(t *testing.T) *httpauth.Authenticator {
 	t.Helper()
-	hash, err := httpauth.HashPassword("pw")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash := cheapHash(t, "pw")
 	a, err := httpauth.Parse("auth.yaml", []byte(`users:
   - {name: alice, bcrypt: "`+hash+`", roles: [operator]}
   - {name: tom, bcrypt: "`+hash+`", roles: [tasklist, integration]}
@@ -27,6 +26,30 @@ tokens:
 		t.Fatal(err)
 	}
 	return a
+}
+
+// cheapHash is a bcrypt hash of the lowest cost, so tests stay fast (under
+// -race too); HashPassword's cost is bcrypt.DefaultCost.
+func cheapHash(t *testing.T, pw string) string {
+	t.Helper()
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(h)
+}
+
+func TestHashPassword(t *testing.T) {
+	h, err := httpauth.HashPassword("pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost, err := bcrypt.Cost([]byte(h)); err != nil || cost != bcrypt.DefaultCost || bcrypt.CompareHashAndPassword([]byte(h), []byte("pw")) != nil {
+		t.Errorf("HashPassword = %q (cost %d, %v)", h, cost, err)
+	}
+	if got := httpauth.HashToken("abc"); got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Errorf("HashToken(abc) = %s", got)
+	}
 }
 
 func request(authz string) *http.Request {
@@ -118,7 +141,7 @@ func TestRolesAndTopics(t *testing.T) {
 }
 
 func TestParseRefusesBadFiles(t *testing.T) {
-	hash, _ := httpauth.HashPassword("pw")
+	hash := cheapHash(t, "pw")
 	sum := httpauth.HashToken("x")
 	for _, c := range []struct{ file, want string }{
 		{"", "no users and no tokens"},
