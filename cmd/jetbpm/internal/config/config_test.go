@@ -111,6 +111,19 @@ func TestParseSettings(t *testing.T) {
 					t.Errorf("%+v %+v", c.Flags, c.Engine)
 				}
 			}},
+		{"http as a mapping: listener, auth, TLS", "http:\n  listen: 0.0.0.0:9464\n  auth: auth.yaml\n  insecure: true\n  tls: {cert: h.pem, key: hk.pem}\n",
+			func(t *testing.T, c *Config) {
+				want := map[string]string{"http": "0.0.0.0:9464", "http-auth": "auth.yaml", "http-insecure": "true",
+					"http-tls-cert": "h.pem", "http-tls-key": "hk.pem"}
+				for name, v := range want {
+					if c.Flags[name].Value != v {
+						t.Errorf("%s = %+v, want %q", name, c.Flags[name], v)
+					}
+				}
+				if c.Flags["http-tls-key"].Key != "http.tls.key" || c.Flags["http-tls-key"].Line != 5 {
+					t.Errorf("http-tls-key = %+v", c.Flags["http-tls-key"])
+				}
+			}},
 		{"exponential fills in the default policy", "jobs:\n  retryPolicy: {kind: exponential, maxAttempts: 8, cap: 5m}\n", func(t *testing.T, c *Config) {
 			want := jobs.ExponentialSpec(8, 500*time.Millisecond, 5*time.Minute, 0.2)
 			if c.Engine.Jobs.Retry == nil || *c.Engine.Jobs.Retry != want {
@@ -154,6 +167,7 @@ func TestParseProblems(t *testing.T) {
 		yaml string
 		want string // the error, with every problem after the first counted; ending in ":", its start
 	}{
+		{"http:\n  insecure: maybe\n  tls: {cert: \"\"}\n  colour: red\n", "f.yaml:2: http.insecure: \"maybe\" is not true or false (and 2 more problems)"},
 		{"partitons: 4\n", "f.yaml:1: unknown key partitons (the top level takes nats, embedded, http, log, streams, failover, engine, retention, jobs, incidents)"},
 		{"jobs:\n  lockDuratoin: 5s\n", "f.yaml:2: unknown key jobs.lockDuratoin (jobs takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper, topics)"},
 		{"jobs:\n  topics:\n    p:\n      topics: {}\n", "f.yaml:4: unknown key jobs.topics.p.topics (jobs.topics.p takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper)"},
