@@ -34,6 +34,12 @@ func commands() []command {
 	return []command{
 		{name: "serve", summary: "run the engine, with an embedded NATS server unless --nats-url is given", usage: serveUsage, run: runServe},
 		{name: "deploy", summary: "deploy BPMN files", usage: deployUsage, run: runDeploy},
+		{name: "processes", summary: "list deployed processes (list)", usage: processesUsage, run: runProcesses, subs: []command{
+			{name: "processes list", summary: "list the latest version of every deployed process", usage: processesListUsage, run: runProcessesList},
+		}},
+		{name: "process", summary: "show one deployed process (show)", usage: processUsage, run: runProcess, subs: []command{
+			{name: "process show", summary: "show a process version, or its BPMN document (--xml)", usage: processShowUsage, run: runProcessShow},
+		}},
 		{name: "start", summary: "start an instance of a deployed process", usage: startUsage, run: runStart},
 		{name: "instance", summary: "show or cancel one instance (show, cancel)", usage: instanceUsage, run: runInstance, subs: []command{
 			{name: "instance show", summary: "show an instance's status, active nodes and variables", usage: instanceShowUsage, run: runInstanceShow},
