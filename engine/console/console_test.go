@@ -244,12 +244,13 @@ func TestOverviewCounts(t *testing.T) {
 	type counts struct {
 		Processes []struct {
 			ID            string         `json:"id"`
+			Version       int            `json:"version"`
 			Instances     map[string]int `json:"instances"`
 			OpenIncidents int            `json:"openIncidents"`
 			OpenTasks     int            `json:"openTasks"`
 		} `json:"processes"`
 	}
-	want := `{"id":"charge","instances":{"active":2,"completed":0,"failed":0,"incident":1,"terminated":1},"openIncidents":1,"openTasks":1}`
+	want := `{"id":"charge","version":1,"instances":{"active":2,"completed":0,"failed":0,"incident":1,"terminated":1},"openIncidents":1,"openTasks":1}`
 	testwait.Until(t, 10*time.Second, "the overview's counts", func() error {
 		var c counts
 		if err := json.Unmarshal(get(t, f.console, "/console/overview").Body.Bytes(), &c); err != nil {

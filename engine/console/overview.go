@@ -134,7 +134,7 @@ func (o *overview) watch(ctx context.Context, js jetstream.JetStream, dirty chan
 // compute reads every process, instance and open task once.
 func (o *overview) compute(ctx context.Context) error {
 	start := time.Now()
-	procs, err := listProcesses(ctx, o.eng)
+	procs, err := o.eng.Processes(ctx)
 	if err != nil {
 		return err
 	}
