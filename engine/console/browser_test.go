@@ -20,7 +20,14 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/incidents"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 )
+
+type taskRecord = instance.Task
 
 // The browser tests drive Debian's Chromium through the DevTools protocol
 // (chromedp): Go tests like the others, no Python or Node runtime, no
@@ -188,6 +195,14 @@ func (b *browser) waitText(sel, want string) {
 	}
 }
 
+// waitJS waits until the expression is truthy.
+func (b *browser) waitJS(expr string) {
+	b.t.Helper()
+	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		b.t.Fatalf("never true: %s: %v", expr, err)
+	}
+}
+
 // screenshot saves the viewport as docs/console/<name>.png with
 // -screenshots, else in a temp dir.
 func (b *browser) screenshot(name string) {
@@ -238,4 +253,177 @@ func TestBrowserOverview(t *testing.T) {
 	b.waitText(`#total-incidents`, "2")
 	b.waitText(`#recent`, "incident raised")
 	b.screenshot("overview")
+}
+
+// The instance page marks the failing node, shows the cause next to it,
+// and its Retry button retries through the API: the instance moves on.
+func TestBrowserInstanceRetry(t *testing.T) {
+	f := newFixture(t)
+	v := f.start(t, "r1")
+	inc := v.Incidents[0].ID
+	b := newBrowser(t, f.server(t))
+	b.open("/instances/r1")
+	b.waitText(`.djs-overlays[data-container-id="charge-card"] .cause`, "card declined by the issuer")
+	b.waitJS(`document.querySelector('.djs-element[data-element-id="charge-card"]').classList.contains('incident')`)
+	b.waitText(`#incidents`, "card declined by the issuer")
+	b.waitText(`#timeline`, "incident raised at charge-card")
+	b.screenshot("instance-incident")
+
+	f.failCharge.Store(false)
+	b.click(fmt.Sprintf(`[data-actions=%q] button.primary`, inc))
+	b.waitText(`#incidents`, "engine: retry done")
+	if _, err := f.eng.WaitUntil(tctx(t), "r1", func(v *engine.InstanceView) bool {
+		return len(v.Incidents) == 0 && len(v.ActiveNodes) == 1 && v.ActiveNodes[0] == "approve"
+	}); err != nil {
+		t.Fatalf("after retry: %v", err)
+	}
+	// The page redraws from the facts: approve is active now.
+	b.waitJS(`document.querySelector('.djs-element[data-element-id="approve"]')?.classList.contains('active')`)
+}
+
+// The incidents page resolves one incident with variables and abandons
+// two selected rows in bulk; each row shows the engine's answer.
+func TestBrowserIncidentsResolveAndBulkAbandon(t *testing.T) {
+	f := newFixture(t)
+	ids := map[string]string{}
+	for _, id := range []string{"b1", "b2", "b3"} {
+		ids[id] = f.start(t, id).Incidents[0].ID
+	}
+	b := newBrowser(t, f.server(t))
+	testwait.True(t, 10*time.Second, "three incident records", func() bool {
+		l, err := f.eng.Incidents(tctx(t), incidents.Filter{State: "open"})
+		return err == nil && len(l) == 3
+	})
+	b.open("/incidents")
+	row := func(id string) string { return fmt.Sprintf(`tr[data-incident=%q]`, ids[id]) }
+	b.waitText(row("b3"), "card declined by the issuer")
+	b.screenshot("incidents")
+
+	b.click(row("b1") + ` [data-actions] button:nth-child(2)`) // Resolve…
+	b.run(chromedp.WaitVisible(chromedp.CSS(`#resolve-vars`)), chromedp.SetValue(chromedp.CSS(`#resolve-vars`), `{"charged": "by phone"}`))
+	b.screenshot("incident-resolve")
+	b.click(`#resolve-submit`)
+	b.waitText(row("b1")+` .answer`, "engine: resolve done, incident resolved")
+	v, err := f.eng.WaitUntil(tctx(t), "b1", func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 && v.ActiveNodes[0] == "approve" })
+	if err != nil || v.Variables["charged"] != "by phone" {
+		t.Fatalf("b1 after resolve: %+v %v", v, err)
+	}
+
+	b.click(row("b2") + ` input[name=sel]`)
+	b.click(row("b3") + ` input[name=sel]`)
+	b.click(`#bulk-abandon`)
+	b.waitText(row("b2")+` .answer`, "incident deadLettered")
+	b.waitText(row("b3")+` .answer`, "incident deadLettered")
+	for _, id := range []string{"b2", "b3"} {
+		if v, err := f.eng.Wait(tctx(t), id); err != nil || v.Status != instance.Terminated {
+			t.Fatalf("%s after abandon: %+v %v", id, v, err)
+		}
+	}
+	b.screenshot("incidents-answers")
+}
+
+// The task list on a phone: claim, a conflict shown inline, complete with
+// a generated form.
+func TestBrowserTasks(t *testing.T) {
+	f := newFixture(t)
+	f.failCharge.Store(false)
+	f.start(t, "t1")
+	f.start(t, "t2")
+	tasks := func(instance string) *taskRecord {
+		l, err := f.eng.Tasks(tctx(t), engine.TaskFilter{Instance: instance, State: engine.TasksAll})
+		if err != nil || len(l) != 1 {
+			t.Fatalf("tasks of %s: %v %v", instance, l, err)
+		}
+		return l[0]
+	}
+	testwait.True(t, 10*time.Second, "two task records", func() bool {
+		l, err := f.eng.Tasks(tctx(t), engine.TaskFilter{})
+		return err == nil && len(l) == 2
+	})
+	t1, t2 := tasks("t1").ID, tasks("t2").ID
+	b := newBrowser(t, f.server(t))
+	b.run(chromedp.EmulateViewport(390, 800, chromedp.EmulateMobile))
+	b.open("/tasks?user=alice&group=accounting")
+	card := func(id string) string { return fmt.Sprintf(`article[data-task=%q]`, id) }
+	b.waitText(card(t1), "Approve order")
+	b.waitText(card(t2), "Approve order")
+
+	b.click(card(t1) + ` .actions button.primary`) // Claim
+	b.waitText(card(t1), "held by alice")
+	if got := tasks("t1").Assignee; got != "alice" {
+		t.Fatalf("t1 assignee %q after claim", got)
+	}
+
+	// bob takes t2 while alice looks at a stale list: her claim is refused inline.
+	if _, err := f.eng.ClaimTask(tctx(t), t2, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	b.allow("409")
+	b.click(card(t2) + ` .actions button.primary`)
+	b.waitText(card(t2)+` .answer.err`, "assigned to bob")
+
+	b.click(card(t1) + ` .actions button:last-child`) // Complete…
+	b.run(chromedp.SetValue(chromedp.CSS(card(t1)+` input[name=__name]`), "approved"),
+		chromedp.SetValue(chromedp.CSS(card(t1)+` input[name=__value]`), "true"))
+	b.screenshot("tasks-phone")
+	b.click(card(t1) + ` form.complete button[type=submit]`)
+	b.waitText(card(t1)+` .answer`, "engine: complete done, task completed")
+	v, err := f.eng.Wait(tctx(t), "t1")
+	if err != nil || v.Status != instance.Completed || v.Variables["approved"] != true {
+		t.Fatalf("t1 after complete: %+v %v", v, err)
+	}
+}
+
+// The process page draws the diagram with per-node counts and deploys a
+// dropped file; a file without DI says so.
+func TestBrowserProcessDeploy(t *testing.T) {
+	f := newFixture(t)
+	f.start(t, "p1")
+	f.failCharge.Store(false)
+	f.start(t, "p2")
+	b := newBrowser(t, f.server(t))
+	b.open("/processes/charge")
+	b.waitText(`.djs-overlays[data-container-id="charge-card"]`, "1")
+	b.waitText(`#nodes`, "approve")
+	b.screenshot("process")
+
+	v2 := filepath.Join(t.TempDir(), "charge-v2.bpmn")
+	if err := os.WriteFile(v2, []byte(strings.Replace(chargeXML, `name="Approve order"`, `name="Approve the order"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.run(chromedp.SetUploadFiles(chromedp.CSS(`#deploy-file`), []string{v2}))
+	b.waitText(`#deploy-answer`, "charge v2 (new)")
+	if p, err := f.eng.ProcessInfo(tctx(t), "charge", 0); err != nil || p.Version != 2 {
+		t.Fatalf("after deploy: %+v %v", p, err)
+	}
+
+	noDI := chargeXML[:strings.Index(chargeXML, "<bpmndi:BPMNDiagram")] + "</bpmn:definitions>"
+	noDI = strings.ReplaceAll(noDI, `id="charge"`, `id="plain"`)
+	if _, err := f.eng.DeployXML(tctx(t), strings.NewReader(noDI)); err != nil {
+		t.Fatal(err)
+	}
+	b.open("/processes/plain")
+	b.waitText(`#diagram`, "No diagram in this file")
+}
+
+// The instances list filters, and an instance is cancelled from its page.
+func TestBrowserInstancesAndCancel(t *testing.T) {
+	f := newFixture(t)
+	f.start(t, "c1")
+	f.failCharge.Store(false)
+	f.start(t, "c2")
+	b := newBrowser(t, f.server(t))
+	b.open("/instances?process=charge&status=incident")
+	b.waitText(`#instances`, "c1")
+	if got := b.text(`#instances tbody`); strings.Contains(got, "c2") {
+		t.Fatalf("status=incident lists c2: %q", got)
+	}
+	b.screenshot("instances")
+	b.open("/instances/c2")
+	b.waitJS(`document.querySelector('.djs-element[data-element-id="approve"]')?.classList.contains('active')`)
+	b.click(`#cancel`)
+	b.waitText(`#cancel-answer`, "engine: terminated")
+	if v, err := f.eng.Wait(tctx(t), "c2"); err != nil || v.Status != instance.Terminated {
+		t.Fatalf("c2 after cancel: %+v %v", v, err)
+	}
 }

@@ -51,7 +51,7 @@ export async function render(main, id) {
 async function deploy(file, answer) {
   answer.replaceChildren(h('p', { class: 'muted' }, `Deploying ${file.name}…`));
   try {
-    const res = await api('POST', '/v1/deployments', await file.text(), 'application/xml');
+    const res = await api('POST', `/v1/deployments?name=${enc(file.name)}`, await file.text(), 'application/xml');
     const deps = res.deployments || [];
     answer.replaceChildren(h('p', { class: 'answer ok' }, `Deployed ${file.name}: `,
       deps.map((d, i) => [i ? ', ' : '', h('a', { href: `/processes/${enc(d.processId)}?version=${d.version}` }, `${d.processId} v${d.version}`),
