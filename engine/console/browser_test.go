@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -166,7 +165,9 @@ func (b *browser) open(path string) {
 
 func (b *browser) run(actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, actions...); err != nil {
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
 		b.t.Fatalf("browser: %v", err)
 	}
 }
@@ -221,13 +222,11 @@ func (b *browser) screenshot(name string) {
 }
 
 // server serves the console as jetbpm serve does: the API under /v1 and
-// the console at /, on 127.0.0.1.
+// the console at /, behind the same authentication (off here: every
+// caller is an operator), on 127.0.0.1.
 func (f *fixture) server(t *testing.T) string {
 	t.Helper()
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", apiHandler(t, f))
-	mux.Handle("/", f.console)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(f.listener(nil))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -349,18 +348,10 @@ func TestBrowserTasks(t *testing.T) {
 	b.waitText(card(t2), "Approve order")
 
 	b.click(card(t1) + ` .actions button.primary`) // Claim
-	b.waitText(card(t1), "held by alice")
+	b.waitText(card(t1)+` .holder`, "held by alice")
 	if got := tasks("t1").Assignee; got != "alice" {
 		t.Fatalf("t1 assignee %q after claim", got)
 	}
-
-	// bob takes t2 while alice looks at a stale list: her claim is refused inline.
-	if _, err := f.eng.ClaimTask(tctx(t), t2, "bob"); err != nil {
-		t.Fatal(err)
-	}
-	b.allow("409")
-	b.click(card(t2) + ` .actions button.primary`)
-	b.waitText(card(t2)+` .answer.err`, "assigned to bob")
 
 	b.click(card(t1) + ` .actions button:last-child`) // Complete…
 	b.run(chromedp.SetValue(chromedp.CSS(card(t1)+` input[name=__name]`), "approved"),
@@ -372,6 +363,19 @@ func TestBrowserTasks(t *testing.T) {
 	if err != nil || v.Status != instance.Completed || v.Variables["approved"] != true {
 		t.Fatalf("t1 after complete: %+v %v", v, err)
 	}
+
+	// alice fills in t2's form while bob completes it: her complete is
+	// refused, and the card says why (an open form keeps the list as it is).
+	b.waitJS(fmt.Sprintf(`!document.querySelector(%q)`, card(t1))) // the list reloaded: t1 is done
+	b.click(card(t2) + ` .actions button:last-child`)
+	b.run(chromedp.WaitVisible(chromedp.CSS(card(t2) + ` form.complete`)))
+	if _, err := f.eng.CompleteTask(tctx(t), t2, "bob", nil); err != nil {
+		t.Fatal(err)
+	}
+	b.allow("409")
+	b.click(card(t2) + ` form.complete button[type=submit]`)
+	b.waitText(card(t2)+` .answer.err`, "completed by bob")
+	b.screenshot("tasks-phone-conflict")
 }
 
 // The process page draws the diagram with per-node counts and deploys a

@@ -29,6 +29,8 @@ export async function render(main) {
     for (const res of await Promise.all(queries.map((p) => api('GET', `/v1/tasks?${p}`)))) {
       for (const t of list(res, 'tasks')) seen.set(t.id, t);
     }
+    // Someone is filling in a form: keep the cards as they are.
+    if (body.querySelector('form.complete')) return;
     const tasks = [...seen.values()].sort((a, b) => (b.priority - a.priority) || a.createdAt.localeCompare(b.createdAt));
     body.replaceChildren(...(tasks.length ? tasks.map((t) => card(t, user, load)) : [h('p', { class: 'muted' }, 'No task here.')]));
   };
@@ -65,7 +67,7 @@ function card(t, user, reload) {
     h('h3', {}, t.name || t.nodeId, ' ', status(t.state)),
     h('div', { class: 'meta' }, 'instance ', instanceLink(t.instanceId), ` · ${t.processId} v${t.version} · priority ${t.priority}`,
       t.dueDate ? ` · due ${time(t.dueDate)}` : '', ` · created ${time(t.createdAt)}`),
-    h('div', { class: 'meta' }, t.assignee ? `held by ${t.assignee}` : 'nobody holds it',
+    h('div', { class: 'meta holder' }, t.assignee ? `held by ${t.assignee}` : 'nobody holds it',
       t.candidateGroups ? ` · groups ${t.candidateGroups.join(', ')}` : '', t.candidateUsers ? ` · users ${t.candidateUsers.join(', ')}` : ''),
     open ? h('div', { class: 'actions' },
       !t.assignee ? h('button', { class: 'primary', onclick: () => needUser() && run('claim', { user }) }, 'Claim') : '',
