@@ -19,13 +19,17 @@
 //     every instance;
 //   - GET /console/instances/{id}/timeline: the facts of one instance.
 //
-// Mount it at / behind the same authentication as the API (the viewer
-// role reads everything it serves) and Close it on shutdown.
+// Mount it at / behind the same authentication as the API
+// (httpapi.Server.Handle), which stores the caller for it: the operator
+// and viewer roles read everything it serves; the tasklist role reads the
+// pages and the task facts of the event feed (its pages then read the
+// tasks through the API). Close it on shutdown.
 package console
 
 import (
 	"context"
 	"embed"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -37,6 +41,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/internal/httpauth"
 )
 
 //go:embed assets vendor
@@ -109,21 +114,42 @@ func (h *Handler) routes() {
 	if err != nil {
 		panic("console: the embedded shell is missing: " + err.Error())
 	}
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Write(shell)
+	})
 	for _, p := range pages {
-		h.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			w.Header().Set("Cache-Control", "no-cache")
-			w.Write(shell)
-		})
+		h.mux.Handle(p, allow(page, httpauth.Read, httpauth.TaskRead))
 	}
 	assets, _ := fs.Sub(files, "assets")
 	vendor, _ := fs.Sub(files, "vendor")
-	h.mux.Handle("GET /console/assets/", static("/console/assets/", assets))
-	h.mux.Handle("GET /console/vendor/", static("/console/vendor/", vendor))
-	h.mux.HandleFunc("GET /console/events", h.events)
-	h.mux.HandleFunc("GET /console/overview", h.serveOverview)
-	h.mux.HandleFunc("GET /console/processes/{id}/nodes", h.serveNodes)
-	h.mux.HandleFunc("GET /console/instances/{id}/timeline", h.timeline)
+	h.mux.Handle("GET /console/assets/", allow(static("/console/assets/", assets), httpauth.Read, httpauth.TaskRead))
+	h.mux.Handle("GET /console/vendor/", allow(static("/console/vendor/", vendor), httpauth.Read, httpauth.TaskRead))
+	h.mux.Handle("GET /console/events", allow(http.HandlerFunc(h.events), httpauth.Read, httpauth.TaskRead))
+	h.mux.Handle("GET /console/overview", allow(http.HandlerFunc(h.serveOverview), httpauth.Read))
+	h.mux.Handle("GET /console/processes/{id}/nodes", allow(http.HandlerFunc(h.serveNodes), httpauth.Read))
+	h.mux.Handle("GET /console/instances/{id}/timeline", allow(http.HandlerFunc(h.timeline), httpauth.Read))
+}
+
+// allow serves next to the callers (httpauth.FromContext) allowed any of
+// the accesses, and 403 to the others. Without a caller (the Handler not
+// mounted behind authentication) everyone is refused.
+func allow(next http.Handler, any ...httpauth.Access) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := httpauth.FromContext(r.Context())
+		for _, a := range any {
+			if p.Allows(a) {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		who := "no authenticated caller"
+		if p != nil {
+			who = "user " + p.Name
+		}
+		writeProblem(w, http.StatusForbidden, fmt.Sprintf("%s may not read the console: it needs the operator, viewer or tasklist role", who))
+	})
 }
 
 // static serves an embedded tree. The files change only with the binary;

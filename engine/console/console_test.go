@@ -30,6 +30,7 @@ type fixture struct {
 	env        *streamstest.Env
 	eng        *engine.Engine
 	console    *console.Handler
+	open       http.Handler // the console and /v1 behind open authentication
 	failCharge atomic.Bool
 }
 
@@ -54,6 +55,7 @@ func newFixture(t testing.TB, opts ...console.Option) *fixture {
 	}
 	t.Cleanup(c.Close)
 	f.console = c
+	f.open = f.listener(nil)
 	return f
 }
 
@@ -89,7 +91,7 @@ func get(t testing.TB, h http.Handler, path string) *httptest.ResponseRecorder {
 func TestPagesAndAssets(t *testing.T) {
 	f := newFixture(t)
 	for _, path := range []string{"/", "/processes/charge", "/instances", "/instances/x1", "/incidents", "/tasks"} {
-		rec := get(t, f.console, path)
+		rec := get(t, f.open, path)
 		if rec.Code != 200 || !strings.Contains(rec.Body.String(), `<main id="main"`) {
 			t.Errorf("GET %s: %d, want the shell", path, rec.Code)
 		}
@@ -103,13 +105,13 @@ func TestPagesAndAssets(t *testing.T) {
 		"/console/assets/style.css":                     "text/css",
 		"/console/vendor/bpmn-viewer.production.min.js": "text/javascript",
 	} {
-		rec := get(t, f.console, path)
+		rec := get(t, f.open, path)
 		if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), ctype) {
 			t.Errorf("GET %s: %d %q, want 200 %s", path, rec.Code, rec.Header().Get("Content-Type"), ctype)
 		}
 	}
 	for _, path := range []string{"/nope", "/console/assets/", "/console/assets/pages/", "/console/assets/missing.js", "/instances/a/b"} {
-		if rec := get(t, f.console, path); rec.Code != 404 {
+		if rec := get(t, f.open, path); rec.Code != 404 {
 			t.Errorf("GET %s: %d, want 404", path, rec.Code)
 		}
 	}
@@ -138,6 +140,8 @@ func (s sse) next(t testing.TB) (event, data string) {
 	}
 }
 
+func bufioReader(res *http.Response) *bufio.Reader { return bufio.NewReader(res.Body) }
+
 func openFeed(t testing.TB, url string) sse {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -163,7 +167,7 @@ func openFeed(t testing.TB, url string) sse {
 func TestEventFeedStreamsNewFacts(t *testing.T) {
 	f := newFixture(t)
 	f.start(t, "before") // its facts are stored before the feed opens
-	srv := httptest.NewServer(f.console)
+	srv := httptest.NewServer(f.open)
 	t.Cleanup(srv.Close)
 	feed := openFeed(t, srv.URL)
 
@@ -207,7 +211,7 @@ func TestEventFeedStreamsNewFacts(t *testing.T) {
 
 func TestEventFeedHeartbeatAndEnd(t *testing.T) {
 	f := newFixture(t, console.WithHeartbeat(20*time.Millisecond))
-	srv := httptest.NewServer(f.console)
+	srv := httptest.NewServer(f.open)
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/console/events", nil)
@@ -253,11 +257,11 @@ func TestOverviewCounts(t *testing.T) {
 	want := `{"id":"charge","version":1,"instances":{"active":2,"completed":0,"failed":0,"incident":1,"terminated":1},"openIncidents":1,"openTasks":1}`
 	testwait.Until(t, 10*time.Second, "the overview's counts", func() error {
 		var c counts
-		if err := json.Unmarshal(get(t, f.console, "/console/overview").Body.Bytes(), &c); err != nil {
+		if err := json.Unmarshal(get(t, f.open, "/console/overview").Body.Bytes(), &c); err != nil {
 			return err
 		}
 		if len(c.Processes) != 1 {
-			return errors.New("processes: " + get(t, f.console, "/console/overview").Body.String())
+			return errors.New("processes: " + get(t, f.open, "/console/overview").Body.String())
 		}
 		b, _ := json.Marshal(c.Processes[0])
 		if string(b) != want {
@@ -265,11 +269,11 @@ func TestOverviewCounts(t *testing.T) {
 		}
 		return nil
 	})
-	nodes := get(t, f.console, "/console/processes/charge/nodes?version=1").Body.String()
+	nodes := get(t, f.open, "/console/processes/charge/nodes?version=1").Body.String()
 	if !strings.Contains(nodes, `"charge-card":{"active":1,"incidents":1}`) || !strings.Contains(nodes, `"approve":{"active":1,"incidents":0}`) {
 		t.Fatalf("node counts %s", nodes)
 	}
-	if rec := get(t, f.console, "/console/processes/charge/nodes?version=x"); rec.Code != 400 || !strings.Contains(rec.Body.String(), `version \"x\"`) {
+	if rec := get(t, f.open, "/console/processes/charge/nodes?version=x"); rec.Code != 400 || !strings.Contains(rec.Body.String(), `version \"x\"`) {
 		t.Fatalf("bad version: %d %s", rec.Code, rec.Body)
 	}
 }
@@ -290,7 +294,7 @@ func TestTimeline(t *testing.T) {
 		} `json:"facts"`
 	}
 	testwait.Until(t, 10*time.Second, "a1's timeline", func() error {
-		if err := json.Unmarshal(get(t, f.console, "/console/instances/a1/timeline").Body.Bytes(), &tl); err != nil {
+		if err := json.Unmarshal(get(t, f.open, "/console/instances/a1/timeline").Body.Bytes(), &tl); err != nil {
 			return err
 		}
 		var subjects []string
@@ -306,7 +310,7 @@ func TestTimeline(t *testing.T) {
 		}
 		return nil
 	})
-	if rec := get(t, f.console, "/console/instances/nope/timeline"); rec.Code != 404 {
+	if rec := get(t, f.open, "/console/instances/nope/timeline"); rec.Code != 404 {
 		t.Fatalf("unknown instance: %d", rec.Code)
 	}
 }

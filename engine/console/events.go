@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/internal/httpauth"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -20,7 +22,8 @@ type feedEvent struct {
 	Fact    json.RawMessage `json:"fact"`
 }
 
-// events streams the facts stored from now on as Server-Sent Events: a
+// events streams the facts stored from now on as Server-Sent Events (a
+// caller without the read access gets the task facts only): a
 // "ready" event once the consumer exists (a fact stored after it is
 // delivered), then one "fact" event per fact, in stream order, and a
 // comment every heartbeat. Each request has its own ordered consumer,
@@ -32,8 +35,13 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	// A task user sees the task facts only.
+	subjects := streams.FactsSubjects
+	if !httpauth.FromContext(ctx).Allows(httpauth.Read) {
+		subjects = strings.TrimSuffix(streams.FactsSubjects, ">") + streams.FactTask + ".>"
+	}
 	cons, err := h.js.OrderedConsumer(ctx, streams.FactsStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{streams.FactsSubjects},
+		FilterSubjects: []string{subjects},
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
 	})
 	if err != nil {
