@@ -78,6 +78,7 @@ func commands() []command {
 			{name: "message publish", summary: "publish a message; it may be kept for later subscriptions (--ttl)", usage: messagePublishUsage, run: runMessagePublish},
 			{name: "message correlate", summary: "deliver a message and print the instance it reached", usage: messageCorrelateUsage, run: runMessageCorrelate},
 		}},
+		{name: "hash-secret", summary: "hash a password (bcrypt) or token (sha256) from stdin for serve --http-auth", usage: hashSecretUsage, run: runHashSecret},
 		{name: "help", summary: "show the commands, or the usage and flags of one command", usage: helpUsage, run: runHelp},
 	}
 }
