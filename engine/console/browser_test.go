@@ -270,7 +270,7 @@ func TestBrowserInstanceRetry(t *testing.T) {
 
 	f.failCharge.Store(false)
 	b.click(fmt.Sprintf(`[data-actions=%q] button.primary`, inc))
-	b.waitText(`#incidents`, "engine: retry done")
+	b.waitText(`#action-answer`, "engine: retry done")
 	if _, err := f.eng.WaitUntil(tctx(t), "r1", func(v *engine.InstanceView) bool {
 		return len(v.Incidents) == 0 && len(v.ActiveNodes) == 1 && v.ActiveNodes[0] == "approve"
 	}); err != nil {

@@ -40,7 +40,7 @@ func newFixture(t testing.TB, opts ...console.Option) *fixture {
 	f.failCharge.Store(true)
 	ops := &engine.Operations{}
 	ops.Register("charge", func(ctx context.Context, in map[string]any) (map[string]any, error) {
-		if f.failCharge.Load() {
+		if f.failCharge.Load() || in["fail"] == true {
 			return nil, errors.New("card declined by the issuer")
 		}
 		return map[string]any{"charged": true}, nil

@@ -72,9 +72,15 @@ async function act(inc, action, vars, reload) {
   try {
     const rec = await api('POST', `/v1/incidents/${enc(inc.id)}/${action}`, vars === undefined ? {} : { vars });
     const last = (rec.history || []).at(-1);
+    const msg = `engine: ${action} done, incident ${rec.state}${last ? ` (${last.kind}${last.detail ? `: ${last.detail}` : ''})` : ''}`;
     out.className = 'answer ok';
-    out.textContent = `engine: ${action} done, incident ${rec.state}${last ? ` (${last.kind}${last.detail ? `: ${last.detail}` : ''})` : ''}`;
-    if (reload) await reload();
+    out.textContent = msg;
+    if (reload) {
+      // The page redraws; its own status line keeps the answer.
+      await reload();
+      const box = document.getElementById('action-answer');
+      if (box) { box.className = 'answer ok'; box.textContent = `${inc.id}: ${msg}`; }
+    }
   } catch (err) {
     out.className = 'answer err';
     out.textContent = `engine: ${err.message}`;

@@ -4,7 +4,7 @@ import { actionButtons } from './incidents.js';
 
 export async function render(main, id) {
   const page = h('div', {});
-  main.replaceChildren(page);
+  main.replaceChildren(h('p', { id: 'action-answer', class: 'answer', role: 'status' }), page);
   const load = async () => {
     const v = await api('GET', `/v1/instances/${enc(id)}`);
     const [incs, tasks, tl, xml] = await Promise.all([
