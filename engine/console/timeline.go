@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,13 +14,18 @@ import (
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-// maxTimeline bounds the facts a timeline answers (the oldest are kept).
-const maxTimeline = 500
+// maxTimeline bounds the facts a timeline answers (the oldest are kept);
+// maxTimelineScan the facts of the process it reads to find them.
+const (
+	maxTimeline     = 500
+	maxTimelineScan = 100_000
+)
 
 // timeline answers the stored facts of one instance, oldest first: its
 // lifecycle, its incidents' transitions and its user tasks. Facts are
 // stored per process, so it replays the process's facts from the
-// instance's start and keeps the instance's own.
+// instance's start (at most maxTimelineScan) and keeps the instance's own;
+// "truncated" says when it stopped early.
 func (h *Handler) timeline(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
@@ -59,26 +65,40 @@ func (h *Handler) instanceFacts(ctx context.Context, view *engine.InstanceView) 
 	if err != nil {
 		return nil, false, err
 	}
+	// Every fact names its instance as "instanceId":"<id>" (JSON from
+	// Go's encoder): a byte search skips the other instances' facts
+	// without decoding them.
+	key, _ := json.Marshal(view.ID)
+	needle := append([]byte(`"instanceId":`), key...)
 	out := []feedEvent{}
-	for left := info.NumPending; left > 0; left-- {
-		msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	left := min(info.NumPending, maxTimelineScan)
+	for left > 0 {
+		batch, err := cons.Fetch(int(min(left, 1000)), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
 			return nil, false, err
 		}
-		var about struct {
-			Instance string `json:"instanceId"`
+		n := 0
+		for msg := range batch.Messages() {
+			n++
+			if !bytes.Contains(msg.Data(), needle) {
+				continue
+			}
+			if len(out) == maxTimeline {
+				return out, true, nil
+			}
+			ev := feedEvent{Subject: msg.Subject(), Fact: json.RawMessage(msg.Data())}
+			if md, err := msg.Metadata(); err == nil {
+				ev.Seq = md.Sequence.Stream
+			}
+			out = append(out, ev)
 		}
-		if json.Unmarshal(msg.Data(), &about) != nil || about.Instance != view.ID {
-			continue
+		if err := batch.Error(); err != nil {
+			return nil, false, err
 		}
-		if len(out) == maxTimeline {
-			return out, true, nil
+		if n == 0 {
+			break
 		}
-		ev := feedEvent{Subject: msg.Subject(), Fact: json.RawMessage(msg.Data())}
-		if md, err := msg.Metadata(); err == nil {
-			ev.Seq = md.Sequence.Stream
-		}
-		out = append(out, ev)
+		left -= uint64(n)
 	}
-	return out, false, nil
+	return out, info.NumPending > maxTimelineScan, nil
 }

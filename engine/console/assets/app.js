@@ -126,6 +126,7 @@ async function route() {
     } catch (err) {
       showError(main, err);
     }
+    document.body.dataset.readyMs = Math.round(performance.now()); // for the load measurement
     document.body.dataset.ready = name;
     return;
   }
