@@ -165,7 +165,7 @@ func (b *browser) open(path string) {
 
 func (b *browser) run(actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		b.t.Fatalf("browser: %v", err)
@@ -190,7 +190,7 @@ func (b *browser) text(sel string) string {
 func (b *browser) waitText(sel, want string) {
 	b.t.Helper()
 	js := fmt.Sprintf(`(() => { const el = document.querySelector(%q); return !!el && el.innerText.includes(%q); })()`, sel, want)
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		got, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q)||{}).innerText||"(no element)"`, sel)))
 		b.t.Fatalf("%s never showed %q; it shows %q", sel, want, got)
 	}
@@ -199,7 +199,7 @@ func (b *browser) waitText(sel, want string) {
 // waitJS waits until the expression is truthy.
 func (b *browser) waitJS(expr string) {
 	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		b.t.Fatalf("never true: %s: %v", expr, err)
 	}
 }

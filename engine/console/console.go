@@ -135,10 +135,10 @@ func (h *Handler) routes() {
 // allow serves next to the callers (httpauth.FromContext) allowed any of
 // the accesses, and 403 to the others. Without a caller (the Handler not
 // mounted behind authentication) everyone is refused.
-func allow(next http.Handler, any ...httpauth.Access) http.Handler {
+func allow(next http.Handler, accesses ...httpauth.Access) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := httpauth.FromContext(r.Context())
-		for _, a := range any {
+		for _, a := range accesses {
 			if p.Allows(a) {
 				next.ServeHTTP(w, r)
 				return
