@@ -1,5 +1,6 @@
 // Package api exposes an engine over NATS request/reply, so any NATS client
-// (and the jetbpm CLI) can deploy, start, read and cancel instances, list
+// (and the jetbpm CLI) can deploy, list and read processes, start, read
+// and cancel instances, list
 // and operate incidents, publish messages, and list and work user tasks.
 //
 // Every operation has a subject under jetbpm.api (see streams.APISubject)

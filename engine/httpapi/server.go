@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -129,13 +130,14 @@ func (s *Server) allowed(path string) string {
 // node starts or stops) and builds the handlers of HandleEngine for it.
 func (s *Server) SetEngine(eng *engine.Engine) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.eng = eng
 	s.h = nil
 	if eng != nil {
 		s.h = api.NewHandler(eng)
 	}
-	for _, m := range s.mounted {
+	mounted := slices.Clone(s.mounted)
+	s.mu.Unlock()
+	for _, m := range mounted { // outside the lock: a build may call Engine
 		m.set(eng)
 	}
 }
@@ -195,8 +197,9 @@ func (s *Server) HandleEngine(pattern string, build func(*engine.Engine) http.Ha
 	m := &engineMount{build: build, deny: c.deny}
 	s.mu.Lock()
 	s.mounted = append(s.mounted, m)
-	m.set(s.eng)
+	eng := s.eng
 	s.mu.Unlock()
+	m.set(eng)
 	s.Handle(pattern, m, opts...)
 }
 

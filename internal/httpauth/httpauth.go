@@ -219,7 +219,7 @@ func (a *Authenticator) basic(name, password string) (*Principal, error) {
 	if e == nil {
 		// Spend the time of a check all the same, so a caller cannot tell
 		// user names from timing.
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))
+		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
 		return nil, fmt.Errorf("%w: wrong user name or password", ErrUnauthenticated)
 	}
 	if bcrypt.CompareHashAndPassword(e.hash, []byte(password)) != nil {
@@ -234,7 +234,12 @@ func (a *Authenticator) basic(name, password string) (*Principal, error) {
 	return &e.principal, nil
 }
 
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("jetbpm"), bcrypt.DefaultCost)
+// dummyHash is checked for unknown users; made on first use, as a program
+// that never authenticates should not pay for it.
+var dummyHash = sync.OnceValue(func() []byte {
+	h, _ := bcrypt.GenerateFromPassword([]byte("jetbpm"), bcrypt.DefaultCost)
+	return h
+})
 
 // Challenge sets the WWW-Authenticate headers of a 401 answer.
 func (a *Authenticator) Challenge(w http.ResponseWriter) {

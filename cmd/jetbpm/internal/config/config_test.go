@@ -167,6 +167,7 @@ func TestParseProblems(t *testing.T) {
 		yaml string
 		want string // the error, with every problem after the first counted; ending in ":", its start
 	}{
+		{"http:\n  insecure: maybe\n  tls: {cert: \"\"}\n  colour: red\n", "f.yaml:2: http.insecure: \"maybe\" is not true or false (and 2 more problems)"},
 		{"partitons: 4\n", "f.yaml:1: unknown key partitons (the top level takes nats, embedded, http, log, streams, failover, engine, retention, jobs, incidents)"},
 		{"jobs:\n  lockDuratoin: 5s\n", "f.yaml:2: unknown key jobs.lockDuratoin (jobs takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper, topics)"},
 		{"jobs:\n  topics:\n    p:\n      topics: {}\n", "f.yaml:4: unknown key jobs.topics.p.topics (jobs.topics.p takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper)"},
