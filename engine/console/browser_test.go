@@ -160,7 +160,8 @@ outer:
 // open loads path and waits until the page module has rendered.
 func (b *browser) open(path string) {
 	b.t.Helper()
-	b.run(chromedp.Navigate(b.base+path), chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)))
+	b.run(chromedp.Navigate(b.base + path))
+	b.waitJS(`!!document.body.dataset.ready`)
 }
 
 func (b *browser) run(actions ...chromedp.Action[chromedp.Void]) {
