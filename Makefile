@@ -1,5 +1,5 @@
 # Plain targets; the Go tool does the work.
-.PHONY: build run test lint bench soak
+.PHONY: build run test lint bench soak chromium console-vendor
 
 build:
 	go build -o bin/jetbpm ./cmd/jetbpm
@@ -8,8 +8,22 @@ build:
 run: build
 	./examples/demo.sh
 
-test:
+test: chromium
 	go test -race -count=1 -timeout 20m ./...
+
+# The console's browser tests drive Debian's Chromium (docs/console.md §5).
+chromium:
+	@command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+# console-vendor refreshes the console's bpmn-js viewer from npm (pinned).
+BPMNJS_VERSION ?= 18.31.1
+console-vendor:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	(cd "$$tmp" && npm pack --silent bpmn-js@$(BPMNJS_VERSION) >/dev/null && tar xzf bpmn-js-*.tgz); \
+	d=engine/console/vendor; mkdir -p $$d; \
+	cp "$$tmp/package/dist/bpmn-viewer.production.min.js" "$$tmp/package/dist/assets/bpmn-js.css" \
+	   "$$tmp/package/dist/assets/diagram-js.css" "$$tmp/package/LICENSE" $$d/; \
+	echo "bpmn-js $(BPMNJS_VERSION) (npm)" > $$d/VERSION; ls -l $$d
 
 # gofmt checks the Go files git tracks or would track (not ignored ones).
 # staticcheck runs at a pinned version through go run: nothing to install.

@@ -118,8 +118,12 @@ func TestCallActivity(t *testing.T) {
 			t.Fatal(err)
 		}
 		child := v.CalledInstances[0]
-		if _, err := eng2.WaitUntil(wctx, child, func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 }); err != nil {
+		cv, err := eng2.WaitUntil(wctx, child, func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 })
+		if err != nil {
 			t.Fatal(err)
+		}
+		if cv.ParentInstance != id {
+			t.Fatalf("child's parentInstance %q, want %q", cv.ParentInstance, id)
 		}
 		if err := eng2.Cancel(wctx, id, "test"); err != nil {
 			t.Fatal(err)

@@ -257,10 +257,12 @@ type InstanceView struct {
 	// what a compensation throw or Compensate can still undo.
 	Compensable []Compensable `json:"compensable,omitempty"`
 	// CalledInstances are the child instances its call activities wait for.
-	CalledInstances []string          `json:"calledInstances,omitempty"`
-	StartedAt       time.Time         `json:"startedAt"`
-	EndedAt         *time.Time        `json:"endedAt,omitempty"`
-	Failure         *instance.Failure `json:"failure,omitempty"`
+	CalledInstances []string `json:"calledInstances,omitempty"`
+	// ParentInstance is the instance whose call activity started this one.
+	ParentInstance string            `json:"parentInstance,omitempty"`
+	StartedAt      time.Time         `json:"startedAt"`
+	EndedAt        *time.Time        `json:"endedAt,omitempty"`
+	Failure        *instance.Failure `json:"failure,omitempty"`
 }
 
 // Compensable is one completion of an instance's journal
@@ -287,6 +289,9 @@ func viewOf(s *instance.State) *InstanceView {
 		Variables: s.Variables(), ActiveNodes: s.ActiveNodes(), CalledInstances: s.CalledInstances(),
 		StartedAt: s.StartedAt, Failure: s.Failure, Stuck: s.Stuck,
 		Incidents: []IncidentSummary{},
+	}
+	if s.Parent != nil {
+		v.ParentInstance = s.Parent.Instance
 	}
 	for _, inc := range s.OpenIncidents() {
 		v.Incidents = append(v.Incidents, IncidentSummary{ID: inc.ID, Node: inc.Node, CauseClass: inc.CauseClass, Cause: inc.Cause(), Attempts: inc.Attempts})

@@ -8,8 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/console"
 	"github.com/jetbpm/jetbpm/engine/httpapi"
 	"github.com/jetbpm/jetbpm/internal/httpauth"
 	"github.com/jetbpm/jetbpm/internal/metrics"
@@ -93,4 +98,33 @@ func newHTTPHandler(h *health, reg *metrics.Registry, auth *httpauth.Authenticat
 	srv.HandlePublic("GET /healthz", h)
 	srv.HandlePublic("GET /metrics", metrics.Handler(reg))
 	return srv
+}
+
+// mountConsole serves the web console (engine/console) at / of the
+// listener, behind its authentication, once the engine runs. The returned
+// func stops the console's watch of the facts.
+func mountConsole(web *httpapi.Server, nc *nats.Conn, logger *slog.Logger) (stop func()) {
+	var mu sync.Mutex
+	var cur *console.Handler
+	stop = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if cur != nil {
+			cur.Close()
+			cur = nil
+		}
+	}
+	web.HandleEngine("/", func(eng *engine.Engine) http.Handler {
+		stop()
+		c, err := console.New(eng, nc, console.WithLogger(logger))
+		if err != nil {
+			logger.Error("console", "err", err)
+			return http.NotFoundHandler()
+		}
+		mu.Lock()
+		cur = c
+		mu.Unlock()
+		return c
+	})
+	return stop
 }

@@ -28,9 +28,10 @@ and embeds nothing; the server must be nats-server 2.12 or later.
 
 serve then creates the streams and buckets jetbpm needs, logs "jetbpm ready",
 and serves on --http until SIGINT or SIGTERM, when it drains and exits
-within 10 seconds: GET /healthz, GET /metrics (Prometheus text) and the
-HTTP API /v1 (docs/http-api.md). --http-auth FILE makes /v1 callers
-authenticate (HTTP Basic or bearer tokens with roles); --http-tls-cert and
+within 10 seconds: GET /healthz, GET /metrics (Prometheus text), the
+HTTP API /v1 (docs/http-api.md) and the web console at / (docs/console.md).
+--http-auth FILE makes /v1 and console callers authenticate (HTTP Basic
+or bearer tokens with roles); --http-tls-cert and
 --http-tls-key serve HTTPS. Without --http-auth, --http must be a loopback
 address, unless --http-insecure is given.
 
@@ -79,7 +80,7 @@ func parseServe(args []string) (*serveOptions, error) {
 	fs.StringVar(&o.config, "config", "", "read settings and engine defaults from the YAML `FILE` (docs/configuration.md); flags given here override it")
 	fs.StringVar(&o.data, "data", "./jetbpm-data", "keep the embedded NATS server's data in `DIR` (the JetStream store in DIR/nats)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`HOST:PORT` the embedded NATS server listens on for clients and workers")
-	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics and the HTTP API /v1; \"\" turns them off")
+	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics, the HTTP API /v1 and the web console at /; \"\" turns them off")
 	fs.StringVar(&o.httpAuth, "http-auth", "", "authenticate HTTP API callers with the users and tokens of the YAML `FILE` (docs/http-api.md)")
 	fs.StringVar(&o.httpTLSCert, "http-tls-cert", "", "serve HTTPS with the certificate (chain) in the PEM `FILE`; needs --http-tls-key")
 	fs.StringVar(&o.httpTLSKey, "http-tls-key", "", "the private key, PEM `FILE`, of --http-tls-cert")
@@ -260,8 +261,10 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 	if err != nil {
 		return err
 	}
+	stopConsole := mountConsole(web, nc, logger)
 	*stops = append(*stops, func(ctx context.Context) {
 		web.SetEngine(nil) // the HTTP API answers 503 from here on
+		stopConsole()
 		if err := stopEngine(ctx); err != nil {
 			logger.Error("engine stop", "err", err)
 		}

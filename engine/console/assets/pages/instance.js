@@ -1,0 +1,92 @@
+import { api, enc, h, instanceLink, list, onFacts, processLink, showError, status, time } from '../app.js';
+import { draw } from '../diagram.js';
+import { actionButtons } from './incidents.js';
+
+export async function render(main, id) {
+  const page = h('div', {});
+  main.replaceChildren(h('p', { id: 'action-answer', class: 'answer', role: 'status' }), page);
+  const load = async () => {
+    const v = await api('GET', `/v1/instances/${enc(id)}`);
+    const [incs, tasks, tl, xml] = await Promise.all([
+      api('GET', `/v1/incidents?instance=${enc(id)}&state=all`).then((d) => list(d, 'incidents')),
+      api('GET', `/v1/tasks?instanceId=${enc(id)}&state=all&limit=1000`).then((d) => list(d, 'tasks')),
+      api('GET', `/console/instances/${enc(id)}/timeline`),
+      api('GET', `/v1/processes/${enc(v.processId)}/xml?version=${v.version}`).catch((err) => err),
+    ]);
+    const diagram = h('div', { class: 'diagram', id: 'diagram' });
+    const answer = h('div', { role: 'status', id: 'cancel-answer' });
+    const live = v.status === 'active' || v.status === 'incident';
+    page.replaceChildren(
+      h('h1', {}, `Instance ${v.id} `, status(v.status)),
+      h('p', {}, 'process ', processLink(v.processId, v.version), ` version ${v.version}`,
+        v.businessKey ? ` · business key ${v.businessKey}` : '',
+        ` · started ${time(v.startedAt)}`, v.endedAt ? ` · ended ${time(v.endedAt)}` : '',
+        v.parentInstance ? [' · called by ', instanceLink(v.parentInstance)] : ''),
+      v.failure ? h('p', { class: 'error' }, `failed${v.failure.node ? ` at ${v.failure.node}` : ''}: ${v.failure.message}`) : '',
+      live ? h('p', {}, h('button', { class: 'danger', id: 'cancel', onclick: () => cancel(v.id, answer) }, 'Cancel instance'), answer) : '',
+      diagram,
+      h('p', { class: 'muted' }, h('span', { class: 'swatch active' }), 'active', h('span', { class: 'swatch incident' }),
+        'incident', h('span', { class: 'swatch passed' }), 'passed (finished tasks, resolved incidents)'),
+      h('div', { class: 'grid2' },
+        h('section', {}, h('h2', {}, 'Incidents'), incidentsView(incs, live, load)),
+        h('section', {}, h('h2', {}, 'Variables'), varsView(v.variables),
+          h('p', { class: 'muted' }, 'Variables change through an incident\'s resolve; the API has no route to set them directly.'),
+          (v.calledInstances || []).length ? [h('h2', {}, 'Called instances'), h('ul', {}, v.calledInstances.map((c) => h('li', {}, instanceLink(c))))] : '',
+          tasks.length ? [h('h2', {}, 'User tasks'), h('ul', { id: 'tasks' }, tasks.map((t) => h('li', {}, `${t.name || t.nodeId} `, status(t.state),
+            t.assignee ? ` · ${t.assignee}` : '', t.completedBy ? ` · completed by ${t.completedBy}` : '')))] : '')),
+      h('h2', {}, 'Timeline'), timeline(tl));
+
+    if (xml instanceof Error) {
+      diagram.replaceChildren(h('p', { class: 'nodiagram' }, xml.status === 404 ? 'No diagram: this version was not deployed from a BPMN file.' : xml.message));
+      return;
+    }
+    const marks = {};
+    const mark = (n, c) => { (marks[n] ||= []).push(c); };
+    for (const t of tasks) if (t.state === 'completed') mark(t.nodeId, 'passed');
+    for (const i of incs) if (i.state === 'resolved') mark(i.nodeId, 'passed');
+    for (const n of v.activeNodes || []) mark(n, 'active');
+    const notes = {};
+    for (const i of v.incidents || []) { mark(i.nodeId, 'incident'); notes[i.nodeId] = `${i.causeClass}: ${i.cause}`; }
+    await draw(diagram, xml, { marks, notes });
+  };
+  await load();
+  onFacts((facts) => { if (facts.some((f) => f.fact?.instanceId === id)) load().catch((e) => showError(page, e)); });
+}
+
+function varsView(vars) {
+  const rows = Object.entries(vars || {}).sort(([a], [b]) => a.localeCompare(b));
+  if (rows.length === 0) return h('p', { class: 'muted' }, 'No variables.');
+  return h('table', { class: 'kv', id: 'variables' }, h('tbody', {}, rows.map(([k, val]) => h('tr', {}, h('td', {}, k), h('td', {}, JSON.stringify(val))))));
+}
+
+function incidentsView(incs, live, reload) {
+  if (incs.length === 0) return h('p', { class: 'muted' }, 'No incidents.');
+  return h('div', { id: 'incidents' }, incs.map((i) => h('div', { class: 'task', dataset: { incident: i.id } },
+    h('h3', {}, i.nodeId, ' ', status(i.state), ' ', h('span', { class: 'muted' }, i.causeClass)),
+    h('div', { class: 'meta' }, `${i.id} · ${i.attempts} attempt(s) · first ${time(i.firstFailureAt)}`),
+    h('ol', {}, (i.causeChain || []).map((c) => h('li', {}, c))),
+    h('details', {}, h('summary', {}, 'history'), h('ol', {}, (i.history || []).map((e) => h('li', {}, `${time(e.time)} ${e.kind}${e.detail ? `: ${e.detail}` : ''}`)))),
+    live && i.state === 'open' ? actionButtons(i, reload) : '')));
+}
+
+function timeline(tl) {
+  const facts = tl.facts || [];
+  if (facts.length === 0) return h('p', { class: 'muted' }, 'No facts kept for this instance.');
+  return h('ol', { class: 'timeline', id: 'timeline' }, facts.map((f) => {
+    const [, , family, , kind] = f.subject.split('.');
+    const x = f.fact || {};
+    const what = x.nodeId ? ` at ${x.nodeId}` : '';
+    const detail = x.detail || x.error || (x.user ? `by ${x.user}` : '') || '';
+    return h('li', {}, h('time', {}, time(x.time)), `${family} ${kind}${what}`, detail ? h('span', { class: 'muted' }, ` — ${detail}`) : '');
+  }), tl.truncated ? h('li', { class: 'muted' }, 'older facts only (the list is cut)') : '');
+}
+
+async function cancel(id, answer) {
+  if (!confirm(`Cancel instance ${id}?`)) return;
+  try {
+    const v = await api('POST', `/v1/instances/${enc(id)}/cancel`, { reason: 'cancelled in the console' });
+    answer.replaceChildren(h('span', { class: 'answer ok' }, ` engine: ${v.status || 'cancelled'}`));
+  } catch (err) {
+    answer.replaceChildren(h('span', { class: 'answer err', role: 'alert' }, ` ${err.message}`));
+  }
+}

@@ -1,0 +1,90 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/internal/testwait"
+)
+
+// TestConsoleLoad measures how long the pages take in Chromium with 10,000
+// instances, 1,000 of them with an incident (the other 9,000 wait at a
+// user task). A measurement, not an assertion: JETBPM_CONSOLE_LOAD=1 runs
+// it and it logs the times (docs/console.md §6 has a run's numbers).
+func TestConsoleLoad(t *testing.T) {
+	if os.Getenv("JETBPM_CONSOLE_LOAD") == "" {
+		t.Skip("a measurement: JETBPM_CONSOLE_LOAD=1 runs it")
+	}
+	f := newFixture(t)
+	f.failCharge.Store(false)
+	const total, failing = 10000, 1000
+	begin := time.Now()
+	ids := make(chan int)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for i := range ids {
+				vars := map[string]any{"amount": i, "fail": i%(total/failing) == 0}
+				if _, err := f.eng.Start(context.Background(), "charge", vars, engine.InstanceID(fmt.Sprintf("load-%05d", i))); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	for i := range total {
+		ids <- i
+	}
+	close(ids)
+	wg.Wait()
+	t.Logf("started %d instances in %s", total, time.Since(begin).Round(time.Millisecond))
+	testwait.True(t, 10*time.Minute, "every instance at its task or incident", func() bool {
+		l, err := f.eng.Tasks(tctx(t), engine.TaskFilter{})
+		return err == nil && len(l) == total-failing
+	})
+	testwait.Until(t, 5*time.Minute, "the overview's counts", func() error {
+		rec := get(t, f.open, "/console/overview")
+		if want := fmt.Sprintf(`"openIncidents":%d,"openTasks":%d`, failing, total-failing); !strings.Contains(rec.Body.String(), want) {
+			return fmt.Errorf("%.300s", rec.Body)
+		}
+		return nil
+	})
+	t.Logf("all %d instances settled after %s; the overview counts: %s", total, time.Since(begin).Round(time.Millisecond), took(get(t, f.open, "/console/overview").Body.String()))
+
+	for _, path := range []string{"/console/overview", "/v1/instances?limit=100", "/v1/incidents?state=open", "/v1/tasks?state=open&limit=200", "/console/processes/charge/nodes?version=1"} {
+		start := time.Now()
+		rec := get(t, f.open, path)
+		t.Logf("GET %-42s %3d %8d bytes %s", path, rec.Code, rec.Body.Len(), time.Since(start).Round(time.Millisecond))
+	}
+	b := newBrowser(t, f.server(t))
+	for _, path := range []string{"/", "/processes/charge", "/instances", "/incidents", "/tasks?group=accounting", "/instances/load-00000"} {
+		for run := range 2 { // the second load has the browser's cache warm
+			b.run(chromedp.Navigate("about:blank"))
+			start := time.Now()
+			b.run(chromedp.Navigate(b.base + path))
+			if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`!!document.body.dataset.ready`, chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
+				t.Fatalf("%s never rendered: %v", path, err)
+			}
+			took := time.Since(start)
+			ms, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body.dataset.readyMs`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("page %-24s load %d: rendered %s ms after navigation began (%s in the test)", path, run+1, ms, took.Round(time.Millisecond))
+		}
+	}
+}
+
+func took(overview string) string {
+	if _, after, ok := strings.Cut(overview, `"took":`); ok {
+		return after
+	}
+	return overview
+}

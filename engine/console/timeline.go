@@ -1,0 +1,104 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// maxTimeline bounds the facts a timeline answers (the oldest are kept);
+// maxTimelineScan the facts of the process it reads to find them.
+const (
+	maxTimeline     = 500
+	maxTimelineScan = 100_000
+)
+
+// timeline answers the stored facts of one instance, oldest first: its
+// lifecycle, its incidents' transitions and its user tasks. Facts are
+// stored per process, so it replays the process's facts from the
+// instance's start (at most maxTimelineScan) and keeps the instance's own;
+// "truncated" says when it stopped early.
+func (h *Handler) timeline(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	view, err := h.eng.Instance(ctx, id)
+	if errors.Is(err, engine.ErrNotFound) {
+		writeProblem(w, http.StatusNotFound, "instance "+id+": not found")
+		return
+	}
+	if err != nil {
+		writeProblem(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	facts, truncated, err := h.instanceFacts(ctx, view)
+	if err != nil {
+		writeProblem(w, http.StatusInternalServerError, "reading the facts: "+err.Error())
+		return
+	}
+	writeJSON(w, map[string]any{"facts": facts, "truncated": truncated})
+}
+
+func (h *Handler) instanceFacts(ctx context.Context, view *engine.InstanceView) ([]feedEvent, bool, error) {
+	since := view.StartedAt.Add(-time.Second) // facts carry the engine's clock; the stream its own
+	cons, err := h.js.OrderedConsumer(ctx, streams.FactsStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{
+			streams.FactFilter(streams.FactInstance, view.ProcessID),
+			streams.FactFilter(streams.FactIncident, view.ProcessID),
+			streams.FactFilter(streams.FactTask, view.ProcessID),
+		},
+		DeliverPolicy: jetstream.DeliverByStartTimePolicy,
+		OptStartTime:  &since,
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	// Every fact names its instance as "instanceId":"<id>" (JSON from
+	// Go's encoder): a byte search skips the other instances' facts
+	// without decoding them.
+	key, _ := json.Marshal(view.ID)
+	needle := append([]byte(`"instanceId":`), key...)
+	out := []feedEvent{}
+	left := min(info.NumPending, maxTimelineScan)
+	for left > 0 {
+		batch, err := cons.Fetch(int(min(left, 1000)), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return nil, false, err
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			n++
+			if !bytes.Contains(msg.Data(), needle) {
+				continue
+			}
+			if len(out) == maxTimeline {
+				return out, true, nil
+			}
+			ev := feedEvent{Subject: msg.Subject(), Fact: json.RawMessage(msg.Data())}
+			if md, err := msg.Metadata(); err == nil {
+				ev.Seq = md.Sequence.Stream
+			}
+			out = append(out, ev)
+		}
+		if err := batch.Error(); err != nil {
+			return nil, false, err
+		}
+		if n == 0 {
+			break
+		}
+		left -= uint64(n)
+	}
+	return out, info.NumPending > maxTimelineScan, nil
+}
