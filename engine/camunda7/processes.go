@@ -1,0 +1,543 @@
+package camunda7
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/api"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/incidents"
+)
+
+// processDefinition is Camunda 7's ProcessDefinitionDto.
+type processDefinition struct {
+	ID                  string  `json:"id"`
+	Key                 string  `json:"key"`
+	Category            *string `json:"category"`
+	Description         *string `json:"description"`
+	Name                *string `json:"name"`
+	Version             int     `json:"version"`
+	Resource            *string `json:"resource"`
+	DeploymentID        *string `json:"deploymentId"`
+	Diagram             *string `json:"diagram"`
+	Suspended           bool    `json:"suspended"`
+	TenantID            *string `json:"tenantId"`
+	VersionTag          *string `json:"versionTag"`
+	HistoryTimeToLive   *int    `json:"historyTimeToLive"`
+	StartableInTasklist bool    `json:"startableInTasklist"`
+}
+
+func definitionOf(processID string, version int, deployment *string) processDefinition {
+	return processDefinition{ID: definitionID(processID, version), Key: processID, Version: version, DeploymentID: deployment, StartableInTasklist: true}
+}
+
+// parseDefinitionID splits "<processId>:<version>".
+func parseDefinitionID(id string) (string, int, error) {
+	i := strings.LastIndexByte(id, ':')
+	if i > 0 {
+		if v, err := strconv.Atoi(id[i+1:]); err == nil && v > 0 {
+			return id[:i], v, nil
+		}
+	}
+	return "", 0, fmt.Errorf("%w: process definition id %q: want <key>:<version>, e.g. order:3", engine.ErrNotFound, id)
+}
+
+// maxDeployment bounds a deployment's multipart body.
+const maxDeployment = 16 << 20
+
+// createDeployment takes a multipart form as Camunda Modeler's deploy
+// button sends it: every part with a file name is a resource (BPMN files
+// are deployed, others refused), the fields deployment-name,
+// deployment-source, enable-duplicate-filtering, deploy-changed-only and
+// tenant-id are read or ignored.
+func (h *Handler) createDeployment(w http.ResponseWriter, r *http.Request) {
+	if !h.authorize(w, r, Access{Operation: "deploy"}) {
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxDeployment)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "InvalidRequestException", "deployment/create wants a multipart/form-data body: "+err.Error())
+		return
+	}
+	var req api.DeployRequest
+	fields := map[string]string{}
+	for {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "InvalidRequestException", "malformed multipart body: "+err.Error())
+			return
+		}
+		data, err := io.ReadAll(p)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "InvalidRequestException", "malformed multipart body: "+err.Error())
+			return
+		}
+		if p.FileName() == "" {
+			fields[p.FormName()] = string(data)
+			continue
+		}
+		if !strings.HasSuffix(p.FileName(), ".bpmn") && !strings.HasSuffix(p.FileName(), ".xml") && !strings.HasSuffix(p.FileName(), ".bpmn20.xml") {
+			writeError(w, http.StatusBadRequest, "InvalidRequestException", fmt.Sprintf("resource %q: jetbpm deploys BPMN files only (.bpmn, .xml)", p.FileName()))
+			return
+		}
+		req.Files = append(req.Files, api.File{Name: p.FileName(), XML: string(data)})
+	}
+	res, err := h.api.Do(r.Context(), api.OpDeploy, mustJSON(req))
+	if err != nil {
+		writeEngineError(w, err)
+		return
+	}
+	deps := res.(api.DeployResponse).Deployments
+	now := time.Now()
+	id := "deployment-" + strconv.FormatInt(now.UnixNano(), 36)
+	out := map[string]any{
+		"links": []any{}, "id": id, "name": nullIfEmpty(fields["deployment-name"]), "source": nullIfEmpty(fields["deployment-source"]),
+		"tenantId": nil, "deploymentTime": formatDate(now), "deployedCaseDefinitions": nil, "deployedDecisionDefinitions": nil,
+		"deployedDecisionRequirementsDefinitions": nil,
+	}
+	defs := map[string]processDefinition{}
+	for _, d := range deps {
+		pd := definitionOf(d.ProcessID, d.Version, &id)
+		defs[pd.ID] = pd
+	}
+	out["deployedProcessDefinitions"] = defs
+	writeJSON(w, http.StatusOK, out)
+}
+
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only types of this package, which always encode
+	}
+	return b
+}
+
+// listProcessDefinitions answers GET /process-definition: with key (or
+// processDefinitionKey), the latest version of that process, or the
+// given version (version); without, every deployed process's latest
+// version when the engine can list them (ProcessLister).
+func (h *Handler) listProcessDefinitions(w http.ResponseWriter, r *http.Request) {
+	if !h.authorize(w, r, Access{Operation: "read"}) {
+		return
+	}
+	q := r.URL.Query()
+	key := q.Get("key")
+	if key == "" {
+		key = q.Get("processDefinitionKey")
+	}
+	version, err := atoiDefault(q.Get("version"), 0)
+	if err != nil || version < 0 {
+		writeError(w, http.StatusBadRequest, "InvalidRequestException", "version must be a positive integer")
+		return
+	}
+	if key == "" {
+		list, err := h.listDefinitions(r)
+		if err != nil {
+			writeEngineError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, list)
+		return
+	}
+	p, err := h.eng.Process(r.Context(), key, version)
+	if errors.Is(err, engine.ErrNotFound) {
+		writeJSON(w, http.StatusOK, []processDefinition{})
+		return
+	}
+	if err != nil {
+		writeEngineError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, []processDefinition{definitionOf(p.ID, p.Version, nil)})
+}
+
+// startRequest is Camunda 7's StartProcessInstanceDto (the fields jetbpm
+// uses; the others are refused when set).
+type startRequest struct {
+	Variables             map[string]Variable `json:"variables"`
+	BusinessKey           string              `json:"businessKey"`
+	WithVariablesInReturn bool                `json:"withVariablesInReturn"`
+	StartInstructions     json.RawMessage     `json:"startInstructions"`
+}
+
+func (h *Handler) startByKey(w http.ResponseWriter, r *http.Request) {
+	h.start(w, r, r.PathValue("key"), 0)
+}
+
+func (h *Handler) startByID(w http.ResponseWriter, r *http.Request) {
+	key, version, err := parseDefinitionID(r.PathValue("id"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, "RestException", err.Error())
+		return
+	}
+	h.start(w, r, key, version)
+}
+
+func (h *Handler) start(w http.ResponseWriter, r *http.Request, key string, version int) {
+	if !h.authorize(w, r, Access{Operation: "start"}) {
+		return
+	}
+	var req startRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if len(req.StartInstructions) > 0 && string(req.StartInstructions) != "null" {
+		writeError(w, http.StatusBadRequest, "InvalidRequestException", "startInstructions are not supported by jetbpm")
+		return
+	}
+	vars, err := decodeVariables(req.Variables)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "InvalidRequestException", err.Error())
+		return
+	}
+	res, err := h.do(r.Context(), api.OpStart, api.StartRequest{ProcessID: key, Version: version, Vars: mustJSON(vars), BusinessKey: req.BusinessKey})
+	if errors.Is(err, engine.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "RestException", fmt.Sprintf("No process definition for key %q (version %d; 0 is the latest): %v", key, version, err))
+		return
+	}
+	if err != nil {
+		writeEngineError(w, err)
+		return
+	}
+	view, err := h.eng.Instance(r.Context(), res.(api.StartResponse).ID)
+	if err != nil {
+		writeEngineError(w, err)
+		return
+	}
+	out := instanceOf(view)
+	if req.WithVariablesInReturn {
+		out.Variables = encodeVariables(view.Variables, nil)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// processInstance is Camunda 7's ProcessInstanceDto (with variables for
+// a start withVariablesInReturn).
+type processInstance struct {
+	Links          []any                  `json:"links"`
+	ID             string                 `json:"id"`
+	DefinitionID   string                 `json:"definitionId"`
+	DefinitionKey  string                 `json:"definitionKey"`
+	BusinessKey    *string                `json:"businessKey"`
+	CaseInstanceID *string                `json:"caseInstanceId"`
+	Ended          bool                   `json:"ended"`
+	Suspended      bool                   `json:"suspended"`
+	TenantID       *string                `json:"tenantId"`
+	Variables      map[string]outVariable `json:"variables,omitempty"`
+}
+
+func instanceOf(v *engine.InstanceView) processInstance {
+	return processInstance{Links: []any{}, ID: v.ID, DefinitionID: definitionID(v.ProcessID, v.Version), DefinitionKey: v.ProcessID,
+		BusinessKey: nullIfEmpty(v.BusinessKey), Ended: v.Status.Finished()}
+}
+
+func (h *Handler) getProcessInstance(w http.ResponseWriter, r *http.Request) {
+	if !h.authorize(w, r, Access{Operation: "read"}) {
+		return
+	}
+	id := r.PathValue("id")
+	v, err := h.eng.Instance(r.Context(), id)
+	if errors.Is(err, engine.ErrNotFound) || err == nil && v.Status.Finished() {
+		// Camunda's runtime API knows running instances only.
+		writeError(w, http.StatusNotFound, "InvalidRequestException", fmt.Sprintf("Process instance with id %s does not exist", id))
+		return
+	}
+	if err != nil {
+		writeEngineError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, instanceOf(v))
+}
+
+func (h *Handler) deleteProcessInstance(w http.ResponseWriter, r *http.Request) {
+	if !h.authorize(w, r, Access{Operation: "cancel"}) {
+		return
+	}
+	id := r.PathValue("id")
+	_, err := h.do(r.Context(), api.OpInstanceCancel, api.InstanceRequest{ID: id, Reason: "deleted over the Camunda 7 REST API"})
+	if errors.Is(err, engine.ErrNotFound) || errors.Is(err, engine.ErrFinished) {
+		writeError(w, http.StatusNotFound, "InvalidRequestException", fmt.Sprintf("Process instance with id %s does not exist", id))
+		return
+	}
+	if err != nil {
+		writeEngineError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// messageRequest is Camunda 7's CorrelationMessageDto.
+type messageRequest struct {
+	MessageName               string              `json:"messageName"`
+	BusinessKey               string              `json:"businessKey"`
+	CorrelationKeys           map[string]Variable `json:"correlationKeys"`
+	ProcessInstanceID         string              `json:"processInstanceId"`
+	ProcessVariables          map[string]Variable `json:"processVariables"`
+	ProcessVariablesLocal     map[string]Variable `json:"processVariablesLocal"`
+	All                       bool                `json:"all"`
+	ResultEnabled             bool                `json:"resultEnabled"`
+	VariablesInResultEnabled  bool                `json:"variablesInResultEnabled"`
+	TenantID                  *string             `json:"tenantId"`
+	WithoutTenantID           bool                `json:"withoutTenantId"`
+	LocalCorrelationKeys      map[string]Variable `json:"localCorrelationKeys"`
+}
+
+// correlateMessage maps POST /message onto jetbpm messages
+// (docs/messages.md): jetbpm correlates on one key, so correlationKeys may
+// hold one entry, whose value is the key. Without all, the message must
+// reach exactly one subscription now (message.correlate); with all, it is
+// published (message.publish, no time to live) and reaches every catch
+// waiting for it.
+func (h *Handler) correlateMessage(w http.ResponseWriter, r *http.Request) {
+	if !h.authorize(w, r, Access{Operation: "message"}) {
+		return
+	}
+	var req messageRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	bad := func(format string, args ...any) {
+		writeError(w, http.StatusBadRequest, "InvalidRequestException", fmt.Sprintf(format, args...))
+	}
+	if req.MessageName == "" {
+		bad("messageName is required")
+		return
+	}
+	if len(req.CorrelationKeys) > 1 || len(req.LocalCorrelationKeys) > 0 {
+		bad("jetbpm correlates a message on one key: give at most one correlationKeys entry and no localCorrelationKeys")
+		return
+	}
+	mr := api.MessageRequest{Name: req.MessageName, BusinessKey: req.BusinessKey, Instance: req.ProcessInstanceID}
+	for name, v := range req.CorrelationKeys {
+		key, err := decodeValue(v)
+		if err != nil {
+			bad("correlationKeys %q: %v", name, err)
+			return
+		}
+		mr.Key = mustJSON(key)
+	}
+	vars, err := decodeVariables(req.ProcessVariables)
+	if err == nil {
+		var local map[string]any
+		local, err = decodeVariables(req.ProcessVariablesLocal)
+		for k, v := range local {
+			vars[k] = v
+		}
+	}
+	if err != nil {
+		bad("processVariables: %v", err)
+		return
+	}
+	if len(vars) > 0 {
+		mr.Vars = mustJSON(vars)
+	}
+	op := api.OpMessageCorrelate
+	if req.All {
+		op = api.OpMessagePublish
+	}
+	res, err := h.do(r.Context(), op, mr)
+	if errors.Is(err, engine.ErrNoSubscription) {
+		writeError(w, http.StatusBadRequest, "RestException", fmt.Sprintf("Cannot correlate message '%s': %v", req.MessageName, err))
+		return
+	}
+	if err != nil {
+		writeEngineError(w, err)
+		return
+	}
+	if !req.ResultEnabled {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	results := []any{}
+	if c, ok := res.(api.MessageCorrelateResponse); ok && c.Instance != "" {
+		entry := map[string]any{"resultType": "Execution", "execution": map[string]any{"id": c.Instance, "processInstanceId": c.Instance, "ended": false, "tenantId": nil}, "processInstance": nil}
+		if v, err := h.eng.Instance(r.Context(), c.Instance); err == nil {
+			pi := instanceOf(v)
+			entry["processInstance"] = pi
+			if req.VariablesInResultEnabled {
+				entry["variables"] = encodeVariables(v.Variables, nil)
+			}
+		}
+		results = append(results, entry)
+	}
+	writeJSON(w, http.StatusOK, results)
+}
+
+// task is Camunda 7's TaskDto.
+type task struct {
+	ID                  string  `json:"id"`
+	Name                *string `json:"name"`
+	Assignee            *string `json:"assignee"`
+	Owner               *string `json:"owner"`
+	Created             *string `json:"created"`
+	Due                 *string `json:"due"`
+	FollowUp            *string `json:"followUp"`
+	DelegationState     *string `json:"delegationState"`
+	Description         *string `json:"description"`
+	ExecutionID         string  `json:"executionId"`
+	ParentTaskID        *string `json:"parentTaskId"`
+	Priority            int     `json:"priority"`
+	ProcessDefinitionID string  `json:"processDefinitionId"`
+	ProcessInstanceID   string  `json:"processInstanceId"`
+	TaskDefinitionKey   string  `json:"taskDefinitionKey"`
+	CaseExecutionID     *string `json:"caseExecutionId"`
+	CaseInstanceID      *string `json:"caseInstanceId"`
+	CaseDefinitionID    *string `json:"caseDefinitionId"`
+	Suspended           bool    `json:"suspended"`
+	FormKey             *string `json:"formKey"`
+	TenantID            *string `json:"tenantId"`
+}
+
+func taskOf(t *instance.Task) task {
+	return task{ID: t.ID, Name: nullIfEmpty(t.Name), Assignee: nullIfEmpty(t.Assignee), Created: formatDate(t.CreatedAt),
+		Due: formatDate(t.DueDate), FollowUp: formatDate(t.FollowUpDate), ExecutionID: t.Instance + ":" + t.Node, Priority: t.Priority,
+		ProcessDefinitionID: definitionID(t.ProcessID, t.Version), ProcessInstanceID: t.Instance, TaskDefinitionKey: t.Node,
+		FormKey: nullIfEmpty(t.FormKey)}
+}
+
+// listTasks answers GET /task with the filters assignee, candidateUser,
+// candidateGroup, includeAssignedTasks, processInstanceId,
+// processDefinitionKey, firstResult and maxResults.
+func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
+	if !h.authorize(w, r, Access{Operation: "task"}) {
+		return
+	}
+	q := r.URL.Query()
+	first, err1 := atoiDefault(q.Get("firstResult"), 0)
+	limit, err2 := atoiDefault(q.Get("maxResults"), 0)
+	if err := errors.Join(err1, err2); err != nil || first < 0 || limit < 0 {
+		writeError(w, http.StatusBadRequest, "InvalidRequestException", "firstResult and maxResults must be non-negative integers")
+		return
+	}
+	req := api.TaskListRequest{Assignee: q.Get("assignee"), CandidateUser: q.Get("candidateUser"), CandidateGroup: q.Get("candidateGroup"),
+		IncludeAssigned: q.Get("includeAssignedTasks") == "true", Instance: q.Get("processInstanceId"), ProcessID: q.Get("processDefinitionKey"),
+		Offset: first, Limit: limit}
+	res, err := h.do(r.Context(), api.OpTaskList, req)
+	if err != nil {
+		writeEngineError(w, err)
+		return
+	}
+	out := []task{}
+	for _, t := range res.(api.TaskListResponse).Tasks {
+		out = append(out, taskOf(t))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// taskOp serves claim ({userId}), unclaim and complete ({variables}).
+func (h *Handler) taskOp(op string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !h.authorize(w, r, Access{Operation: "task"}) {
+			return
+		}
+		var body struct {
+			UserID                string              `json:"userId"`
+			Variables             map[string]Variable `json:"variables"`
+			WithVariablesInReturn bool                `json:"withVariablesInReturn"`
+		}
+		if !decodeBody(w, r, &body) {
+			return
+		}
+		req := api.TaskRequest{ID: r.PathValue("id"), User: body.UserID}
+		if op == api.OpTaskClaim && body.UserID == "" {
+			writeError(w, http.StatusBadRequest, "InvalidRequestException", "userId is required")
+			return
+		}
+		if op == api.OpTaskComplete {
+			vars, err := decodeVariables(body.Variables)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "InvalidRequestException", err.Error())
+				return
+			}
+			req.Vars = mustJSON(vars)
+		}
+		if _, err := h.do(r.Context(), op, req); err != nil {
+			if errors.Is(err, engine.ErrNotFound) {
+				writeError(w, http.StatusNotFound, "InvalidRequestException", fmt.Sprintf("Cannot find task with id %s: %v", req.ID, err))
+				return
+			}
+			writeEngineError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// incident is Camunda 7's IncidentDto.
+type incident struct {
+	ID                  string  `json:"id"`
+	ProcessDefinitionID string  `json:"processDefinitionId"`
+	ProcessInstanceID   string  `json:"processInstanceId"`
+	ExecutionID         string  `json:"executionId"`
+	IncidentTimestamp   *string `json:"incidentTimestamp"`
+	IncidentType        string  `json:"incidentType"`
+	ActivityID          string  `json:"activityId"`
+	FailedActivityID    string  `json:"failedActivityId"`
+	CauseIncidentID     string  `json:"causeIncidentId"`
+	RootCauseIncidentID string  `json:"rootCauseIncidentId"`
+	Configuration       *string `json:"configuration"`
+	TenantID            *string `json:"tenantId"`
+	IncidentMessage     string  `json:"incidentMessage"`
+	JobDefinitionID     *string `json:"jobDefinitionId"`
+	Annotation          *string `json:"annotation"`
+}
+
+// incidentTypes maps jetbpm's cause classes onto Camunda's incident types.
+func incidentType(causeClass string) string {
+	if causeClass == incidents.CauseRetriesExhausted {
+		return "failedExternalTask"
+	}
+	return "failedJob"
+}
+
+// listIncidents answers GET /incident with the open incidents; filters
+// processInstanceId, processDefinitionKey, activityId, incidentType.
+func (h *Handler) listIncidents(w http.ResponseWriter, r *http.Request) {
+	if !h.authorize(w, r, Access{Operation: "incident"}) {
+		return
+	}
+	q := r.URL.Query()
+	res, err := h.do(r.Context(), api.OpIncidentList, api.IncidentListRequest{Instance: q.Get("processInstanceId"), Process: q.Get("processDefinitionKey"),
+		Node: q.Get("activityId"), State: "open"})
+	if err != nil {
+		writeEngineError(w, err)
+		return
+	}
+	out := []incident{}
+	for _, rec := range res.(api.IncidentListResponse).Incidents {
+		typ := incidentType(rec.CauseClass)
+		if v := q.Get("incidentType"); v != "" && v != typ {
+			continue
+		}
+		out = append(out, incident{ID: rec.ID, ProcessDefinitionID: definitionID(rec.ProcessID, rec.Version), ProcessInstanceID: rec.Instance,
+			ExecutionID: rec.Instance + ":" + rec.Node, IncidentTimestamp: formatDate(rec.FirstFailure), IncidentType: typ,
+			ActivityID: rec.Node, FailedActivityID: rec.Node, CauseIncidentID: rec.ID, RootCauseIncidentID: rec.ID, IncidentMessage: rec.Cause()})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// EngineVersion is the Camunda 7 version GET /version reports: the REST
+// API level the facade follows.
+const EngineVersion = "7.22.0"
+
+func (h *Handler) version(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"version": EngineVersion})
+}
