@@ -2,7 +2,6 @@ package camunda7
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -155,8 +154,8 @@ func (h *Handler) listExternalTasks(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		seq = m.Sequence
-		var job jobs.Job
-		if json.Unmarshal(m.Data, &job) != nil {
+		job, err := decodeJob(m.Data)
+		if err != nil {
 			continue
 		}
 		if v := q.Get("processInstanceId"); v != "" && job.Instance != v {
@@ -168,7 +167,7 @@ func (h *Handler) listExternalTasks(w http.ResponseWriter, r *http.Request) {
 		if v := q.Get("activityId"); v != "" && job.Node != v {
 			continue
 		}
-		t, ok := h.describe(ctx, &job, seq, unlockedID(streams.TopicConsumer(job.Topic), seq))
+		t, ok := h.describe(ctx, job, seq, unlockedID(streams.TopicConsumer(job.Topic), seq))
 		if !ok {
 			continue
 		}
@@ -201,4 +200,3 @@ func nonEmpty(s string) []string {
 	}
 	return []string{s}
 }
-

@@ -276,8 +276,8 @@ func (h *Handler) lockAll(ctx context.Context, req *fetchRequest, got []fetched)
 
 func (h *Handler) lock(ctx context.Context, req *fetchRequest, f fetched) (task *lockedTask, rejected bool) {
 	now := h.opts.Now()
-	var job jobs.Job
-	if err := json.Unmarshal(f.msg.Data(), &job); err != nil {
+	job, err := decodeJob(f.msg.Data())
+	if err != nil {
 		h.log.Warn("malformed job message; left to expire", "subject", f.msg.Subject(), "err", err)
 		return nil, false
 	}
@@ -296,7 +296,7 @@ func (h *Handler) lock(ctx context.Context, req *fetchRequest, f fetched) (task 
 	if md.NumDelivered > 1 {
 		// A redelivery: run it only if the engine says this delivery is
 		// current (this also counts the expired ones as attempts).
-		v, err := h.converse(context.WithoutCancel(ctx), &job, delivery, d, jobs.Report{Kind: jobs.CheckIn, Worker: req.WorkerID})
+		v, err := h.converse(context.WithoutCancel(ctx), job, delivery, d, jobs.Report{Kind: jobs.CheckIn, Worker: req.WorkerID})
 		if err != nil || !v.Accepted {
 			h.log.Info("redelivery not handed out", "job", job.ID, "delivery", md.NumDelivered, "verdict", v.Reason, "err", err)
 			return nil, false
@@ -306,14 +306,14 @@ func (h *Handler) lock(ctx context.Context, req *fetchRequest, f fetched) (task 
 	if err != nil {
 		// Finished meanwhile: a release lets the engine terminate it.
 		if errors.Is(err, engine.ErrNotFound) {
-			h.releaseDelivery(&job, delivery, d)
+			h.releaseDelivery(job, delivery, d)
 		} else {
 			h.log.Warn("cannot read the job's instance; job left to expire", "job", job.ID, "err", err)
 		}
 		return nil, false
 	}
-	if !matches(f.topic, &job, view) {
-		h.releaseDelivery(&job, delivery, d)
+	if !matches(f.topic, job, view) {
+		h.releaseDelivery(job, delivery, d)
 		return nil, true
 	}
 	until := now.Add(time.Duration(job.LockDurationMs) * time.Millisecond)

@@ -286,18 +286,18 @@ func (h *Handler) deleteProcessInstance(w http.ResponseWriter, r *http.Request) 
 
 // messageRequest is Camunda 7's CorrelationMessageDto.
 type messageRequest struct {
-	MessageName               string              `json:"messageName"`
-	BusinessKey               string              `json:"businessKey"`
-	CorrelationKeys           map[string]Variable `json:"correlationKeys"`
-	ProcessInstanceID         string              `json:"processInstanceId"`
-	ProcessVariables          map[string]Variable `json:"processVariables"`
-	ProcessVariablesLocal     map[string]Variable `json:"processVariablesLocal"`
-	All                       bool                `json:"all"`
-	ResultEnabled             bool                `json:"resultEnabled"`
-	VariablesInResultEnabled  bool                `json:"variablesInResultEnabled"`
-	TenantID                  *string             `json:"tenantId"`
-	WithoutTenantID           bool                `json:"withoutTenantId"`
-	LocalCorrelationKeys      map[string]Variable `json:"localCorrelationKeys"`
+	MessageName              string              `json:"messageName"`
+	BusinessKey              string              `json:"businessKey"`
+	CorrelationKeys          map[string]Variable `json:"correlationKeys"`
+	ProcessInstanceID        string              `json:"processInstanceId"`
+	ProcessVariables         map[string]Variable `json:"processVariables"`
+	ProcessVariablesLocal    map[string]Variable `json:"processVariablesLocal"`
+	All                      bool                `json:"all"`
+	ResultEnabled            bool                `json:"resultEnabled"`
+	VariablesInResultEnabled bool                `json:"variablesInResultEnabled"`
+	TenantID                 *string             `json:"tenantId"`
+	WithoutTenantID          bool                `json:"withoutTenantId"`
+	LocalCorrelationKeys     map[string]Variable `json:"localCorrelationKeys"`
 }
 
 // correlateMessage maps POST /message onto jetbpm messages

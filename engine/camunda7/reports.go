@@ -1,6 +1,7 @@
 package camunda7
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,9 +65,21 @@ func (h *Handler) jobOf(ctx context.Context, d jobs.Delivery) (*jobs.Job, error)
 	if "topic-"+streams.JobTopicToken(m.Subject) != d.Consumer {
 		return nil, errTaskGone
 	}
-	var job jobs.Job
-	if err := json.Unmarshal(m.Data, &job); err != nil {
+	job, err := decodeJob(m.Data)
+	if err != nil {
 		return nil, fmt.Errorf("job message %d: %w", d.Seq, err)
+	}
+	return job, nil
+}
+
+// decodeJob decodes a job message's body; integers in its input stay
+// integers.
+func decodeJob(data []byte) (*jobs.Job, error) {
+	var job jobs.Job
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&job); err != nil {
+		return nil, err
 	}
 	return &job, nil
 }
