@@ -15,6 +15,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/camunda7"
 	"github.com/jetbpm/jetbpm/engine/enginetest"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -226,4 +227,9 @@ func (f *fixture) waitEnded(t *testing.T, id string) *engine.InstanceView {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return fmt.Sprintf("%s", b)
+}
+
+func waitFor(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	testwait.Until(t, 15*time.Second, what, cond)
 }
