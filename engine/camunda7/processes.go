@@ -49,12 +49,17 @@ func parseDefinitionID(id string) (string, int, error) {
 	return "", 0, fmt.Errorf("%w: process definition id %q: want <key>:<version>, e.g. order:3", engine.ErrNotFound, id)
 }
 
+// deploymentFields are the form fields of a deployment; every other part
+// is a resource.
+var deploymentFields = map[string]bool{"deployment-name": true, "deployment-source": true, "deployment-activation-time": true,
+	"enable-duplicate-filtering": true, "deploy-changed-only": true, "tenant-id": true}
+
 // maxDeployment bounds a deployment's multipart body.
 const maxDeployment = 16 << 20
 
 // createDeployment takes a multipart form as Camunda Modeler's deploy
-// button sends it: every part with a file name is a resource (BPMN files
-// are deployed, others refused), the fields deployment-name,
+// button sends it: every part but the fields below is a resource (BPMN
+// files are deployed, others refused); the fields deployment-name,
 // deployment-source, enable-duplicate-filtering, deploy-changed-only and
 // tenant-id are read or ignored.
 func (h *Handler) createDeployment(w http.ResponseWriter, r *http.Request) {
@@ -83,15 +88,20 @@ func (h *Handler) createDeployment(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, "InvalidRequestException", "malformed multipart body: "+err.Error())
 			return
 		}
-		if p.FileName() == "" {
+		if deploymentFields[p.FormName()] {
 			fields[p.FormName()] = string(data)
 			continue
 		}
-		if !strings.HasSuffix(p.FileName(), ".bpmn") && !strings.HasSuffix(p.FileName(), ".xml") && !strings.HasSuffix(p.FileName(), ".bpmn20.xml") {
-			writeError(w, http.StatusBadRequest, "InvalidRequestException", fmt.Sprintf("resource %q: jetbpm deploys BPMN files only (.bpmn, .xml)", p.FileName()))
+		// As in Camunda, every other part is a resource.
+		name := p.FileName()
+		if name == "" {
+			name = p.FormName()
+		}
+		if !strings.HasSuffix(name, ".bpmn") && !strings.HasSuffix(name, ".xml") {
+			writeError(w, http.StatusBadRequest, "InvalidRequestException", fmt.Sprintf("resource %q: jetbpm deploys BPMN files only (.bpmn, .xml)", name))
 			return
 		}
-		req.Files = append(req.Files, api.File{Name: p.FileName(), XML: string(data)})
+		req.Files = append(req.Files, api.File{Name: name, XML: string(data)})
 	}
 	res, err := h.api.Do(r.Context(), api.OpDeploy, mustJSON(req))
 	if err != nil {
@@ -223,6 +233,9 @@ func (h *Handler) start(w http.ResponseWriter, r *http.Request, key string, vers
 		return
 	}
 	out := instanceOf(view)
+	if out.BusinessKey == nil { // a start not yet applied shows no business key
+		out.BusinessKey = nullIfEmpty(req.BusinessKey)
+	}
 	if req.WithVariablesInReturn {
 		out.Variables = encodeVariables(view.Variables, nil)
 	}
