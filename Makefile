@@ -1,5 +1,5 @@
 # Plain targets; the Go tool does the work.
-.PHONY: build run test lint bench soak
+.PHONY: build run test lint bench soak jsclient
 
 build:
 	go build -o bin/jetbpm ./cmd/jetbpm
@@ -8,8 +8,18 @@ build:
 run: build
 	./examples/demo.sh
 
-test:
+test: jsclient
 	go test -race -count=1 -timeout 20m ./...
+
+# jsclient installs node (apt-get, when missing) and the pinned npm
+# packages TestCamunda7JSClient runs: the real camunda-external-task-client-js
+# (engine/camunda7/testdata/jsclient; node_modules is never committed).
+JSCLIENT = engine/camunda7/testdata/jsclient
+jsclient:
+	@command -v node >/dev/null && command -v npm >/dev/null || \
+		{ echo "installing node and npm with apt-get"; \
+		  $$(command -v sudo) apt-get update -qq && $$(command -v sudo) apt-get install -y -qq nodejs npm; }
+	cd $(JSCLIENT) && npm ci --no-audit --no-fund
 
 # gofmt checks the Go files git tracks or would track (not ignored ones).
 # staticcheck runs at a pinned version through go run: nothing to install.
@@ -32,7 +42,7 @@ bench:
 FUZZTIME ?= 60s
 FUZZ = ./jobs:FuzzDecide ./engine:FuzzDecodeReport ./engine:FuzzDecodeMessage ./expression:FuzzTranslate \
 	./expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal \
-	./engine/api:FuzzDispatch ./cmd/jetbpm/internal/config:FuzzParse
+	./engine/api:FuzzDispatch ./cmd/jetbpm/internal/config:FuzzParse ./engine/camunda7:FuzzDecodeVariables
 soak:
 	JETBPM_SOAK=1 go test -race -count=1 -run 'TestKillNine|TestClusterSurvivesNodeLosses' -v ./cmd/jetbpm ./engine
 	@for t in $(FUZZ); do \

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
+	"github.com/jetbpm/jetbpm/engine/camunda7"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 )
 
@@ -32,10 +34,35 @@ func serveHTTP(addr string, h http.Handler, logger *slog.Logger) (stop func(cont
 	}, ln.Addr().String(), nil
 }
 
-// newHTTPHandler routes GET /healthz and GET /metrics.
-func newHTTPHandler(h *health, reg *metrics.Registry) http.Handler {
+// newHTTPHandler routes GET /healthz, GET /metrics and the Camunda 7 REST
+// API under /engine-rest, which answers once the engine runs (c7).
+func newHTTPHandler(h *health, reg *metrics.Registry, c7 *lateHandler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", h)
 	mux.Handle("GET /metrics", metrics.Handler(reg))
+	mux.Handle(camunda7.Prefix+"/", c7)
 	return mux
+}
+
+// lateHandler serves a handler set once what it needs exists (the HTTP
+// listener starts before the engine); until then, and after it is
+// cleared, it answers 503 with a Camunda 7 error body.
+type lateHandler struct{ h atomic.Pointer[http.Handler] }
+
+func (l *lateHandler) set(h http.Handler) {
+	if h == nil {
+		l.h.Store(nil)
+		return
+	}
+	l.h.Store(&h)
+}
+
+func (l *lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := l.h.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write([]byte(`{"type":"ProcessEngineException","message":"the jetbpm engine is not running (starting or stopping); see /healthz"}`))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/jetbpm/jetbpm/cmd/jetbpm/internal/config"
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
+	"github.com/jetbpm/jetbpm/engine/camunda7"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -26,7 +28,8 @@ JetStream listening on --listen and keeping its data under --data. With
 and embeds nothing; the server must be nats-server 2.12 or later.
 
 serve then creates the streams and buckets jetbpm needs, logs "jetbpm ready",
-and serves GET /healthz and GET /metrics (Prometheus text) on --http until
+and serves GET /healthz, GET /metrics (Prometheus text) and the Camunda 7
+REST API under /engine-rest (docs/camunda7-migration.md) on --http until
 SIGINT or SIGTERM, when it drains and exits within 10 seconds.
 
 --config FILE reads a YAML file that sets the engine-wide defaults (job
@@ -69,7 +72,7 @@ func parseServe(args []string) (*serveOptions, error) {
 	fs.StringVar(&o.config, "config", "", "read settings and engine defaults from the YAML `FILE` (docs/configuration.md); flags given here override it")
 	fs.StringVar(&o.data, "data", "./jetbpm-data", "keep the embedded NATS server's data in `DIR` (the JetStream store in DIR/nats)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`HOST:PORT` the embedded NATS server listens on for clients and workers")
-	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz and /metrics; \"\" turns them off")
+	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics and the Camunda 7 REST API (/engine-rest); \"\" turns them off")
 	fs.IntVar(&o.replicas, "replicas", 1, "`N` replicas of every stream and bucket: 1, or 3 on a 3-node NATS cluster")
 	fs.IntVar(&o.partitions, "partitions", 8, "`N` instance partitions, fixed when the streams are first created")
 	fs.DurationVar(&o.failover, "failover", streams.DefaultFailover, "how long an engine node may be silent before its partitions move to another node; events it held return after 3x this")
@@ -112,7 +115,10 @@ func parseServe(args []string) (*serveOptions, error) {
 // and returns the function that stops them. ctx ends at SIGINT/SIGTERM, just
 // before stop is called; stop stops taking requests and events, finishes the
 // batches in flight and returns by its ctx's deadline, before serve drains nc.
-func runEngine(ctx context.Context, nc *nats.Conn, opts engine.Options, reg *metrics.Registry, logger *slog.Logger) (stop func(context.Context) error, err error) {
+//
+// It also serves the Camunda 7 REST API on c7 (docs/camunda7-migration.md)
+// while the engine runs.
+func runEngine(ctx context.Context, nc *nats.Conn, opts engine.Options, reg *metrics.Registry, logger *slog.Logger, c7 *lateHandler) (stop func(context.Context) error, err error) {
 	opts.Logger, opts.Operations, opts.Metrics = logger, operations, reg
 	eng, err := engine.Open(ctx, nc, opts)
 	if err != nil {
@@ -123,8 +129,16 @@ func runEngine(ctx context.Context, nc *nats.Conn, opts engine.Options, reg *met
 		_ = eng.Close(ctx)
 		return nil, err
 	}
+	rest, err := camunda7.New(eng, nc, camunda7.Options{Logger: logger})
+	if err != nil {
+		_ = srv.Close()
+		_ = eng.Close(ctx)
+		return nil, err
+	}
+	c7.set(http.StripPrefix(camunda7.Prefix, rest))
 	return func(ctx context.Context) error {
-		return errors.Join(srv.Close(), eng.Close(ctx))
+		c7.set(nil)
+		return errors.Join(rest.Close(), srv.Close(), eng.Close(ctx))
 	}, nil
 }
 
@@ -181,8 +195,9 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 	}
 
 	httpAddr := ""
+	c7 := &lateHandler{}
 	if o.http != "" {
-		stop, addr, err := serveHTTP(o.http, newHTTPHandler(h, reg), logger)
+		stop, addr, err := serveHTTP(o.http, newHTTPHandler(h, reg, c7), logger)
 		if err != nil {
 			return err
 		}
@@ -233,7 +248,7 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 			return err
 		}
 		step("starting the engine")
-		if stopEngine, err = runEngine(ctx, nc, o.engine, reg, logger); err != nil {
+		if stopEngine, err = runEngine(ctx, nc, o.engine, reg, logger, c7); err != nil {
 			return fmt.Errorf("start engine: %w", err)
 		}
 		return nil

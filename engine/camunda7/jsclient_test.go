@@ -132,4 +132,3 @@ func lastLine(b []byte) []byte {
 	}
 	return b
 }
-
