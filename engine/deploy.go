@@ -19,9 +19,9 @@ import (
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-// MaxDeploy is the most processes one deploy takes: each writes a version
-// and a version pointer, in one atomic batch.
-const MaxDeploy = streams.MaxAtomicBatch / 2
+// MaxDeploy is the most processes one deploy takes: each writes a version,
+// its BPMN source and a version pointer, in one atomic batch.
+const MaxDeploy = streams.MaxAtomicBatch / 3
 
 // Deploy deploys one process; see DeployAll.
 func (e *Engine) Deploy(ctx context.Context, p *model.Process) (Deployment, error) {
@@ -51,6 +51,12 @@ func (e *Engine) Deploy(ctx context.Context, p *model.Process) (Deployment, erro
 // (docs/timerstart.md), replacing the previous version's; a new version
 // without one cancels it.
 func (e *Engine) DeployAll(ctx context.Context, procs ...*model.Process) ([]Deployment, error) {
+	return e.deployAll(ctx, procs, nil)
+}
+
+// deployAll is DeployAll keeping, for each process id in sources, the
+// BPMN document it was imported from (ProcessSource).
+func (e *Engine) deployAll(ctx context.Context, procs []*model.Process, sources map[string]Resource) ([]Deployment, error) {
 	switch {
 	case len(procs) == 0:
 		return nil, fmt.Errorf("%w: no process to deploy", ErrInvalid)
@@ -76,7 +82,7 @@ func (e *Engine) DeployAll(ctx context.Context, procs ...*model.Process) ([]Depl
 			return nil, fmt.Errorf("process %s: topic %q: %w", tl.process, tl.topic, err)
 		}
 	}
-	deps, err := e.defs.deploy(ctx, procs)
+	deps, err := e.defs.deploy(ctx, procs, sources)
 	if err != nil {
 		return nil, err
 	}
@@ -87,13 +93,58 @@ func (e *Engine) DeployAll(ctx context.Context, procs ...*model.Process) ([]Depl
 }
 
 // DeployXML imports BPMN 2.0 XML and deploys every executable process in
-// it, all or none (DeployAll).
+// it, all or none (DeployAll). The document is kept beside each new
+// version (ProcessSource).
 func (e *Engine) DeployXML(ctx context.Context, r io.Reader) ([]Deployment, error) {
-	procs, err := bpmnxml.Parse(r)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	procs, err := bpmnxml.Parse(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return e.DeployAll(ctx, procs...)
+	sources := map[string]Resource{}
+	for _, p := range procs {
+		sources[p.ID] = Resource{XML: data}
+	}
+	return e.deployAll(ctx, procs, sources)
+}
+
+// A Resource is one named BPMN document of a deploy.
+type Resource struct {
+	Name string // a file name, say; it names the document in errors
+	XML  []byte
+}
+
+// DeployResources imports every document and deploys all their executable
+// processes, all or none (DeployAll). A process id in two documents is an
+// error naming both. Each document is kept beside the new versions of the
+// processes it holds (ProcessSource).
+func (e *Engine) DeployResources(ctx context.Context, files ...Resource) ([]Deployment, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: no files to deploy", ErrInvalid)
+	}
+	var procs []*model.Process
+	sources := map[string]Resource{}
+	for i, f := range files {
+		name := f.Name
+		if name == "" {
+			name = fmt.Sprintf("file %d", i+1)
+		}
+		ps, err := bpmnxml.Parse(bytes.NewReader(f.XML))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)
+		}
+		for _, p := range ps {
+			if prev, dup := sources[p.ID]; dup {
+				return nil, fmt.Errorf("%w: %s: process %q is also in %s", ErrInvalid, name, p.ID, prev.Name)
+			}
+			sources[p.ID] = Resource{Name: name, XML: f.XML}
+		}
+		procs = append(procs, ps...)
+	}
+	return e.deployAll(ctx, procs, sources)
 }
 
 // DeployFile deploys the BPMN file at path (DeployXML).
@@ -168,9 +219,9 @@ const deployAttempts = 10
 // deploy writes the versions procs become in one atomic batch and returns
 // what each became. A batch refused because another deploy moved one of
 // its version pointers first is planned again from the new pointers.
-func (d *definitions) deploy(ctx context.Context, procs []*model.Process) ([]Deployment, error) {
+func (d *definitions) deploy(ctx context.Context, procs []*model.Process, sources map[string]Resource) ([]Deployment, error) {
 	for range deployAttempts {
-		plan, err := d.plan(ctx, procs)
+		plan, err := d.plan(ctx, procs, sources)
 		if err != nil {
 			return nil, err
 		}
@@ -207,7 +258,7 @@ type deployPlan struct {
 // maxHeaderBytes is room left in a message for the headers of a batch.
 const maxHeaderBytes = 1 << 10
 
-func (d *definitions) plan(ctx context.Context, procs []*model.Process) (deployPlan, error) {
+func (d *definitions) plan(ctx context.Context, procs []*model.Process, sources map[string]Resource) (deployPlan, error) {
 	var plan deployPlan
 	var moved []movedProcess
 	for _, p := range procs {
@@ -240,6 +291,13 @@ func (d *definitions) plan(ctx context.Context, procs []*model.Process) (deployP
 					ErrTooLarge, p.ID, len(body), limit)
 			}
 			plan.msgs = append(plan.msgs, kvWrite(streams.DefinitionKey(p.ID, v), body, 0))
+		}
+		if src, ok := sources[p.ID]; ok {
+			m, err := sourceWrite(p.ID, v, src, int(d.nc.MaxPayload())-maxHeaderBytes)
+			if err != nil {
+				return plan, err
+			}
+			plan.msgs = append(plan.msgs, m)
 		}
 		ptr, err := streams.Marshal(latestRecord{Version: v, Hash: sum[:]})
 		if err != nil {

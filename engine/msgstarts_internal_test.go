@@ -69,7 +69,7 @@ func TestDeployMovesMessageStarts(t *testing.T) {
 	}
 	deploy := func(procs ...*model.Process) {
 		t.Helper()
-		if _, err := e.defs.deploy(ctx, procs); err != nil {
+		if _, err := e.defs.deploy(ctx, procs, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,7 +104,7 @@ func TestStartRefusesAMessageOnlyProcess(t *testing.T) {
 	e, _ := openMessagesOnly(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := e.defs.deploy(ctx, []*model.Process{messageStarter("order", false, "paid", "cancelled")}); err != nil {
+	if _, err := e.defs.deploy(ctx, []*model.Process{messageStarter("order", false, "paid", "cancelled")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.Start(ctx, "order", nil)
@@ -146,7 +146,7 @@ func TestMessageStartOncePerKey(t *testing.T) {
 	e, env := openMessagesOnly(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := e.defs.deploy(ctx, []*model.Process{messageStarter("order", false, "paid")}); err != nil {
+	if _, err := e.defs.deploy(ctx, []*model.Process{messageStarter("order", false, "paid")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	starts := startsOf(t, env.Conn)

@@ -46,8 +46,9 @@ const (
 	// InstancesBucket holds one checkpoint per instance, keyed by instance id.
 	// A finished instance keeps its final record until its retention TTL ends.
 	InstancesBucket = "jetbpm-instances"
-	// DefinitionsBucket holds deployed process definitions (DefinitionKey) and
-	// the latest version per process (LatestKey).
+	// DefinitionsBucket holds deployed process definitions (DefinitionKey),
+	// the BPMN documents they were imported from (SourceKey) and the latest
+	// version per process (LatestKey, LatestKeys).
 	DefinitionsBucket = "jetbpm-definitions"
 	// MetaBucket holds cluster-wide settings fixed at provisioning (MetaPartitionsKey).
 	MetaBucket = "jetbpm-meta"
@@ -185,6 +186,18 @@ func APISubject(op string) string { return apiRoot + "." + op }
 func DefinitionKey(processID string, version int) string {
 	return fmt.Sprintf("def.%s.%d", Token(processID), version)
 }
+
+// DefinitionKeys is the KV filter of every deployed version of a process.
+func DefinitionKeys(processID string) string { return "def." + Token(processID) + ".*" }
+
+// SourceKey is the KV key of the BPMN document a deployed version of a
+// process was imported from (gzip-compressed, in a msgpack record).
+func SourceKey(processID string, version int) string {
+	return fmt.Sprintf("src.%s.%d", Token(processID), version)
+}
+
+// LatestKeys is the KV filter of every process's LatestKey.
+const LatestKeys = "latest.*"
 
 // LatestKey is the KV key holding the latest deployed version of a process.
 func LatestKey(processID string) string { return "latest." + Token(processID) }

@@ -2,26 +2,82 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"sync/atomic"
+	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/camunda7"
+	"github.com/jetbpm/jetbpm/engine/httpapi"
+	"github.com/jetbpm/jetbpm/internal/httpauth"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 )
 
-// serveHTTP listens on addr and serves h in the background. It returns the
-// function that shuts the server down and the address it listens on.
-func serveHTTP(addr string, h http.Handler, logger *slog.Logger) (stop func(context.Context), bound string, err error) {
-	ln, err := net.Listen("tcp", addr)
+// checkHTTP checks the HTTP flags and loads the auth file. Without
+// authentication the listener must be on a loopback address (only this
+// machine can call), unless --http-insecure says otherwise.
+func (o *serveOptions) checkHTTP() error {
+	if (o.httpTLSCert == "") != (o.httpTLSKey == "") {
+		return usageErrorf("serve", "--http-tls-cert and --http-tls-key go together")
+	}
+	o.auth = httpauth.Open()
+	if o.httpAuth != "" {
+		a, err := httpauth.Load(o.httpAuth)
+		if err != nil {
+			return err
+		}
+		o.auth = a
+	}
+	if o.http == "" || o.httpAuth != "" || o.httpInsecure {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(o.http)
+	if err != nil {
+		return usageErrorf("serve", "--http %q: %v", o.http, err)
+	}
+	if !loopback(host) {
+		return usageErrorf("serve", "--http %s is not a loopback address: give --http-auth FILE so callers authenticate, or --http-insecure to serve the HTTP API to anyone who can reach it", o.http)
+	}
+	return nil
+}
+
+// loopback reports whether host names only this machine.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serveHTTP listens on o.http (with TLS if o gives a certificate) and
+// serves h in the background. It returns the function that shuts the
+// server down and the URL it serves on.
+func serveHTTP(o serveOptions, h http.Handler, logger *slog.Logger) (stop func(context.Context), url string, err error) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	scheme := "http"
+	if o.httpTLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.httpTLSCert, o.httpTLSKey)
+		if err != nil {
+			return nil, "", fmt.Errorf("--http-tls-cert, --http-tls-key: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		scheme = "https"
+	}
+	ln, err := net.Listen("tcp", o.http)
 	if err != nil {
 		return nil, "", fmt.Errorf("--http: %w", err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	if srv.TLSConfig != nil {
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error("http server", "err", err)
@@ -31,38 +87,56 @@ func serveHTTP(addr string, h http.Handler, logger *slog.Logger) (stop func(cont
 		if err := srv.Shutdown(ctx); err != nil {
 			srv.Close()
 		}
-	}, ln.Addr().String(), nil
+	}, scheme + "://" + ln.Addr().String(), nil
 }
 
-// newHTTPHandler routes GET /healthz, GET /metrics and the Camunda 7 REST
-// API under /engine-rest, which answers once the engine runs (c7).
-func newHTTPHandler(h *health, reg *metrics.Registry, c7 *lateHandler) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /healthz", h)
-	mux.Handle("GET /metrics", metrics.Handler(reg))
-	mux.Handle(camunda7.Prefix+"/", c7)
-	return mux
+// newHTTPHandler serves GET /healthz and GET /metrics without
+// authentication, and the HTTP API /v1 (httpapi) behind auth. Other front
+// ends mount on the returned server (Handle, HandleEngine).
+func newHTTPHandler(h *health, reg *metrics.Registry, auth *httpauth.Authenticator, logger *slog.Logger) *httpapi.Server {
+	srv := httpapi.New(auth, httpapi.WithLogger(logger))
+	srv.HandlePublic("GET /healthz", h)
+	srv.HandlePublic("GET /metrics", metrics.Handler(reg))
+	return srv
 }
 
-// lateHandler serves a handler set once what it needs exists (the HTTP
-// listener starts before the engine); until then, and after it is
-// cleared, it answers 503 with a Camunda 7 error body.
-type lateHandler struct{ h atomic.Pointer[http.Handler] }
+// camunda7Mount serves the Camunda 7 REST API under /engine-rest
+// (docs/camunda7-migration.md) behind the listener's authentication: a
+// worker credential fetches and reports the external tasks of its topics
+// only. It speaks the worker protocol for REST workers on nc.
+type camunda7Mount struct {
+	mu sync.Mutex
+	h  *camunda7.Handler
+}
 
-func (l *lateHandler) set(h http.Handler) {
-	if h == nil {
-		l.h.Store(nil)
-		return
+func mountCamunda7(web *httpapi.Server, nc *nats.Conn, logger *slog.Logger) *camunda7Mount {
+	m := &camunda7Mount{}
+	web.HandleEngine(camunda7.Prefix+"/", func(eng *engine.Engine) http.Handler {
+		h, err := camunda7.New(eng, nc, camunda7.Options{Logger: logger, Authorize: camunda7.AuthorizePrincipal})
+		if err != nil {
+			logger.Error("the Camunda 7 REST API is not served", "err", err)
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				camunda7.Deny(w, r, http.StatusServiceUnavailable, "the Camunda 7 REST API could not start: "+err.Error())
+			})
+		}
+		m.mu.Lock()
+		old := m.h
+		m.h = h
+		m.mu.Unlock()
+		if old != nil {
+			_ = old.Close()
+		}
+		return http.StripPrefix(camunda7.Prefix, h)
+	}, httpapi.DenyWith(camunda7.Deny))
+	return m
+}
+
+// close stops the handler's verdict subscription.
+func (m *camunda7Mount) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.h != nil {
+		_ = m.h.Close()
+		m.h = nil
 	}
-	l.h.Store(&h)
-}
-
-func (l *lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h := l.h.Load(); h != nil {
-		(*h).ServeHTTP(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusServiceUnavailable)
-	_, _ = w.Write([]byte(`{"type":"ProcessEngineException","message":"the jetbpm engine is not running (starting or stopping); see /healthz"}`))
 }

@@ -34,6 +34,12 @@ func commands() []command {
 	return []command{
 		{name: "serve", summary: "run the engine, with an embedded NATS server unless --nats-url is given", usage: serveUsage, run: runServe},
 		{name: "deploy", summary: "deploy BPMN files", usage: deployUsage, run: runDeploy},
+		{name: "processes", summary: "list deployed processes (list)", usage: processesUsage, run: runProcesses, subs: []command{
+			{name: "processes list", summary: "list the latest version of every deployed process", usage: processesListUsage, run: runProcessesList},
+		}},
+		{name: "process", summary: "show one deployed process (show)", usage: processUsage, run: runProcess, subs: []command{
+			{name: "process show", summary: "show a process version, or its BPMN document (--xml)", usage: processShowUsage, run: runProcessShow},
+		}},
 		{name: "start", summary: "start an instance of a deployed process", usage: startUsage, run: runStart},
 		{name: "instance", summary: "show or cancel one instance (show, cancel)", usage: instanceUsage, run: runInstance, subs: []command{
 			{name: "instance show", summary: "show an instance's status, active nodes and variables", usage: instanceShowUsage, run: runInstanceShow},
@@ -72,6 +78,7 @@ func commands() []command {
 			{name: "message publish", summary: "publish a message; it may be kept for later subscriptions (--ttl)", usage: messagePublishUsage, run: runMessagePublish},
 			{name: "message correlate", summary: "deliver a message and print the instance it reached", usage: messageCorrelateUsage, run: runMessageCorrelate},
 		}},
+		{name: "hash-secret", summary: "hash a password (bcrypt) or token (sha256) from stdin for serve --http-auth", usage: hashSecretUsage, run: runHashSecret},
 		{name: "help", summary: "show the commands, or the usage and flags of one command", usage: helpUsage, run: runHelp},
 	}
 }

@@ -85,6 +85,8 @@ type serveProc struct {
 	t        *testing.T
 	cmd      *exec.Cmd
 	httpAddr string
+	// https, when set, is the client of a listener that serves HTTPS.
+	https    *http.Client
 	ready    chan map[string]any // the "jetbpm ready" record
 	exited   chan struct{}
 	exitCode int
@@ -166,14 +168,17 @@ func (p *serveProc) waitReady() map[string]any {
 func (p *serveProc) waitReadyWithin(d time.Duration) map[string]any {
 	p.t.Helper()
 	deadline := time.Now().Add(d)
-	client := &http.Client{Timeout: time.Second}
+	client, url := &http.Client{Timeout: time.Second}, "http://"+p.httpAddr+"/healthz"
+	if p.https != nil {
+		client, url = p.https, "https://"+p.httpAddr+"/healthz"
+	}
 	testwait.Until(p.t, d, "/healthz to answer 200", func() error {
 		select {
 		case <-p.exited:
 			p.t.Fatalf("serve exited with %d before it was ready", p.exitCode)
 		default:
 		}
-		resp, err := client.Get("http://" + p.httpAddr + "/healthz")
+		resp, err := client.Get(url)
 		if err != nil {
 			return err
 		}

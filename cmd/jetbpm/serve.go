@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 	"github.com/jetbpm/jetbpm/cmd/jetbpm/internal/config"
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
-	"github.com/jetbpm/jetbpm/engine/camunda7"
+	"github.com/jetbpm/jetbpm/internal/httpauth"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -28,9 +27,13 @@ JetStream listening on --listen and keeping its data under --data. With
 and embeds nothing; the server must be nats-server 2.12 or later.
 
 serve then creates the streams and buckets jetbpm needs, logs "jetbpm ready",
-and serves GET /healthz, GET /metrics (Prometheus text) and the Camunda 7
-REST API under /engine-rest (docs/camunda7-migration.md) on --http until
-SIGINT or SIGTERM, when it drains and exits within 10 seconds.
+and serves on --http until SIGINT or SIGTERM, when it drains and exits
+within 10 seconds: GET /healthz, GET /metrics (Prometheus text), the
+HTTP API /v1 (docs/http-api.md) and the Camunda 7 REST API /engine-rest
+(docs/camunda7-migration.md). --http-auth FILE makes /v1 and /engine-rest callers
+authenticate (HTTP Basic or bearer tokens with roles); --http-tls-cert and
+--http-tls-key serve HTTPS. Without --http-auth, --http must be a loopback
+address, unless --http-insecure is given.
 
 --config FILE reads a YAML file that sets the engine-wide defaults (job
 locks, retry policies, trust and error mapper rules, for all topics and per
@@ -45,6 +48,11 @@ const shutdownTimeout = 10 * time.Second
 type serveOptions struct {
 	config               string
 	data, listen, http   string
+	httpAuth             string // the auth file; "": no authentication
+	httpTLSCert          string
+	httpTLSKey           string
+	httpInsecure         bool
+	auth                 *httpauth.Authenticator
 	replicas, partitions int
 	failover             time.Duration
 	conn                 *connFlags
@@ -72,7 +80,11 @@ func parseServe(args []string) (*serveOptions, error) {
 	fs.StringVar(&o.config, "config", "", "read settings and engine defaults from the YAML `FILE` (docs/configuration.md); flags given here override it")
 	fs.StringVar(&o.data, "data", "./jetbpm-data", "keep the embedded NATS server's data in `DIR` (the JetStream store in DIR/nats)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`HOST:PORT` the embedded NATS server listens on for clients and workers")
-	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics and the Camunda 7 REST API (/engine-rest); \"\" turns them off")
+	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics, the HTTP API /v1 and the Camunda 7 REST API /engine-rest; \"\" turns them off")
+	fs.StringVar(&o.httpAuth, "http-auth", "", "authenticate HTTP API callers with the users and tokens of the YAML `FILE` (docs/http-api.md)")
+	fs.StringVar(&o.httpTLSCert, "http-tls-cert", "", "serve HTTPS with the certificate (chain) in the PEM `FILE`; needs --http-tls-key")
+	fs.StringVar(&o.httpTLSKey, "http-tls-key", "", "the private key, PEM `FILE`, of --http-tls-cert")
+	fs.BoolVar(&o.httpInsecure, "http-insecure", false, "serve the HTTP API without authentication on a non-loopback --http")
 	fs.IntVar(&o.replicas, "replicas", 1, "`N` replicas of every stream and bucket: 1, or 3 on a 3-node NATS cluster")
 	fs.IntVar(&o.partitions, "partitions", 8, "`N` instance partitions, fixed when the streams are first created")
 	fs.DurationVar(&o.failover, "failover", streams.DefaultFailover, "how long an engine node may be silent before its partitions move to another node; events it held return after 3x this")
@@ -108,6 +120,9 @@ func parseServe(args []string) (*serveOptions, error) {
 	if !o.embedded() && (given["data"] || given["listen"]) {
 		return nil, usageErrorf("serve", "--data and --listen configure the embedded NATS server; they do not go with %s", natsURLFrom)
 	}
+	if err := o.checkHTTP(); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -115,30 +130,19 @@ func parseServe(args []string) (*serveOptions, error) {
 // and returns the function that stops them. ctx ends at SIGINT/SIGTERM, just
 // before stop is called; stop stops taking requests and events, finishes the
 // batches in flight and returns by its ctx's deadline, before serve drains nc.
-//
-// It also serves the Camunda 7 REST API on c7 (docs/camunda7-migration.md)
-// while the engine runs.
-func runEngine(ctx context.Context, nc *nats.Conn, opts engine.Options, reg *metrics.Registry, logger *slog.Logger, c7 *lateHandler) (stop func(context.Context) error, err error) {
+func runEngine(ctx context.Context, nc *nats.Conn, opts engine.Options, reg *metrics.Registry, logger *slog.Logger) (eng *engine.Engine, stop func(context.Context) error, err error) {
 	opts.Logger, opts.Operations, opts.Metrics = logger, operations, reg
-	eng, err := engine.Open(ctx, nc, opts)
+	eng, err = engine.Open(ctx, nc, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	srv, err := api.Serve(nc, eng, logger)
 	if err != nil {
 		_ = eng.Close(ctx)
-		return nil, err
+		return nil, nil, err
 	}
-	rest, err := camunda7.New(eng, nc, camunda7.Options{Logger: logger})
-	if err != nil {
-		_ = srv.Close()
-		_ = eng.Close(ctx)
-		return nil, err
-	}
-	c7.set(http.StripPrefix(camunda7.Prefix, rest))
-	return func(ctx context.Context) error {
-		c7.set(nil)
-		return errors.Join(rest.Close(), srv.Close(), eng.Close(ctx))
+	return eng, func(ctx context.Context) error {
+		return errors.Join(srv.Close(), eng.Close(ctx))
 	}, nil
 }
 
@@ -194,14 +198,14 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		*stops = append(*stops, func(context.Context) { release() })
 	}
 
-	httpAddr := ""
-	c7 := &lateHandler{}
+	httpURL := ""
+	web := newHTTPHandler(h, reg, o.auth, logger)
 	if o.http != "" {
-		stop, addr, err := serveHTTP(o.http, newHTTPHandler(h, reg, c7), logger)
+		stop, url, err := serveHTTP(o, web, logger)
 		if err != nil {
 			return err
 		}
-		httpAddr = addr
+		httpURL = url
 		*stops = append(*stops, stop)
 	}
 
@@ -210,6 +214,8 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		return err
 	}
 	h.setConn(nc)
+	c7 := mountCamunda7(web, nc, logger)
+	*stops = append(*stops, func(context.Context) { c7.close() }) // after the engine stops
 	reg.NewGaugeFunc("jetbpm_nats_connected", "1 while the NATS connection is up, else 0.", func() float64 {
 		if nc.IsConnected() {
 			return 1
@@ -222,6 +228,7 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 
 	var layout streams.Layout
 	var stopEngine func(context.Context) error
+	var eng *engine.Engine
 	var unavailable error // the last try's, shown on /healthz until a try succeeds
 	step := func(what string) {
 		if unavailable != nil {
@@ -248,7 +255,7 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 			return err
 		}
 		step("starting the engine")
-		if stopEngine, err = runEngine(ctx, nc, o.engine, reg, logger, c7); err != nil {
+		if eng, stopEngine, err = runEngine(ctx, nc, o.engine, reg, logger); err != nil {
 			return fmt.Errorf("start engine: %w", err)
 		}
 		return nil
@@ -257,16 +264,18 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		return err
 	}
 	*stops = append(*stops, func(ctx context.Context) {
+		web.SetEngine(nil) // the HTTP API answers 503 from here on
 		if err := stopEngine(ctx); err != nil {
 			logger.Error("engine stop", "err", err)
 		}
 	})
+	web.SetEngine(eng)
 
 	*stops = append(*stops, func(context.Context) { h.setReason("shutting down") }) // the first stop
 	h.setReason("")
 	attrs := []any{"nats_url", natsURL, "partitions", layout.Partitions, "replicas", layout.Replicas}
-	if httpAddr != "" {
-		attrs = append(attrs, "http", "http://"+httpAddr)
+	if httpURL != "" {
+		attrs = append(attrs, "http", httpURL)
 	}
 	logger.Info("jetbpm ready", attrs...)
 	return nil

@@ -143,6 +143,19 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 		}
 		inst, err := h.eng.CorrelateMessage(ctx, m)
 		return MessageCorrelateResponse{Instance: inst}, err
+	case OpProcessList:
+		var req struct{}
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		list, err := h.eng.Processes(ctx)
+		return ProcessListResponse{Processes: list}, err
+	case OpProcessGet:
+		var req ProcessRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		return h.process(ctx, req)
 	case OpSignalBroadcast:
 		var req SignalRequest
 		if err := decode(&req); err != nil {
@@ -175,16 +188,13 @@ func (h *Handler) incident(ctx context.Context, op string, req IncidentRequest) 
 }
 
 // deploy imports every file, then deploys all their processes or none
-// (engine.DeployAll).
+// (engine.DeployResources).
 func (h *Handler) deploy(ctx context.Context, req DeployRequest) (DeployResponse, error) {
-	if len(req.Files) == 0 {
-		return DeployResponse{}, fmt.Errorf("%w: no files to deploy", engine.ErrInvalid)
+	res := make([]engine.Resource, len(req.Files))
+	for i, f := range req.Files {
+		res[i] = engine.Resource{Name: f.Name, XML: []byte(f.XML)}
 	}
-	procs, err := importAll(req.Files)
-	if err != nil {
-		return DeployResponse{}, err
-	}
-	deps, err := h.eng.DeployAll(ctx, procs...)
+	deps, err := h.eng.DeployResources(ctx, res...)
 	if err != nil {
 		return DeployResponse{}, err
 	}

@@ -56,6 +56,18 @@ func TestDeploymentDefinitionsAndInstances(t *testing.T) {
 	if len(defs) != 0 {
 		t.Fatalf("definitions of an unknown key %v", defs)
 	}
+	if r := f.deploy(t, "order.bpmn", strings.ReplaceAll(orderXML("PT30S"), `"done"`, `"done2"`)); r.status != 200 { // version 2
+		t.Fatalf("deploy version 2: %d %s", r.status, r.body)
+	}
+	f.deploy(t, "paid.bpmn", paidXML)
+	f.call(t, "GET", "/process-definition", nil).decode(t, &defs)
+	if ids := jsonOf(defs); len(defs) != 3 || defs[0]["id"] != "order:1" || defs[1]["id"] != "order:2" || defs[2]["id"] != "paid:1" {
+		t.Fatalf("all definitions: %s", ids)
+	}
+	f.call(t, "GET", "/process-definition?latestVersion=true&key=order", nil).decode(t, &defs)
+	if len(defs) != 1 || defs[0]["version"] != 2.0 {
+		t.Fatalf("latest order: %v", defs)
+	}
 
 	r = f.call(t, "POST", "/process-definition/order:1/start", map[string]any{"businessKey": "o-7", "withVariablesInReturn": true,
 		"variables": map[string]any{"n": map[string]any{"value": 3, "type": "Integer"}}})

@@ -73,7 +73,7 @@ func (h *Handler) getExternalTask(w http.ResponseWriter, r *http.Request) {
 		writeEngineError(w, err)
 		return
 	}
-	if !h.authorize(w, r, Access{Operation: "externalTask.read", Topics: []string{job.Topic}}) {
+	if !h.authorize(w, r, Access{Operation: OpExternalTaskRead, Topics: []string{job.Topic}}) {
 		return
 	}
 	t, ok := h.describe(r.Context(), job, d.Seq, id)
@@ -129,7 +129,7 @@ func (h *Handler) listExternalTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	limit = min(limit, maxListed)
 	topic := q.Get("topicName")
-	if !h.authorize(w, r, Access{Operation: "externalTask.read", Topics: nonEmpty(topic)}) {
+	if !h.authorize(w, r, Access{Operation: OpExternalTaskRead, Topics: nonEmpty(topic)}) {
 		return
 	}
 	filter := streams.JobsSubjects

@@ -110,7 +110,7 @@ func (h *Handler) fetchAndLock(w http.ResponseWriter, r *http.Request) {
 			topics, names = append(topics, t), append(names, t.TopicName)
 		}
 	}
-	if !h.authorize(w, r, Access{Operation: "externalTask.fetch", Topics: names}) {
+	if !h.authorize(w, r, Access{Operation: OpFetch, Topics: names}) {
 		return
 	}
 	tasks := h.fetchTasks(r.Context(), &req, topics)

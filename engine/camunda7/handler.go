@@ -47,13 +47,25 @@ type Options struct {
 
 // Access describes what a request does, for Options.Authorize.
 type Access struct {
-	// Operation is "externalTask.fetch", "externalTask.report" (complete,
-	// failure, bpmnError, extendLock, unlock), "externalTask.read", or
-	// "deploy", "start", "read", "cancel", "message", "task", "incident".
+	// Operation is one of the Op constants.
 	Operation string
 	// Topics are the topics an external-task operation touches.
 	Topics []string
 }
+
+// The operations of Access.
+const (
+	OpFetch            = "externalTask.fetch"  // fetchAndLock
+	OpReport           = "externalTask.report" // complete, failure, bpmnError, extendLock, unlock
+	OpExternalTaskRead = "externalTask.read"   // GET /external-task, GET /external-task/{id}
+	OpDeploy           = "deploy"              // POST /deployment/create
+	OpStart            = "start"               // POST /process-definition/…/start
+	OpCancel           = "cancel"              // DELETE /process-instance/{id}
+	OpRead             = "read"                // GET /process-definition, /process-instance/{id}, /incident
+	OpMessage          = "message"             // POST /message
+	OpTaskRead         = "task.read"           // GET /task
+	OpTaskWork         = "task.work"           // POST /task/{id}/claim, unclaim, complete
+)
 
 // Handler serves Camunda 7's REST API (the subset of
 // docs/camunda7-migration.md) over an engine node. It is an http.Handler

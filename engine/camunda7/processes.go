@@ -63,7 +63,7 @@ const maxDeployment = 16 << 20
 // deployment-source, enable-duplicate-filtering, deploy-changed-only and
 // tenant-id are read or ignored.
 func (h *Handler) createDeployment(w http.ResponseWriter, r *http.Request) {
-	if !h.authorize(w, r, Access{Operation: "deploy"}) {
+	if !h.authorize(w, r, Access{Operation: OpDeploy}) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxDeployment)
@@ -140,12 +140,12 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// listProcessDefinitions answers GET /process-definition: with key (or
-// processDefinitionKey), the latest version of that process, or the
-// given version (version); without, every deployed process's latest
-// version when the engine can list them (ProcessLister).
+// listProcessDefinitions answers GET /process-definition: every deployed
+// version of every process, by key then version; filters key (or
+// processDefinitionKey), version and latestVersion=true; paging with
+// firstResult and maxResults.
 func (h *Handler) listProcessDefinitions(w http.ResponseWriter, r *http.Request) {
-	if !h.authorize(w, r, Access{Operation: "read"}) {
+	if !h.authorize(w, r, Access{Operation: OpRead}) {
 		return
 	}
 	q := r.URL.Query()
@@ -153,30 +153,52 @@ func (h *Handler) listProcessDefinitions(w http.ResponseWriter, r *http.Request)
 	if key == "" {
 		key = q.Get("processDefinitionKey")
 	}
-	version, err := atoiDefault(q.Get("version"), 0)
-	if err != nil || version < 0 {
-		writeError(w, http.StatusBadRequest, "InvalidRequestException", "version must be a positive integer")
+	version, err1 := atoiDefault(q.Get("version"), 0)
+	first, err2 := atoiDefault(q.Get("firstResult"), 0)
+	limit, err3 := atoiDefault(q.Get("maxResults"), 0)
+	if err := errors.Join(err1, err2, err3); err != nil || version < 0 || first < 0 || limit < 0 {
+		writeError(w, http.StatusBadRequest, "InvalidRequestException", "version, firstResult and maxResults must be non-negative integers")
 		return
 	}
-	if key == "" {
-		list, err := h.listDefinitions(r)
-		if err != nil {
+	latestOnly := q.Get("latestVersion") == "true"
+	var infos []engine.ProcessInfo
+	if key != "" {
+		info, err := h.eng.ProcessInfo(r.Context(), key, 0)
+		if err == nil {
+			infos = append(infos, info)
+		} else if !errors.Is(err, engine.ErrNotFound) {
 			writeEngineError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, list)
-		return
+	} else {
+		var err error
+		if infos, err = h.eng.Processes(r.Context()); err != nil {
+			writeEngineError(w, err)
+			return
+		}
 	}
-	p, err := h.eng.Process(r.Context(), key, version)
-	if errors.Is(err, engine.ErrNotFound) {
-		writeJSON(w, http.StatusOK, []processDefinition{})
-		return
+	out := []processDefinition{}
+	for _, info := range infos {
+		versions := info.Versions
+		if latestOnly || len(versions) == 0 {
+			versions = []int{info.Version}
+		}
+		for _, v := range versions {
+			if version != 0 && v != version {
+				continue
+			}
+			pd := definitionOf(info.ID, v, nil)
+			if v == info.Version {
+				pd.Name = nullIfEmpty(info.Name)
+			}
+			out = append(out, pd)
+		}
 	}
-	if err != nil {
-		writeEngineError(w, err)
-		return
+	out = out[min(first, len(out)):]
+	if limit > 0 && limit < len(out) {
+		out = out[:limit]
 	}
-	writeJSON(w, http.StatusOK, []processDefinition{definitionOf(p.ID, p.Version, nil)})
+	writeJSON(w, http.StatusOK, out)
 }
 
 // startRequest is Camunda 7's StartProcessInstanceDto (the fields jetbpm
@@ -202,7 +224,7 @@ func (h *Handler) startByID(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) start(w http.ResponseWriter, r *http.Request, key string, version int) {
-	if !h.authorize(w, r, Access{Operation: "start"}) {
+	if !h.authorize(w, r, Access{Operation: OpStart}) {
 		return
 	}
 	var req startRequest
@@ -263,7 +285,7 @@ func instanceOf(v *engine.InstanceView) processInstance {
 }
 
 func (h *Handler) getProcessInstance(w http.ResponseWriter, r *http.Request) {
-	if !h.authorize(w, r, Access{Operation: "read"}) {
+	if !h.authorize(w, r, Access{Operation: OpRead}) {
 		return
 	}
 	id := r.PathValue("id")
@@ -281,7 +303,7 @@ func (h *Handler) getProcessInstance(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) deleteProcessInstance(w http.ResponseWriter, r *http.Request) {
-	if !h.authorize(w, r, Access{Operation: "cancel"}) {
+	if !h.authorize(w, r, Access{Operation: OpCancel}) {
 		return
 	}
 	id := r.PathValue("id")
@@ -320,7 +342,7 @@ type messageRequest struct {
 // published (message.publish, no time to live) and reaches every catch
 // waiting for it.
 func (h *Handler) correlateMessage(w http.ResponseWriter, r *http.Request) {
-	if !h.authorize(w, r, Access{Operation: "message"}) {
+	if !h.authorize(w, r, Access{Operation: OpMessage}) {
 		return
 	}
 	var req messageRequest
@@ -430,7 +452,7 @@ func taskOf(t *instance.Task) task {
 // candidateGroup, includeAssignedTasks, processInstanceId,
 // processDefinitionKey, firstResult and maxResults.
 func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
-	if !h.authorize(w, r, Access{Operation: "task"}) {
+	if !h.authorize(w, r, Access{Operation: OpTaskRead}) {
 		return
 	}
 	q := r.URL.Query()
@@ -458,7 +480,7 @@ func (h *Handler) listTasks(w http.ResponseWriter, r *http.Request) {
 // taskOp serves claim ({userId}), unclaim and complete ({variables}).
 func (h *Handler) taskOp(op string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !h.authorize(w, r, Access{Operation: "task"}) {
+		if !h.authorize(w, r, Access{Operation: OpTaskWork}) {
 			return
 		}
 		var body struct {
@@ -524,7 +546,7 @@ func incidentType(causeClass string) string {
 // listIncidents answers GET /incident with the open incidents; filters
 // processInstanceId, processDefinitionKey, activityId, incidentType.
 func (h *Handler) listIncidents(w http.ResponseWriter, r *http.Request) {
-	if !h.authorize(w, r, Access{Operation: "incident"}) {
+	if !h.authorize(w, r, Access{Operation: OpRead}) {
 		return
 	}
 	q := r.URL.Query()

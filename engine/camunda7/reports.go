@@ -159,7 +159,7 @@ func (h *Handler) report(kind reportKind) http.HandlerFunc {
 			writeEngineError(w, err)
 			return
 		}
-		if !h.authorize(w, r, Access{Operation: "externalTask.report", Topics: []string{job.Topic}}) {
+		if !h.authorize(w, r, Access{Operation: OpReport, Topics: []string{job.Topic}}) {
 			return
 		}
 		h.mu.Lock()

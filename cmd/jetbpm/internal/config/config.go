@@ -125,7 +125,25 @@ func (d *decoder) top(root *yaml.Node, c *Config) {
 				d.flag(c, "data", "data", d.text),
 				d.flag(c, "listen", "listen", d.hostPort))
 		}},
-		d.flag(c, "http", "http", d.str),
+		field{"http", func(key string, v *yaml.Node) {
+			// http: HOST:PORT, or a mapping with the listener's settings.
+			if resolve(v).Kind != yaml.MappingNode {
+				d.flag(c, "http", "http", d.str).set(key, v)
+				return
+			}
+			d.mapping(v, key,
+				d.flag(c, "listen", "http", d.str),
+				d.flag(c, "auth", "http-auth", d.text),
+				d.flag(c, "insecure", "http-insecure", func(key string, v *yaml.Node) (string, bool) {
+					b, ok := d.boolean(key, v)
+					return strconv.FormatBool(b), ok
+				}),
+				field{"tls", func(key string, v *yaml.Node) {
+					d.mapping(v, key,
+						d.flag(c, "cert", "http-tls-cert", d.text),
+						d.flag(c, "key", "http-tls-key", d.text))
+				}})
+		}},
 		field{"log", func(key string, v *yaml.Node) {
 			d.mapping(v, key,
 				d.flag(c, "format", "log-format", func(key string, v *yaml.Node) (string, bool) {

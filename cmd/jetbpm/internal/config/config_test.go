@@ -111,6 +111,19 @@ func TestParseSettings(t *testing.T) {
 					t.Errorf("%+v %+v", c.Flags, c.Engine)
 				}
 			}},
+		{"http as a mapping: listener, auth, TLS", "http:\n  listen: 0.0.0.0:9464\n  auth: auth.yaml\n  insecure: true\n  tls: {cert: h.pem, key: hk.pem}\n",
+			func(t *testing.T, c *Config) {
+				want := map[string]string{"http": "0.0.0.0:9464", "http-auth": "auth.yaml", "http-insecure": "true",
+					"http-tls-cert": "h.pem", "http-tls-key": "hk.pem"}
+				for name, v := range want {
+					if c.Flags[name].Value != v {
+						t.Errorf("%s = %+v, want %q", name, c.Flags[name], v)
+					}
+				}
+				if c.Flags["http-tls-key"].Key != "http.tls.key" || c.Flags["http-tls-key"].Line != 5 {
+					t.Errorf("http-tls-key = %+v", c.Flags["http-tls-key"])
+				}
+			}},
 		{"exponential fills in the default policy", "jobs:\n  retryPolicy: {kind: exponential, maxAttempts: 8, cap: 5m}\n", func(t *testing.T, c *Config) {
 			want := jobs.ExponentialSpec(8, 500*time.Millisecond, 5*time.Minute, 0.2)
 			if c.Engine.Jobs.Retry == nil || *c.Engine.Jobs.Retry != want {
