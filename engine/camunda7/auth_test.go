@@ -43,7 +43,7 @@ func TestWorkerTokenIsConfinedToItsTopics(t *testing.T) {
 		return http.StripPrefix(camunda7.Prefix, h)
 	}, httpapi.DenyWith(camunda7.Deny))
 	f.call(t, "GET", "/version", nil) // the plain fixture still answers
-	var bearer atomic.Value // the token the test's requests carry
+	var bearer atomic.Value           // the token the test's requests carry
 	bearer.Store("")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tok := bearer.Load().(string); tok != "" {
