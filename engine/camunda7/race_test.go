@@ -115,9 +115,13 @@ func TestTwoRESTWorkersRaceAndEachJobCompletesOnce(t *testing.T) {
 // post sends a JSON body and decodes the answer, which must have status
 // want; for the workers' goroutines, which may not call t.Fatal.
 func post[T any](f *fixture, path string, body any, want int) (T, error) {
+	return postWith[T](http.DefaultClient, f, path, body, want)
+}
+
+func postWith[T any](c *http.Client, f *fixture, path string, body any, want int) (T, error) {
 	var out T
 	b, _ := json.Marshal(body)
-	resp, err := http.Post(f.srv.URL+camunda7.Prefix+path, "application/json", bytes.NewReader(b))
+	resp, err := c.Post(f.srv.URL+camunda7.Prefix+path, "application/json", bytes.NewReader(b))
 	if err != nil {
 		return out, err
 	}
