@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -226,7 +225,7 @@ func (f *fixture) waitEnded(t *testing.T, id string) *engine.InstanceView {
 
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
-	return fmt.Sprintf("%s", b)
+	return string(b)
 }
 
 func waitFor(t *testing.T, what string, cond func() error) {
