@@ -113,7 +113,7 @@ const (
 	reportUnlock
 )
 
-var reportVerbs = map[reportKind]string{reportComplete: "completed", reportFailure: "failed", reportBpmnError: "reported a BPMN error for",
+var reportVerbs = map[reportKind]string{reportComplete: "completed", reportFailure: "failed", reportBpmnError: "reported as a BPMN error",
 	reportExtendLock: "extended", reportUnlock: "unlocked"}
 
 // reportBody is the union of the report endpoints' request bodies.
