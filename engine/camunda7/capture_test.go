@@ -45,10 +45,10 @@ func TestWireCaptureReplay(t *testing.T) {
 		"data":         {404, "no Camunda 7 endpoint"}, // file variables are not supported
 		"unlock":       {404, "not found"},             // t3 is unknown, as in the capture
 		"extendLock":   {204, ""},
-		"failure":      {204, ""},                         // t2 gets 2 more retries
-		"lock":         {404, "no Camunda 7 endpoint"},    // not served
-		"bpmnError":    {404, "not found"},                // t2 was sent back by the failure
-		"complete":     {400, "x-java-serialized-object"}, // the Java-serialized Object is refused
+		"failure":      {204, ""},                              // t2 gets 2 more retries
+		"lock":         {404, "no Camunda 7 endpoint"},         // not served
+		"bpmnError":    {400, "already sent back for a retry"}, // t2 was sent back by the failure
+		"complete":     {400, "x-java-serialized-object"},      // the Java-serialized Object is refused
 	}
 	for _, req := range capture.Requests {
 		path := strings.TrimPrefix(req.URL, camunda7.Prefix)
