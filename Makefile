@@ -1,5 +1,5 @@
 # Plain targets; the Go tool does the work.
-.PHONY: build run test lint bench soak chromium console-vendor
+.PHONY: build run test lint bench soak chromium console-vendor jsclient
 
 build:
 	go build -o bin/jetbpm ./cmd/jetbpm
@@ -8,12 +8,12 @@ build:
 run: build
 	./examples/demo.sh
 
-test: chromium
+test: chromium jsclient
 	go test -race -count=1 -timeout 20m ./...
 
 # The console's browser tests drive Debian's Chromium (docs/console.md §5).
 chromium:
-	@command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	@command -v chromium >/dev/null || { echo "installing chromium with apt-get"; $$(command -v sudo) apt-get update -qq && $$(command -v sudo) apt-get install -y -qq chromium; }
 
 # console-vendor refreshes the console's bpmn-js viewer from npm (pinned).
 BPMNJS_VERSION ?= 18.31.1
@@ -24,6 +24,16 @@ console-vendor:
 	cp "$$tmp/package/dist/bpmn-viewer.production.min.js" "$$tmp/package/dist/assets/bpmn-js.css" \
 	   "$$tmp/package/dist/assets/diagram-js.css" "$$tmp/package/LICENSE" $$d/; \
 	echo "bpmn-js $(BPMNJS_VERSION) (npm)" > $$d/VERSION; ls -l $$d
+
+# jsclient installs node (apt-get, when missing) and the pinned npm
+# packages TestCamunda7JSClient runs: the real camunda-external-task-client-js
+# (engine/camunda7/testdata/jsclient; node_modules is never committed).
+JSCLIENT = engine/camunda7/testdata/jsclient
+jsclient:
+	@command -v node >/dev/null && command -v npm >/dev/null || \
+		{ echo "installing node and npm with apt-get"; \
+		  $$(command -v sudo) apt-get update -qq && $$(command -v sudo) apt-get install -y -qq nodejs npm; }
+	cd $(JSCLIENT) && npm ci --no-audit --no-fund
 
 # gofmt checks the Go files git tracks or would track (not ignored ones).
 # staticcheck runs at a pinned version through go run: nothing to install.
@@ -47,7 +57,7 @@ FUZZTIME ?= 60s
 FUZZ = ./jobs:FuzzDecide ./engine:FuzzDecodeReport ./engine:FuzzDecodeMessage ./expression:FuzzTranslate \
 	./expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal \
 	./engine/api:FuzzDispatch ./cmd/jetbpm/internal/config:FuzzParse ./engine/cron:FuzzParse \
-	./engine/httpapi:FuzzRequest ./internal/httpauth:FuzzParse
+	./engine/httpapi:FuzzRequest ./internal/httpauth:FuzzParse ./engine/camunda7:FuzzDecodeVariables
 soak:
 	JETBPM_SOAK=1 go test -race -count=1 -run 'TestKillNine|TestClusterSurvivesNodeLosses' -v ./cmd/jetbpm ./engine
 	@for t in $(FUZZ); do \

@@ -152,6 +152,8 @@ func (p *partition) logDecision(instanceID string, r *jobs.Report, d jobs.Delive
 	case dec.Terminal != nil:
 		msg = "job outcome"
 		attrs = append(attrs, "outcome", dec.Terminal.Kind)
+	case dec.Action == jobs.Nak && r.Kind == jobs.Release:
+		msg = "job released"
 	case dec.Action == jobs.Nak:
 		msg, level = "job retry scheduled", slog.LevelInfo
 		attrs = append(attrs, "backoff", dec.Delay)

@@ -130,6 +130,8 @@ func (m *engineMetrics) countDecision(topic string, r *jobs.Report, before uint6
 		m.expiries.With(topic).Inc()
 	}
 	switch {
+	case dec.Action == jobs.Nak && r.Kind == jobs.Release:
+		// a release is no retry
 	case dec.Action == jobs.Nak:
 		m.retries.With(topic).Inc()
 	case dec.Action == jobs.Progress:

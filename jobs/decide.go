@@ -118,6 +118,14 @@ func Decide(st *State, r *Report, d Delivery, env Env) Decision {
 		until := env.Now.Add(st.Policy.LockDuration)
 		v.Accepted, v.LockExpiresAt = true, &until
 		dec.Action = Progress
+	case Release:
+		// The holder gives the delivery back unrun: the next delivery must
+		// not count it as a failed attempt, so the budget grows by one.
+		st.Nacked = d.Count
+		st.Budget++
+		v.Accepted, v.Reason = true, "released for immediate redelivery"
+		dec.Verdict, dec.Action, dec.Changed = v, Nak, true
+		return dec
 	case Complete:
 		dec = complete(st, r, v, dec)
 		return dec

@@ -170,3 +170,30 @@ func TestParseDelivery(t *testing.T) {
 		}
 	}
 }
+
+func TestDecideReleaseDoesNotCountAsAnAttempt(t *testing.T) {
+	st := newTestState(Policy{Trust: WorkerTrusted, Retry: FixedDelaySpec(1, time.Second)})
+	for delivery := uint64(1); delivery <= 3; delivery++ {
+		if delivery > 1 {
+			if d := decide(st, CheckIn, delivery, nil); !d.Verdict.Accepted {
+				t.Fatalf("check-in of delivery %d after releases: %+v", delivery, d)
+			}
+		}
+		d := decide(st, Release, delivery, nil)
+		if !d.Verdict.Accepted || d.Action != Nak || d.Delay != 0 || d.Terminal != nil || !d.Changed {
+			t.Fatalf("release of delivery %d: %+v", delivery, d)
+		}
+		if d := decide(st, Release, delivery, nil); d.Verdict.Accepted || d.Action != None {
+			t.Fatalf("second release of delivery %d: %+v", delivery, d)
+		}
+	}
+	if st.LastError != "" {
+		t.Errorf("a release is no failure: last error %q", st.LastError)
+	}
+	if d := decide(st, CheckIn, 4, nil); !d.Verdict.Accepted || d.Terminal != nil {
+		t.Fatalf("check-in of delivery 4 with a budget of 1 after 3 releases: %+v", d)
+	}
+	if d := decide(st, Release, 3, nil); d.Verdict.Accepted || !strings.Contains(d.Verdict.Reason, "stale") {
+		t.Errorf("stale release: %+v", d)
+	}
+}

@@ -39,6 +39,9 @@ const (
 	BpmnError ReportKind = "bpmnError" // WorkerTrusted verdict: a BPMN error
 	Status    ReportKind = "status"    // WorkerTrusted verdict: a business status
 	Fail      ReportKind = "fail"      // a technical fault, or the raw {code, body}
+	// Release gives the delivery back unrun, for immediate redelivery to
+	// any worker; it does not count as an attempt (Camunda's unlock).
+	Release ReportKind = "release"
 )
 
 // Terminal reports whether a report of kind k carries the job's outcome.
@@ -87,7 +90,7 @@ func (r *Report) Validate() error {
 		return fmt.Errorf("report for job %s has no delivery (the job message's reply subject)", r.JobID)
 	}
 	switch r.Kind {
-	case CheckIn, Extend, Complete, Fail:
+	case CheckIn, Extend, Complete, Fail, Release:
 	case BpmnError:
 		if r.ErrorCode == "" {
 			return fmt.Errorf("bpmnError report for job %s has no errorCode", r.JobID)

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/camunda7"
 	"github.com/jetbpm/jetbpm/engine/console"
 	"github.com/jetbpm/jetbpm/engine/httpapi"
 	"github.com/jetbpm/jetbpm/internal/httpauth"
@@ -127,4 +128,45 @@ func mountConsole(web *httpapi.Server, nc *nats.Conn, logger *slog.Logger) (stop
 		return c
 	})
 	return stop
+}
+
+// camunda7Mount serves the Camunda 7 REST API under /engine-rest
+// (docs/camunda7-migration.md) behind the listener's authentication: a
+// worker credential fetches and reports the external tasks of its topics
+// only. It speaks the worker protocol for REST workers on nc.
+type camunda7Mount struct {
+	mu sync.Mutex
+	h  *camunda7.Handler
+}
+
+func mountCamunda7(web *httpapi.Server, nc *nats.Conn, logger *slog.Logger) *camunda7Mount {
+	m := &camunda7Mount{}
+	web.HandleEngine(camunda7.Prefix+"/", func(eng *engine.Engine) http.Handler {
+		h, err := camunda7.New(eng, nc, camunda7.Options{Logger: logger, Authorize: camunda7.AuthorizePrincipal})
+		if err != nil {
+			logger.Error("the Camunda 7 REST API is not served", "err", err)
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				camunda7.Deny(w, r, http.StatusServiceUnavailable, "the Camunda 7 REST API could not start: "+err.Error())
+			})
+		}
+		m.mu.Lock()
+		old := m.h
+		m.h = h
+		m.mu.Unlock()
+		if old != nil {
+			_ = old.Close()
+		}
+		return http.StripPrefix(camunda7.Prefix, h)
+	}, httpapi.DenyWith(camunda7.Deny))
+	return m
+}
+
+// close stops the handler's verdict subscription.
+func (m *camunda7Mount) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.h != nil {
+		_ = m.h.Close()
+		m.h = nil
+	}
 }

@@ -128,6 +128,28 @@ tokens:
 		t.Errorf("/v1/openapi.json without credentials: %d; want 200 (it is public)", code)
 	}
 
+	// The Camunda 7 REST API sits behind the same authentication and
+	// answers in Camunda's error format; a worker token works its topics only.
+	fetch := func(topic string) string {
+		return `{"workerId":"w","maxTasks":1,"topics":[{"topicName":"` + topic + `","lockDuration":1000}]}`
+	}
+	for _, c := range []struct {
+		method, path, authz, body string
+		code                      int
+		want                      string
+	}{
+		{"GET", "/engine-rest/version", "", "", 401, `"type":"AuthenticationException"`},
+		{"POST", "/engine-rest/external-task/fetchAndLock", worker, fetch("payments"), 200, `[`},
+		{"POST", "/engine-rest/external-task/fetchAndLock", worker, fetch("other"), 403, `"type":"AuthorizationException"`},
+		{"POST", "/engine-rest/process-definition/key/order/start", worker, `{}`, 403, `may not start`},
+		{"GET", "/engine-rest/process-definition?key=order", alice, "", 200, `"id":"order:1"`},
+	} {
+		code, hdr, body := call(c.method, c.path, c.authz, "application/json", strings.NewReader(c.body))
+		if code != c.code || hdr.Get("Content-Type") != "application/json" || !strings.Contains(body, c.want) {
+			t.Errorf("%s %s as %q: %d %q %s; want %d with %s", c.method, c.path, c.authz, code, hdr.Get("Content-Type"), body, c.code, c.want)
+		}
+	}
+
 	// Plain HTTP on the TLS listener gets nowhere.
 	if res, err := http.Get("http://" + p.httpAddr + "/v1/processes"); err == nil {
 		res.Body.Close()

@@ -29,9 +29,10 @@ and embeds nothing; the server must be nats-server 2.12 or later.
 serve then creates the streams and buckets jetbpm needs, logs "jetbpm ready",
 and serves on --http until SIGINT or SIGTERM, when it drains and exits
 within 10 seconds: GET /healthz, GET /metrics (Prometheus text), the
-HTTP API /v1 (docs/http-api.md) and the web console at / (docs/console.md).
---http-auth FILE makes /v1 and console callers authenticate (HTTP Basic
-or bearer tokens with roles); --http-tls-cert and
+HTTP API /v1 (docs/http-api.md), the Camunda 7 REST API /engine-rest
+(docs/camunda7-migration.md) and the web console at / (docs/console.md).
+--http-auth FILE makes /v1, /engine-rest and console callers authenticate
+(HTTP Basic or bearer tokens with roles); --http-tls-cert and
 --http-tls-key serve HTTPS. Without --http-auth, --http must be a loopback
 address, unless --http-insecure is given.
 
@@ -80,7 +81,7 @@ func parseServe(args []string) (*serveOptions, error) {
 	fs.StringVar(&o.config, "config", "", "read settings and engine defaults from the YAML `FILE` (docs/configuration.md); flags given here override it")
 	fs.StringVar(&o.data, "data", "./jetbpm-data", "keep the embedded NATS server's data in `DIR` (the JetStream store in DIR/nats)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`HOST:PORT` the embedded NATS server listens on for clients and workers")
-	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics, the HTTP API /v1 and the web console at /; \"\" turns them off")
+	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics, the HTTP API /v1, the Camunda 7 REST API /engine-rest and the web console at /; \"\" turns them off")
 	fs.StringVar(&o.httpAuth, "http-auth", "", "authenticate HTTP API callers with the users and tokens of the YAML `FILE` (docs/http-api.md)")
 	fs.StringVar(&o.httpTLSCert, "http-tls-cert", "", "serve HTTPS with the certificate (chain) in the PEM `FILE`; needs --http-tls-key")
 	fs.StringVar(&o.httpTLSKey, "http-tls-key", "", "the private key, PEM `FILE`, of --http-tls-cert")
@@ -214,6 +215,8 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		return err
 	}
 	h.setConn(nc)
+	c7 := mountCamunda7(web, nc, logger)
+	*stops = append(*stops, func(context.Context) { c7.close() }) // after the engine stops
 	reg.NewGaugeFunc("jetbpm_nats_connected", "1 while the NATS connection is up, else 0.", func() float64 {
 		if nc.IsConnected() {
 			return 1

@@ -27,6 +27,19 @@ func TestServeEmbedded(t *testing.T) {
 		t.Errorf("/metrics: %d\n%s", resp.StatusCode, body)
 	}
 
+	// The Camunda 7 REST API is mounted on the same listener.
+	for path, want := range map[string]int{"/engine-rest/version": 200, "/engine-rest/no/such/endpoint": 404} {
+		resp, err := http.Get("http://" + p.httpAddr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || resp.Header.Get("Content-Type") != "application/json" || !strings.HasPrefix(string(body), "{") {
+			t.Errorf("GET %s: %d %q %s, want %d with a JSON body", path, resp.StatusCode, resp.Header.Get("Content-Type"), body, want)
+		}
+	}
+
 	t.Run("second serve on the same data dir", func(t *testing.T) {
 		_, stderr, code := runJetbpm(t, nil, "serve", "--data", data, "--listen", freeAddr(t), "--http", "")
 		want := `^jetbpm: data directory ` + regexp.QuoteMeta(data) + ` is in use by another jetbpm serve \(pid ` + p.pid() + `\)\n$`
