@@ -260,8 +260,10 @@ var runnable = []conformanceRun{
 		jobs:     []string{"ServiceTask_0cz2k8t", "ServiceTask_18goo5h"},
 		wantVars: map[string]any{"path": "A"},
 		check: func(t *testing.T, _ *engine.InstanceView, served []servedJob) {
-			if p := served[0].Policy; p == nil || p.Retry.MaxAttempts != 3 {
-				t.Errorf("retries=\"3\": policy %+v", p)
+			// retries="3" is the default policy (3 executions): the engine
+			// keeps it; any other reading of it would ship.
+			if p := served[0].Policy; p != nil {
+				t.Errorf("retries=\"3\": policy %+v shipped, want the default kept", p)
 			}
 		},
 	},

@@ -199,7 +199,8 @@ func TestDataFlowFailuresDoNotRetry(t *testing.T) {
 
 // The per-service policy overrides the engine-wide default, which
 // overrides the batteries' default; under WorkerTrusted the job carries
-// the resolved policy.
+// the resolved policy when it differs from its topic's default, and the
+// engine keeps and runs a default one.
 func TestTwoLevelPolicy(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
@@ -221,6 +222,23 @@ func TestTwoLevelPolicy(t *testing.T) {
 	}{{"engine-default", 7, 10 * time.Minute}, {"per-service", 1, time.Hour}} {
 		startJob(t, eng, tc.process, nil)
 		m, job := w.fetch()
+		if tc.process == "engine-default" {
+			// The engine-wide level is the topic's default: not shipped; a
+			// fault is retried by the engine with its 7 attempts, 1 s apart.
+			if job.Policy != nil || job.LockDurationMs != jobs.DefaultLockDuration.Milliseconds() {
+				t.Fatalf("%s: job %+v shipped its topic's default policy", tc.process, job)
+			}
+			v := w.report(m, job, jobs.Report{Kind: jobs.Fail, Code: "503"})
+			if !v.Accepted || !strings.Contains(v.Reason, "attempt 1 of 7 failed, retrying in 1s") {
+				t.Fatalf("%s: fail verdict %+v", tc.process, v)
+			}
+			m, job = w.fetch()
+			if meta, _ := m.Metadata(); meta == nil || meta.NumDelivered != 2 {
+				t.Fatalf("%s: want the job's second delivery, got %+v", tc.process, meta)
+			}
+			w.report(m, job, jobs.Report{Kind: jobs.Complete})
+			continue
+		}
 		if job.Policy == nil || job.Policy.Retry.MaxAttempts != tc.attempts || job.Policy.MaxLockDuration != tc.maxLock ||
 			job.Policy.LockDuration != jobs.DefaultLockDuration {
 			t.Fatalf("%s: shipped policy %+v", tc.process, job.Policy)

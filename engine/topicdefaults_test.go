@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,8 +15,10 @@ import (
 )
 
 // A topic's defaults sit between the engine-wide ones and a task's own:
-// its lock becomes the topic consumer's AckWait, its retry policy ships
-// with the topic's jobs, and a task's own option still wins.
+// its lock becomes the topic consumer's AckWait, its retry policy is what
+// the engine runs for the topic's jobs (kept: a task's policy ships only
+// when it differs from the topic's default), and a task's own option still
+// wins.
 func TestTopicDefaults(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
@@ -45,14 +49,32 @@ func TestTopicDefaults(t *testing.T) {
 		process, topic string
 		attempts       int
 		lock           time.Duration
+		kept           bool
 	}{
-		{"on-t", "t", 7, 90 * time.Second},
-		{"on-slow", "slow", 2, 3 * time.Minute},
-		{"on-slow-own", "slow", 1, 3 * time.Minute},
+		{"on-t", "t", 7, 90 * time.Second, true},
+		{"on-slow", "slow", 2, 3 * time.Minute, true},
+		{"on-slow-own", "slow", 1, 3 * time.Minute, false},
 	} {
 		w := newRawWorker(t, env, tc.topic)
 		startJob(t, eng, tc.process, nil)
 		m, job := w.fetch()
+		if tc.kept {
+			// The topic's default: not shipped; the engine retries a fault
+			// with the topic's attempts, 1 s apart.
+			if job.Policy != nil || job.LockDurationMs != tc.lock.Milliseconds() {
+				t.Errorf("%s: job lock %d ms, shipped policy %+v; want a %s lock and the topic's default kept", tc.process, job.LockDurationMs, job.Policy, tc.lock)
+			}
+			want := fmt.Sprintf("attempt 1 of %d failed, retrying in 1s", tc.attempts)
+			if v := w.report(m, job, jobs.Report{Kind: jobs.Fail, Code: "503"}); !v.Accepted || !strings.Contains(v.Reason, want) {
+				t.Errorf("%s: fail verdict %+v, want %q", tc.process, v, want)
+			}
+			m, job = w.fetch()
+			if meta, _ := m.Metadata(); meta == nil || meta.NumDelivered != 2 {
+				t.Fatalf("%s: want the job's second delivery, got %+v", tc.process, meta)
+			}
+			w.report(m, job, jobs.Report{Kind: jobs.Complete})
+			continue
+		}
 		if job.Policy == nil || job.Policy.Retry.MaxAttempts != tc.attempts || job.Policy.LockDuration != tc.lock ||
 			job.LockDurationMs != tc.lock.Milliseconds() {
 			t.Errorf("%s: job lock %d ms, shipped policy %+v; want %d attempts, a %s lock", tc.process, job.LockDurationMs, job.Policy, tc.attempts, tc.lock)

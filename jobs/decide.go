@@ -130,7 +130,7 @@ func Decide(st *State, r *Report, d Delivery, env Env) Decision {
 		dec = complete(st, r, v, dec)
 		return dec
 	case BpmnError, Status:
-		if !st.engineClassifies(r) {
+		if !st.untrusted(r) {
 			t := &Terminal{Kind: Errored, ErrorCode: r.ErrorCode, Message: r.Message, Vars: r.Vars}
 			if r.Kind == Status {
 				t = &Terminal{Kind: StatusSet, Status: r.Status}
@@ -151,14 +151,22 @@ func Decide(st *State, r *Report, d Delivery, env Env) Decision {
 }
 
 // engineClassifies reports whether the engine, not the worker, classifies
-// this job's faults and owns its retries.
+// this job's faults and owns its retries: the worker has no policy to run
+// (EngineAuthoritative, a Go mapper, a kept default) or could not run it.
 func (st *State) engineClassifies(r *Report) bool {
+	return st.untrusted(r) || st.Kept
+}
+
+// untrusted reports whether a bpmnError or status verdict of the worker is
+// only a raw fault to the engine. A kept default policy trusts them: the
+// worker would have been trusted had the policy been shipped.
+func (st *State) untrusted(r *Report) bool {
 	return st.Policy.Trust == EngineAuthoritative || st.Policy.Mapper != "" || r.CannotRunPolicy
 }
 
 func complete(st *State, r *Report, v Verdict, dec Decision) Decision {
 	out := r.Output
-	if st.Policy.Trust == EngineAuthoritative || r.CannotRunPolicy {
+	if st.Policy.Trust == EngineAuthoritative || r.CannotRunPolicy || st.Kept {
 		m, err := CompileOutputs(st.Policy.Outputs)
 		if err == nil {
 			out, err = m.Apply(bodyOf(r.Output))
@@ -189,7 +197,10 @@ func fail(st *State, r *Report, d Delivery, v Verdict, dec Decision, env Env) De
 	attempt := int(d.Count)
 	st.LastError = describe(r)
 	dec.Changed = true
-	if !st.engineClassifies(r) {
+	// A worker of a kept default policy that asks for a number of
+	// retries (0: none, raise an incident now) is heard as under
+	// WorkerTrusted.
+	if !st.engineClassifies(r) || (st.Kept && r.Retries != nil && !r.CannotRunPolicy) {
 		// The worker retried within its lock; only an explicit retries
 		// override sends the job round again.
 		if r.Retries == nil || *r.Retries == 0 {

@@ -144,6 +144,76 @@ func TestDecideTrustModes(t *testing.T) {
 	}
 }
 
+// A kept default policy (not shipped): the worker reports as an
+// EngineAuthoritative one would; the engine classifies its faults and owns
+// the retries, but trusts its business verdicts and an explicit retries
+// override, as it would have under WorkerTrusted.
+func TestDecideKeptDefaultPolicy(t *testing.T) {
+	kept := func(p Policy) *State {
+		st := newTestState(p)
+		st.Kept = true
+		return st
+	}
+	rules := []Rule{{Code: "404", Outcome: BusinessStatus, Value: "NOT_FOUND"}}
+	st := kept(Policy{Trust: WorkerTrusted, Retry: FixedDelaySpec(2, 5*time.Second)})
+	d := decide(st, Fail, 1, func(r *Report) { r.Code = "503" })
+	if d.Action != Nak || d.Delay != 5*time.Second || d.Terminal != nil || st.Nacked != 1 {
+		t.Fatalf("first fault of a kept policy: the engine retries it: %+v", d)
+	}
+	d = decide(st, Fail, 2, func(r *Report) { r.Code = "503"; r.Attempts = 5 })
+	if d.Action != Term || d.Terminal == nil || d.Terminal.Cause != CauseExhausted || d.Terminal.Attempts != 2 {
+		t.Fatalf("second fault: the engine's budget, not the worker's attempts: %+v %+v", d, d.Terminal)
+	}
+	st = kept(Policy{Trust: WorkerTrusted, Rules: rules, Status: "s"})
+	if d := decide(st, Fail, 1, func(r *Report) { r.Code = "404" }); d.Terminal == nil || d.Terminal.Kind != StatusSet || d.Terminal.Status != "NOT_FOUND" {
+		t.Fatalf("the engine classifies a kept policy's faults: %+v", d)
+	}
+	st = kept(Policy{Trust: WorkerTrusted})
+	if d := decide(st, BpmnError, 1, func(r *Report) { r.ErrorCode = "E" }); d.Terminal == nil || d.Terminal.Kind != Errored || d.Terminal.ErrorCode != "E" {
+		t.Fatalf("a kept policy trusts a bpmnError: %+v", d)
+	}
+	st = kept(Policy{Trust: WorkerTrusted})
+	if d := decide(st, Status, 1, func(r *Report) { r.Status = "FINE" }); d.Terminal == nil || d.Terminal.Kind != StatusSet || d.Terminal.Status != "FINE" {
+		t.Fatalf("a kept policy trusts a status: %+v", d)
+	}
+	st = kept(Policy{Trust: WorkerTrusted})
+	zero := 0
+	if d := decide(st, Fail, 1, func(r *Report) { r.Retries = &zero }); d.Action != Term || d.Terminal == nil || d.Terminal.Cause != CauseExhausted {
+		t.Fatalf("retries 0 on a kept policy ends the job now: %+v", d)
+	}
+	st = kept(Policy{Trust: WorkerTrusted})
+	two := 2
+	if d := decide(st, Fail, 1, func(r *Report) { r.Retries = &two; r.RetryBackoffMs = 250 }); d.Action != Nak || d.Delay != 250*time.Millisecond || st.Budget != 3 {
+		t.Fatalf("retries override on a kept policy: %+v budget %d", d, st.Budget)
+	}
+	st = kept(Policy{Trust: WorkerTrusted})
+	if d := decide(st, Complete, 1, func(r *Report) { r.Output = map[string]any{"ok": true} }); d.Terminal == nil || d.Terminal.Kind != Done || d.Terminal.Output["ok"] != true {
+		t.Fatalf("complete of a kept policy: %+v", d)
+	}
+}
+
+func TestPolicyEqual(t *testing.T) {
+	base := Overrides{}.Resolve(Overrides{})
+	if !base.Equal(Overrides{}.Resolve(Overrides{})) {
+		t.Fatal("a policy differs from itself")
+	}
+	for name, o := range map[string]Overrides{
+		"trust":   {Trust: EngineAuthoritative},
+		"retry":   {Retry: ptrTo(FixedDelaySpec(3, time.Second))},
+		"rules":   {Rules: []Rule{{Code: "1", Outcome: Technical}}},
+		"outputs": {Outputs: []OutputRule{{Path: "body.x", Variable: "x"}}},
+		"status":  {Status: "s"},
+		"lock":    {LockDuration: time.Second},
+		"maxLock": {MaxLockDuration: time.Hour},
+	} {
+		if o.Resolve(Overrides{}).Equal(base) {
+			t.Errorf("%s: a changed policy equals the default", name)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
 func TestDecideOutputMappingFailureIsDataFlow(t *testing.T) {
 	st := newTestState(Policy{Trust: EngineAuthoritative, Outputs: []OutputRule{{Path: "body.id", Variable: "id", Required: true}}})
 	d := decide(st, Complete, 1, func(r *Report) { r.Output = map[string]any{} })

@@ -1,12 +1,16 @@
 package jobs
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Trust says who runs a job's policy (docs/jobs.md §4).
 type Trust string
 
 const (
-	// WorkerTrusted ships the policy with the job: the worker maps its
+	// WorkerTrusted ships the policy with the job (unless it is the
+	// topic's default: see State.Kept): the worker maps its
 	// output, classifies its faults, retries within its lock and reports a
 	// verdict. The default.
 	WorkerTrusted Trust = "workerTrusted"
@@ -16,7 +20,8 @@ const (
 )
 
 // Policy is the resolved outcome policy of one job, stored with the job's
-// state and, under WorkerTrusted, shipped to the worker.
+// state and, under WorkerTrusted, shipped to the worker when it differs
+// from its topic's default.
 type Policy struct {
 	Trust   Trust        `msgpack:"trust" json:"trust"`
 	Retry   RetrySpec    `msgpack:"retry" json:"retry"`
@@ -33,6 +38,13 @@ type Policy struct {
 	// one delivery's total lock time (docs/jobs.md §3).
 	LockDuration    time.Duration `msgpack:"lock" json:"-"`
 	MaxLockDuration time.Duration `msgpack:"maxLock" json:"-"`
+}
+
+// Equal reports whether p and q are the same policy.
+func (p Policy) Equal(q Policy) bool {
+	return p.Trust == q.Trust && p.Retry == q.Retry && slices.Equal(p.Rules, q.Rules) &&
+		slices.Equal(p.Outputs, q.Outputs) && p.Status == q.Status && p.StatusOverwrite == q.StatusOverwrite &&
+		p.Mapper == q.Mapper && p.LockDuration == q.LockDuration && p.MaxLockDuration == q.MaxLockDuration
 }
 
 // Defaults of the two-level configuration (engine-wide options override

@@ -8,6 +8,12 @@ type State struct {
 	ID     string `msgpack:"id"`
 	Topic  string `msgpack:"topic"`
 	Policy Policy `msgpack:"policy"`
+	// Kept says the policy is its topic's default and was not shipped
+	// with the job: the worker reports as EngineAuthoritative workers do
+	// and the engine runs the policy (maps the output, classifies faults,
+	// owns retries), while it trusts a bpmnError or status verdict as under
+	// WorkerTrusted.
+	Kept bool `msgpack:"kept,omitempty"`
 	// Budget is the number of executions allowed; a WorkerTrusted retries
 	// override moves it.
 	Budget int `msgpack:"budget"`

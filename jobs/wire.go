@@ -24,7 +24,8 @@ type Job struct {
 	LockDurationMs int64 `json:"lockDurationMs"`
 	// EnqueuedAt is when the engine queued the job (its step's time).
 	EnqueuedAt time.Time `json:"enqueuedAt"`
-	// Policy is shipped under WorkerTrusted only.
+	// Policy is shipped under WorkerTrusted only, and only when it differs
+	// from the topic's default (State.Kept).
 	Policy *Policy `json:"policy,omitempty"`
 }
 

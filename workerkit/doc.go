@@ -33,11 +33,14 @@
 //     is redelivered and counts as a failed attempt.
 //   - Check-in. A redelivered job is executed only after the engine
 //     confirms this delivery is current; otherwise it is dropped.
-//   - Policy. Under WorkerTrusted (the default) the job carries its policy
-//     and the worker runs it: it maps the output, classifies faults with
-//     the task's ErrorMapper rules and retries technical faults within its
-//     lock, reporting only the final verdict. Under EngineAuthoritative it
-//     reports raw faults and the engine classifies and retries.
+//   - Policy. Under WorkerTrusted (the default) a job whose policy differs
+//     from its topic's default carries it and the worker runs it: it maps
+//     the output, classifies faults with the task's ErrorMapper rules and
+//     retries technical faults within its lock, reporting only the final
+//     verdict. A job without a policy (EngineAuthoritative, or the topic's
+//     default, which the engine keeps) gets raw reports: the engine
+//     classifies faults and retries them by redelivery; a BpmnError or
+//     Status is reported as such.
 //   - Reports are published with JetStream and de-duplicated by message
 //     id; the worker never acknowledges a job message itself.
 //

@@ -47,6 +47,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs.BoolVar(&cfg.WorkersTCP, "workers-tcp", false, "connect the workers over loopback TCP instead of in-process")
 	fs.IntVar(&cfg.Workers, "workers", 4, "`N` worker connections")
 	fs.IntVar(&cfg.Partitions, "partitions", 8, "`N` instance partitions of the embedded server")
+	fs.IntVar(&cfg.Engines, "engines", 1, "`N` engine nodes sharing the server (each its own connection; partitions pinned among them)")
 	fs.StringVar(&cfg.NATSURL, "nats-url", "", "measure against this NATS server instead of an embedded one")
 	fs.BoolVar(&noBaseline, "no-baseline", false, "skip the raw JetStream baseline")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")

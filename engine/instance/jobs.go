@@ -16,21 +16,29 @@ func (r *runner) enqueue(t *Track, n *model.Node) {
 		return
 	}
 	w := n.Service.Worker
-	policy := w.Overrides().Resolve(r.env.Jobs.For(w.Topic))
+	topicLevel := r.env.Jobs.For(w.Topic)
+	policy := w.Overrides().Resolve(topicLevel)
 	id := r.waitID(n.ID, t.Activation)
 	job := &jobs.Job{
 		ID: id, Topic: w.Topic, Instance: r.s.ID, ProcessID: r.s.ProcessID, Node: n.ID,
 		Input: deepCopyMap(input), Headers: w.Headers, LockDurationMs: policy.LockDuration.Milliseconds(),
 		EnqueuedAt: r.env.Now,
 	}
+	st := jobs.NewState(id, w.Topic, policy, r.env.Now)
+	// Only a policy that differs from its topic's default travels with the
+	// job; the engine runs a default one itself (jobs.State.Kept).
 	if policy.Trust == jobs.WorkerTrusted {
-		shipped := policy
-		job.Policy = &shipped
+		if policy.Equal(jobs.Overrides{}.Resolve(topicLevel)) {
+			st.Kept = true
+		} else {
+			shipped := policy
+			job.Policy = &shipped
+		}
 	}
 	t.State, t.Locals = Waiting, locals
 	r.s.Waits = append(r.s.Waits, &Wait{
 		ID: id, Kind: JobWait, Track: t.ID, Node: n.ID, Armed: r.env.Now,
-		Job: jobs.NewState(id, w.Topic, policy, r.env.Now),
+		Job: st,
 	})
 	r.s.Outbox = append(r.s.Outbox, Effect{ID: "job:" + id, Kind: EnqueueJob, Wait: id, Job: job})
 	r.armBoundaries(t, n)

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/embedded"
 )
@@ -36,8 +39,12 @@ type Config struct {
 	Workers    int  // worker connections (default 4)
 	Baseline   bool // also measure the raw JetStream lifecycle
 	Partitions int  // default 8
-	NATSURL    string
-	Logger     *slog.Logger
+	// Engines is how many engine nodes share the server (default 1), each
+	// on its own connection; the loader spreads its starts over them and
+	// the server pins each partition to one of them.
+	Engines int
+	NATSURL string
+	Logger  *slog.Logger
 	// Progress is called about once a second while the load runs.
 	Progress func(Progress)
 }
@@ -72,8 +79,12 @@ type Result struct {
 	PeakRSSBytes      int64     `json:"peakRssBytes"`
 	Baseline          *Baseline `json:"baseline,omitempty"`
 	// Ratio is instancesPerSec / baseline.jobsPerSec.
-	Ratio float64  `json:"ratio,omitempty"`
-	Notes []string `json:"notes,omitempty"`
+	Ratio float64 `json:"ratio,omitempty"`
+	// EngineCompleted is, with more than one engine node, how many
+	// instances each node completed (the node the instance's partition was
+	// pinned to commits its completion).
+	EngineCompleted []int64  `json:"engineCompleted,omitempty"`
+	Notes           []string `json:"notes,omitempty"`
 }
 
 // ScenarioNames lists the scenarios, for usage and error messages.
@@ -101,6 +112,9 @@ func (c *Config) defaults() error {
 	if c.Workers <= 0 {
 		c.Workers = 4
 	}
+	if c.Engines <= 0 {
+		c.Engines = 1
+	}
 	if c.Partitions <= 0 {
 		c.Partitions = streams.DefaultPartitions
 	}
@@ -119,8 +133,11 @@ type env struct {
 	server  *embedded.Server
 	url     string // for TCP clients
 	engNC   *nats.Conn
-	eng     *engine.Engine
-	cleanup []func()
+	eng     *engine.Engine   // the first of engines
+	engines []*engine.Engine // Config.Engines nodes
+	// completed reads, per node, the instances it completed.
+	completed []func() int64
+	cleanup   []func()
 }
 
 func (e *env) close() {
@@ -180,18 +197,43 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 		e.close()
 		return nil, err
 	}
-	eng, err := engine.Open(ctx, nc, engine.Options{Logger: cfg.Logger, Operations: sc.operations()})
-	if err != nil {
-		e.close()
-		return nil, err
+	for i := range cfg.Engines {
+		if i > 0 {
+			if nc, err = e.connect(false); err != nil {
+				e.close()
+				return nil, err
+			}
+		}
+		reg := metrics.NewRegistry()
+		eng, err := engine.Open(ctx, nc, engine.Options{Logger: cfg.Logger, Operations: sc.operations(), Metrics: reg})
+		if err != nil {
+			e.close()
+			return nil, err
+		}
+		e.engines = append(e.engines, eng)
+		e.completed = append(e.completed, func() int64 { return completedFacts(reg) })
+		e.cleanup = append(e.cleanup, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = eng.Close(ctx)
+		})
 	}
-	e.eng = eng
-	e.cleanup = append(e.cleanup, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = eng.Close(ctx)
-	})
+	e.eng = e.engines[0]
 	return e, nil
+}
+
+// completedFacts reads a node's count of completed instances from its
+// metrics.
+func completedFacts(reg *metrics.Registry) int64 {
+	var b strings.Builder
+	_ = reg.WriteText(&b)
+	for line := range strings.Lines(b.String()) {
+		if v, ok := strings.CutPrefix(line, `jetbpm_instance_facts_total{kind="completed"} `); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return int64(n)
+		}
+	}
+	return 0
 }
 
 // tracker maps started instances to their start times and wakes whoever

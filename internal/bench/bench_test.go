@@ -26,6 +26,7 @@ func TestRunScenarios(t *testing.T) {
 		{Config{Scenario: "timers", Instances: 200, Duration: time.Second}, false},
 		{Config{Scenario: "one-task", Rate: 200, Duration: time.Second}, true},
 		{Config{Scenario: "message", Duration: time.Second}, false},
+		{Config{Scenario: "one-task", Duration: time.Second, Engines: 2}, true},
 	} {
 		t.Run(tc.cfg.Scenario, func(t *testing.T) {
 			cfg := tc.cfg
@@ -53,6 +54,16 @@ func TestRunScenarios(t *testing.T) {
 			}
 			if cfg.Baseline && (res.Baseline == nil || res.Baseline.JobsPerSec <= 0 || res.Ratio <= 0) {
 				t.Errorf("no baseline: %+v", res.Baseline)
+			}
+			var sum int64
+			for _, n := range res.EngineCompleted {
+				sum += n
+			}
+			if cfg.Engines > 1 && (len(res.EngineCompleted) != cfg.Engines || sum != res.Instances) {
+				t.Errorf("completed per engine %v, want %d nodes' counts summing to %d", res.EngineCompleted, cfg.Engines, res.Instances)
+			}
+			if cfg.Engines <= 1 && res.EngineCompleted != nil {
+				t.Errorf("completed per engine %v with one engine", res.EngineCompleted)
 			}
 			b, _ := json.Marshal(res)
 			var keys map[string]any

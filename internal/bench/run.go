@@ -130,6 +130,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if res.Baseline != nil && res.Baseline.JobsPerSec > 0 {
 		res.Ratio = res.InstancesPerSec / res.Baseline.JobsPerSec
 	}
+	if len(e.engines) > 1 {
+		for _, n := range e.completed {
+			res.EngineCompleted = append(res.EngineCompleted, n())
+		}
+	}
 	if f := tr.failed.Load(); f > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d instances did not complete", f))
 	}
@@ -180,7 +185,8 @@ type loader struct {
 }
 
 func (l *loader) startOne(ctx context.Context, at time.Time) (*start, error) {
-	id := fmt.Sprintf("b%d", l.seq.Add(1))
+	seq := l.seq.Add(1)
+	id := fmt.Sprintf("b%d", seq)
 	if !l.from.IsZero() {
 		at = l.from
 	}
@@ -189,12 +195,13 @@ func (l *loader) startOne(ctx context.Context, at time.Time) (*start, error) {
 	if l.msgs.name != "" {
 		vars["key"] = id
 	}
-	if _, err := l.e.eng.Start(ctx, l.p, vars, engine.InstanceID(id)); err != nil {
+	eng := l.e.engines[int(seq)%len(l.e.engines)]
+	if _, err := eng.Start(ctx, l.p, vars, engine.InstanceID(id)); err != nil {
 		return nil, err
 	}
 	l.started.Add(1)
 	if l.msgs.name != "" {
-		if err := l.msgs.publish(ctx, l.e.eng, id); err != nil {
+		if err := l.msgs.publish(ctx, eng, id); err != nil {
 			return nil, err
 		}
 	}
@@ -355,6 +362,9 @@ func (r *Result) String() string {
 	if r.Messages > 0 {
 		row("messages", r.Messages)
 		row("publish→correlated", pl(r.LatencyMs.PublishToCorrelated))
+	}
+	if len(r.EngineCompleted) > 0 {
+		row("completed per engine node", fmt.Sprint(r.EngineCompleted))
 	}
 	row("CPU s per 1000 instances", fmt.Sprintf("%.3f", r.CPUSecondsPer1000))
 	row("peak RSS", fmt.Sprintf("%.0f MiB", float64(r.PeakRSSBytes)/(1<<20)))
