@@ -13,6 +13,19 @@ import (
 	"github.com/jetbpm/jetbpm/jobs"
 )
 
+// TestExampleSagaImports: the saga's two handlers are found.
+func TestExampleSagaImports(t *testing.T) {
+	procs, err := bpmnxml.ParseFile("../../examples/saga.bpmn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for activity, handler := range map[string]string{"book": "unbook", "charge": "refund"} {
+		if h := procs[0].CompensationHandler(activity); h == nil || h.ID != handler || !h.IsExternal() || h.Service.Worker.Topic != "undo" {
+			t.Errorf("handler of %s = %+v, want %s on topic undo", activity, h, handler)
+		}
+	}
+}
+
 // TestExamplePaymentImports: the make run demo's process imports with the
 // options the demo's story relies on.
 func TestExamplePaymentImports(t *testing.T) {
@@ -49,12 +62,17 @@ func TestDemoStory(t *testing.T) {
 		"incident resolve",                // the operator's step
 		"claimed by alice", "completed\n", // the task list's step
 		`"approved": true`, `"condition": "as new"`, // the refund's variables: the task's result and the message's
+		"saga 1", `"refundDone": true`, `"unbookDone": true`, // the saga's handlers ran
+		"incident abandon", "compensating\n", "status:  terminated", // the operator's abandon, then compensate
 	} {
 		if !strings.Contains(story, want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, story)
 		}
 	}
-	if n := len(regexp.MustCompile(`status:\s+completed`).FindAllString(story, -1)); n != 3 {
-		t.Errorf("%d instances shown completed, want the small payment, the resolved one and the refund:\n%s", n, story)
+	if n := len(regexp.MustCompile(`status:\s+completed`).FindAllString(story, -1)); n != 4 {
+		t.Errorf("%d instances shown completed, want the small payment, the resolved one, the refund and the undone saga:\n%s", n, story)
+	}
+	if n := strings.Count(story, `"refundDone": true`); n != 2 {
+		t.Errorf("%d sagas show their refund undone, want both (the modelled undo and the operator's):\n%s", n, story)
 	}
 }
