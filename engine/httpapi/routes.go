@@ -72,6 +72,10 @@ func routes() []*route {
 		{method: "POST", path: "/v1/instances/{id}/cancel", op: api.OpInstanceCancel, access: httpauth.Operate,
 			summary: "Terminate an active instance and wait until it has stopped",
 			in:      typeOf[api.InstanceRequest](), out: typeOf[engine.InstanceView](), pathFields: idField},
+		{method: "POST", path: "/v1/instances/{id}/compensate", op: api.OpInstanceCompensate, access: httpauth.Operate,
+			summary: "Start compensating the instance: its journal's handlers (or one node's) run newest first, then it ends terminated",
+			in:      typeOf[api.CompensateRequest](), out: typeOf[engine.InstanceView](), pathFields: idField,
+			status: http.StatusAccepted},
 		{method: "GET", path: "/v1/incidents", op: api.OpIncidentList, access: httpauth.Read,
 			summary: "List incidents, oldest first failure first", in: typeOf[api.IncidentListRequest](), out: typeOf[api.IncidentListResponse]()},
 		{method: "GET", path: "/v1/incidents/{id}", op: api.OpIncidentGet, access: httpauth.Read,
@@ -95,6 +99,7 @@ func routes() []*route {
 		task("update", api.OpTaskUpdate, "Change the due date, follow-up date or priority", httpauth.TaskWork),
 		task("complete", api.OpTaskComplete, "Complete the task with vars", httpauth.TaskWork),
 		task("error", api.OpTaskError, "End the task with a BPMN error", httpauth.TaskWork),
+		task("escalate", api.OpTaskEscalate, "Raise an escalation from the task, caught by its escalation boundary or an enclosing scope", httpauth.TaskWork),
 	}
 }
 
