@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,10 +18,13 @@ import (
 	"github.com/jetbpm/jetbpm/jobs"
 )
 
-// verdicts receives the engine's answers on one wildcard inbox and hands
-// each to the report waiting for it.
-type verdicts struct {
+// A VerdictInbox receives the engine's verdicts on one wildcard inbox of a
+// connection and hands each to the report waiting for it: one subscription,
+// however many reports are in flight. Worker uses one; so does anything else
+// that reports jobs (the Camunda 7 REST layer).
+type VerdictInbox struct {
 	prefix string
+	token  string
 	sub    *nats.Subscription
 	next   atomic.Uint64
 
@@ -28,8 +32,11 @@ type verdicts struct {
 	waiting map[string]chan jobs.Verdict
 }
 
-func openVerdicts(nc *nats.Conn, log *slog.Logger) (*verdicts, error) {
-	v := &verdicts{prefix: nc.NewInbox() + ".", waiting: map[string]chan jobs.Verdict{}}
+// OpenVerdictInbox subscribes to a new inbox of nc; a malformed verdict is
+// logged to log and dropped.
+func OpenVerdictInbox(nc *nats.Conn, log *slog.Logger) (*VerdictInbox, error) {
+	inbox := nc.NewInbox()
+	v := &VerdictInbox{prefix: inbox + ".", token: inbox[strings.LastIndexByte(inbox, '.')+1:], waiting: map[string]chan jobs.Verdict{}}
 	sub, err := nc.Subscribe(v.prefix+"*", func(m *nats.Msg) {
 		var verdict jobs.Verdict
 		if err := json.Unmarshal(m.Data, &verdict); err != nil {
@@ -56,11 +63,16 @@ func openVerdicts(nc *nats.Conn, log *slog.Logger) (*verdicts, error) {
 	return v, nil
 }
 
-func (v *verdicts) close() { _ = v.sub.Unsubscribe() }
+// Close unsubscribes; reports still waiting get no verdict.
+func (v *VerdictInbox) Close() { _ = v.sub.Unsubscribe() }
 
-// expect registers a reply subject and returns it with its channel and a
-// function to unregister it.
-func (v *verdicts) expect() (string, chan jobs.Verdict, func()) {
+// Token is the inbox's unique token: a report's message id can include it
+// to be unique across processes.
+func (v *VerdictInbox) Token() string { return v.token }
+
+// Expect registers a new reply subject for a report and returns it, the
+// channel its verdict arrives on, and a function that unregisters it.
+func (v *VerdictInbox) Expect() (replyTo string, verdict <-chan jobs.Verdict, done func()) {
 	subject := v.prefix + strconv.FormatUint(v.next.Add(1), 10)
 	ch := make(chan jobs.Verdict, 1)
 	v.mu.Lock()
@@ -93,7 +105,7 @@ const (
 // delivery once, refusing later copies.
 func (x *execution) converse(ctx context.Context, r jobs.Report, msgID string, deadline time.Time) (jobs.Verdict, error) {
 	w := x.w
-	replyTo, ch, done := w.verdicts.expect()
+	replyTo, ch, done := w.verdicts.Expect()
 	defer done()
 	r.JobID, r.Delivery, r.Worker, r.ReplyTo = x.raw.ID, x.msg.Reply(), w.opts.Name, replyTo
 	body, err := json.Marshal(r)

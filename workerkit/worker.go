@@ -67,7 +67,7 @@ type Worker struct {
 	handlers []*handler
 	started  bool
 
-	verdicts *verdicts // set by Run
+	verdicts *VerdictInbox // set by Run
 }
 
 // handler is one Handle registration.
@@ -135,11 +135,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		return errors.New("workerkit: Run with no handlers")
 	}
 
-	v, err := openVerdicts(w.nc, w.log)
+	v, err := OpenVerdictInbox(w.nc, w.log)
 	if err != nil {
 		return err
 	}
-	defer v.close()
+	defer v.Close()
 	w.verdicts = v
 
 	// Jobs run under their own context, so that ctx ending stops the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
+	"github.com/jetbpm/jetbpm/workerkit"
 )
 
 // Prefix is the path Camunda 7 clients expect the REST API under; mount
@@ -79,7 +80,7 @@ type Handler struct {
 	log  *slog.Logger
 	mux  *http.ServeMux
 
-	verdicts *verdicts
+	verdicts *workerkit.VerdictInbox
 	// locks are the deliveries this node handed to REST workers, by
 	// stream sequence: the worker that holds each, for the workerId check
 	// and the lock fields of GET /external-task.
@@ -121,7 +122,7 @@ func New(eng *engine.Engine, nc *nats.Conn, opts Options) (*Handler, error) {
 		return nil, fmt.Errorf("camunda7: %w", err)
 	}
 	log := opts.Logger.With("component", "camunda7")
-	v, err := openVerdicts(nc, log)
+	v, err := workerkit.OpenVerdictInbox(nc, log)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +133,7 @@ func New(eng *engine.Engine, nc *nats.Conn, opts Options) (*Handler, error) {
 }
 
 // Close stops receiving verdicts. Requests still running fail.
-func (h *Handler) Close() error { h.verdicts.close(); return nil }
+func (h *Handler) Close() error { h.verdicts.Close(); return nil }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 

@@ -6,12 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -254,7 +250,7 @@ func (b *reportBody) toReport(kind reportKind) (jobs.Report, error) {
 // for the engine's verdict. A failed publish is tried again with the same
 // message id (the stream keeps one copy) until the verdict timeout.
 func (h *Handler) converse(ctx context.Context, job *jobs.Job, delivery string, d jobs.Delivery, r jobs.Report) (jobs.Verdict, error) {
-	replyTo, ch, done := h.verdicts.expect()
+	replyTo, ch, done := h.verdicts.Expect()
 	defer done()
 	r.JobID, r.Delivery, r.ReplyTo = job.ID, delivery, replyTo
 	body, err := json.Marshal(r)
@@ -268,7 +264,7 @@ func (h *Handler) converse(ctx context.Context, job *jobs.Job, delivery string, 
 	// One id per request: a client's second request is a new report (the
 	// engine refuses it if the first was decided), a publish retried
 	// within this request is the same one.
-	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s:%d:%s:%s", job.ID, d.Count, r.Kind, replyTo[strings.LastIndexByte(replyTo, '.')+1:]+"."+h.verdicts.instance))
+	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s:%d:%s:%s", job.ID, d.Count, r.Kind, replyTo[strings.LastIndexByte(replyTo, '.')+1:]+"."+h.verdicts.Token()))
 	pause := 50 * time.Millisecond
 	for {
 		_, err := h.js.PublishMsg(ctx, m)
@@ -290,61 +286,5 @@ func (h *Handler) converse(ctx context.Context, job *jobs.Job, delivery string, 
 		return v, nil
 	case <-ctx.Done():
 		return jobs.Verdict{}, fmt.Errorf("no verdict from the engine for the %s report: %w", r.Kind, ctx.Err())
-	}
-}
-
-// verdicts receives the engine's answers on one wildcard inbox and hands
-// each to the request waiting for it.
-type verdicts struct {
-	prefix   string
-	instance string // the inbox's unique token, to make message ids unique
-	sub      *nats.Subscription
-	next     atomic.Uint64
-
-	mu      sync.Mutex
-	waiting map[string]chan jobs.Verdict
-}
-
-func openVerdicts(nc *nats.Conn, log *slog.Logger) (*verdicts, error) {
-	inbox := nc.NewInbox()
-	v := &verdicts{prefix: inbox + ".", instance: inbox[strings.LastIndexByte(inbox, '.')+1:], waiting: map[string]chan jobs.Verdict{}}
-	sub, err := nc.Subscribe(v.prefix+"*", func(m *nats.Msg) {
-		var verdict jobs.Verdict
-		if err := json.Unmarshal(m.Data, &verdict); err != nil {
-			log.Warn("malformed verdict", "subject", m.Subject, "err", err)
-			return
-		}
-		v.mu.Lock()
-		ch := v.waiting[m.Subject]
-		v.mu.Unlock()
-		if ch != nil {
-			select {
-			case ch <- verdict:
-			default:
-			}
-		}
-	})
-	if err == nil {
-		err = nc.Flush()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("camunda7: subscribe to verdicts: %w", err)
-	}
-	v.sub = sub
-	return v, nil
-}
-
-func (v *verdicts) close() { _ = v.sub.Unsubscribe() }
-
-func (v *verdicts) expect() (string, chan jobs.Verdict, func()) {
-	subject := v.prefix + strconv.FormatUint(v.next.Add(1), 10)
-	ch := make(chan jobs.Verdict, 1)
-	v.mu.Lock()
-	v.waiting[subject] = ch
-	v.mu.Unlock()
-	return subject, ch, func() {
-		v.mu.Lock()
-		delete(v.waiting, subject)
-		v.mu.Unlock()
 	}
 }
