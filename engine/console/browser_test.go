@@ -304,6 +304,7 @@ func TestBrowserIncidentsResolveAndBulkAbandon(t *testing.T) {
 	b.screenshot("incident-resolve")
 	b.click(`#resolve-submit`)
 	b.waitText(row("b1")+` .answer`, "engine: resolve done, incident resolved")
+	b.waitText(row("b1")+` td.state`, "resolved")
 	v, err := f.eng.WaitUntil(tctx(t), "b1", func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 && v.ActiveNodes[0] == "approve" })
 	if err != nil || v.Variables["charged"] != "by phone" {
 		t.Fatalf("b1 after resolve: %+v %v", v, err)
@@ -314,6 +315,8 @@ func TestBrowserIncidentsResolveAndBulkAbandon(t *testing.T) {
 	b.click(`#bulk-abandon`)
 	b.waitText(row("b2")+` .answer`, "incident deadLettered")
 	b.waitText(row("b3")+` .answer`, "incident deadLettered")
+	b.waitText(row("b2")+` td.state`, "deadLettered")
+	b.waitText(row("b3")+` td.state`, "deadLettered")
 	for _, id := range []string{"b2", "b3"} {
 		if v, err := f.eng.Wait(tctx(t), id); err != nil || v.Status != instance.Terminated {
 			t.Fatalf("%s after abandon: %+v %v", id, v, err)

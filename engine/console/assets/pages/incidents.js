@@ -46,7 +46,7 @@ function table(items, reload) {
         h('td', {}, h('b', {}, i.causeClass), h('div', { class: 'cause-text' }, (i.causeChain || []).at(-1) || '')),
         h('td', { class: 'num' }, i.attempts),
         h('td', {}, time(i.firstFailureAt)),
-        h('td', {}, status(i.state)),
+        h('td', { class: 'state' }, status(i.state)),
         h('td', {}, i.state === 'open' ? actionButtons(i, null) : '', h('div', { class: 'answer', role: 'status' })))))));
 }
 
@@ -75,6 +75,7 @@ async function act(inc, action, vars, reload) {
     const msg = `engine: ${action} done, incident ${rec.state}${last ? ` (${last.kind}${last.detail ? `: ${last.detail}` : ''})` : ''}`;
     out.className = 'answer ok';
     out.textContent = msg;
+    settleRow(inc.id, rec.state);
     if (reload) {
       // The page redraws; its own status line keeps the answer.
       await reload();
@@ -85,6 +86,18 @@ async function act(inc, action, vars, reload) {
     out.className = 'answer err';
     out.textContent = `engine: ${err.message}`;
   }
+}
+
+// settleRow shows an incident's new state in its row of the list, and
+// takes away its actions and selection once it is no longer open.
+function settleRow(id, state) {
+  const row = document.querySelector(`tr[data-incident="${CSS.escape(id)}"]`);
+  if (!row) return;
+  row.querySelector('td.state')?.replaceChildren(status(state));
+  if (state === 'open') return;
+  row.querySelector(`[data-actions="${CSS.escape(id)}"]`)?.remove();
+  const sel = row.querySelector('input[name=sel]');
+  if (sel) { sel.checked = false; sel.disabled = true; }
 }
 
 async function each(incs, action) {
