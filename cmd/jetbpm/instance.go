@@ -15,9 +15,9 @@ import (
 	"github.com/jetbpm/jetbpm/engine/instance"
 )
 
-const instanceUsage = `usage: jetbpm instance show|cancel|compensate [flags] ID
+const instanceUsage = `usage: jetbpm instance show|cancel|compensate|set-vars [flags] ID
 
-Shows, cancels or compensates one process instance.`
+Shows, cancels, compensates or sets the variables of one process instance.`
 
 const instanceShowUsage = `usage: jetbpm instance show [flags] ID
 
@@ -46,6 +46,18 @@ N, the completed children of a sub-process N). Prints "ID compensating"
 once the request is stored; a handler that fails raises an incident on
 the handler, worked as usual. Refused, changing nothing, for a finished
 instance, one compensating already, or when nothing is left to compensate.`
+
+const instanceSetVarsUsage = `usage: jetbpm instance set-vars [flags] ID --vars JSON
+
+Writes --vars (a JSON object of at least one variable) to the
+process-level scope of an active instance, waits until the instance has
+applied them and prints the instance as "instance show" does. Each write
+is a variable event: a conditional event whose condition now holds fires
+in that step. --request-id R names the request: sending R again writes
+nothing (a safe retry). Refused, changing nothing, for a finished or
+unknown instance.
+
+  jetbpm instance set-vars order-1 --vars '{"approved": true}'`
 
 const instancesUsage = `usage: jetbpm instances list [flags]
 
@@ -240,6 +252,44 @@ func runInstanceCompensate(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("%s compensating\n", v.ID)
 	return nil
+}
+
+func runInstanceSetVars(ctx context.Context, args []string) error {
+	const name = "instance set-vars"
+	fs := newFlagSet(name)
+	cf := addClientFlags(fs)
+	vars := fs.String("vars", "", "the variables to write (a JSON `OBJECT`; required)")
+	requestID := fs.String("request-id", "", "name the request `R`: sending R again writes nothing")
+	asJSON := fs.Bool("json", false, "print the instance as JSON")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(name, rest, "ID"); err != nil {
+		return err
+	}
+	if *vars == "" {
+		return usageErrorf(name, "--vars is required")
+	}
+	raw, err := jsonObject(*vars)
+	if err != nil {
+		return usageErrorf(name, "--vars: %v", err)
+	}
+	c, err := cf.dial(name)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	v, err := c.SetVariables(ctx, rest[0], raw, *requestID)
+	if err != nil {
+		return c.explain(err)
+	}
+	if *asJSON {
+		return printJSON(v)
+	}
+	return printInstance(os.Stdout, v)
 }
 
 // statuses are the values of instances list --status; incident lists the

@@ -45,6 +45,7 @@ func commands() []command {
 			{name: "instance show", summary: "show an instance's status, active nodes and variables", usage: instanceShowUsage, run: runInstanceShow},
 			{name: "instance cancel", summary: "terminate an active instance", usage: instanceCancelUsage, run: runInstanceCancel},
 			{name: "instance compensate", summary: "run an instance's compensation handlers, then terminate it", usage: instanceCompensateUsage, run: runInstanceCompensate},
+			{name: "instance set-vars", summary: "write variables to an active instance", usage: instanceSetVarsUsage, run: runInstanceSetVars},
 		}},
 		{name: "instances", summary: "list instances (list)", usage: instancesUsage, run: runInstances, subs: []command{
 			{name: "instances list", summary: "list instances, newest first", usage: instancesListUsage, run: runInstancesList},

@@ -36,6 +36,9 @@ const (
 	// OpInstanceCompensate is the operator's "abandon, then compensate"
 	// (docs/compensation.md §4).
 	OpInstanceCompensate = "instance.compensate"
+	// OpInstanceSetVars writes variables to an active instance's root
+	// scope (engine.Engine.SetVariables).
+	OpInstanceSetVars = "instance.setVariables"
 
 	OpIncidentList    = "incident.list"
 	OpIncidentGet     = "incident.get"
@@ -91,6 +94,14 @@ type InstanceRequest struct {
 type CompensateRequest struct {
 	ID   string `json:"id"`
 	Node string `json:"node,omitempty"`
+}
+
+// SetVarsRequest writes Vars, a JSON object, to the instance's root
+// scope. RequestID, when set, makes a retried request apply once.
+type SetVarsRequest struct {
+	ID        string          `json:"id"`
+	Vars      json.RawMessage `json:"vars"`
+	RequestID string          `json:"requestId,omitempty"`
 }
 
 // ListRequest filters instances.

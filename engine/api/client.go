@@ -90,6 +90,17 @@ func (c *Client) Compensate(ctx context.Context, id, node string) (*engine.Insta
 	return &out, nil
 }
 
+// SetVariables writes vars (a JSON object) to an active instance's root
+// scope and answers with its view once the instance has applied them;
+// requestID (may be empty) makes a retried request apply once.
+func (c *Client) SetVariables(ctx context.Context, id string, vars json.RawMessage, requestID string) (*engine.InstanceView, error) {
+	var out engine.InstanceView
+	if err := c.call(ctx, OpInstanceSetVars, SetVarsRequest{ID: id, Vars: vars, RequestID: requestID}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Incidents lists incident records.
 func (c *Client) Incidents(ctx context.Context, req IncidentListRequest) ([]*incidents.Record, error) {
 	var out IncidentListResponse

@@ -99,7 +99,7 @@ func readAPIDoc(t *testing.T) string {
 // docOperations returns the operations of the doc's "### `op`" headings.
 func docOperations(doc string) []string {
 	var ops []string
-	for _, m := range regexp.MustCompile("(?m)^### `([a-z.]+)`$").FindAllStringSubmatch(doc, -1) {
+	for _, m := range regexp.MustCompile("(?m)^### `([a-zA-Z.]+)`$").FindAllStringSubmatch(doc, -1) {
 		ops = append(ops, m[1])
 	}
 	return ops

@@ -13,7 +13,7 @@ import (
 )
 
 var fuzzOps = []string{OpDeploy, OpStart, OpInstanceGet, OpInstanceList, OpInstanceCancel, OpInstanceCompensate,
-	OpIncidentList, OpIncidentGet, OpIncidentRetry, OpIncidentResolve, OpIncidentAbandon, OpProcessList, OpProcessGet, "bogus"}
+	OpIncidentList, OpIncidentGet, OpIncidentRetry, OpIncidentResolve, OpIncidentAbandon, OpProcessList, OpProcessGet, OpInstanceSetVars, "bogus"}
 
 // FuzzDispatch: any body for any operation gets a result or an error the
 // wire can name, against a real engine; nothing panics or hangs.
@@ -28,6 +28,8 @@ func FuzzDispatch(f *testing.F) {
 	f.Add(uint8(5), `{"state":"closed","olderThan":"-5d"}`)
 	f.Add(uint8(8), `{"id":"i/n/1","vars":"nope"}`)
 	f.Add(uint8(10), `{}`)
+	f.Add(uint8(13), `{"id":"x","vars":{"a":1},"requestId":"r 1"}`)
+	f.Add(uint8(13), `{"id":"x","vars":[1]}`)
 	f.Add(uint8(6), ``)
 	env := streamstest.Start(f)
 	eng := enginetest.Open(f, env.Conn, engine.Options{})

@@ -94,6 +94,20 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 			return nil, err
 		}
 		return h.eng.Instance(ctx, req.ID)
+	case OpInstanceSetVars:
+		var req SetVarsRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		vars, err := decodeVars(req.Vars)
+		if err != nil {
+			return nil, err
+		}
+		var opts []engine.SetVarsOption
+		if req.RequestID != "" {
+			opts = append(opts, engine.RequestID(req.RequestID))
+		}
+		return h.eng.SetVariables(ctx, req.ID, vars, opts...)
 	case OpIncidentList:
 		var req IncidentListRequest
 		if err := decode(&req); err != nil {

@@ -435,3 +435,31 @@ func TestBrowserInstancesAndCancel(t *testing.T) {
 		t.Fatalf("c2 after cancel: %+v %v", v, err)
 	}
 }
+
+// The instance page's variables editor writes only what changed through
+// POST /v1/instances/{id}/variables; a malformed edit is refused inline
+// and sends nothing.
+func TestBrowserSetVariables(t *testing.T) {
+	f := newFixture(t)
+	f.failCharge.Store(false)
+	f.start(t, "v1")
+	b := newBrowser(t, f.server(t))
+	b.open("/instances/v1")
+	b.waitText(`#variables`, "amount")
+	b.click(`#set-vars summary`)
+	b.run(chromedp.WaitVisible(chromedp.CSS(`#set-vars-json`)), chromedp.SetValue(chromedp.CSS(`#set-vars-json`), `[1]`))
+	b.click(`#set-vars-submit`)
+	b.waitText(`#set-vars-error`, "want a JSON object")
+	b.run(chromedp.SetValue(chromedp.CSS(`#set-vars-json`), `{"note": "ops"}`))
+	b.click(`#set-vars-submit`)
+	b.waitText(`#set-vars-error`, "cannot be removed (amount")
+	b.run(chromedp.SetValue(chromedp.CSS(`#set-vars-json`), `{"amount": 42, "charged": true, "note": "ops"}`))
+	b.screenshot("instance-set-vars")
+	b.click(`#set-vars-submit`)
+	b.waitText(`#action-answer`, "engine: variables set (note)")
+	b.waitText(`#variables`, `"ops"`)
+	v, err := f.eng.Instance(tctx(t), "v1")
+	if err != nil || v.Variables["note"] != "ops" || v.Variables["amount"] != int64(42) {
+		t.Fatalf("v1 after set: %+v %v", v, err)
+	}
+}

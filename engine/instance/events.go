@@ -53,6 +53,11 @@ const (
 	// cancelled, the handlers of the journal's completions (of node
 	// Event.Node only, when set) run, and the instance ends terminated.
 	Compensate EventKind = "compensate"
+	// SetVars is the operator's variable modification: Event.Vars are
+	// written to the instance's root scope, each a variable write that
+	// conditional events see. Event.ID is the request id; a request
+	// applied before (State.Correlations) is skipped.
+	SetVars EventKind = "setVars"
 )
 
 // Event is an input to an instance. Start is not an event: it creates the

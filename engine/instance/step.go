@@ -253,6 +253,8 @@ func (r *runner) apply(ev Event) bool {
 		return r.signalTo(ev)
 	case Compensate:
 		return r.operatorCompensate(ev.Node)
+	case SetVars:
+		return r.setVars(ev)
 	case Cancel:
 		reason := ev.Reason
 		if reason == "" {

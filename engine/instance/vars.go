@@ -99,6 +99,34 @@ func (r *runner) storeVar(scopeID, name string, v any) {
 	r.wrote(target, name, existed)
 }
 
+// setVars applies the operator's SetVars event ev once: its variables are
+// written to the root scope, in name order, through the same write path
+// as a node's outputs, so conditional events see each as a create or an
+// update. Values the edge vetted are vetted again (the same checks); an
+// event with a refused value changes nothing.
+func (r *runner) setVars(ev Event) bool {
+	if ev.ID == "" || slices.Contains(r.s.Correlations, ev.ID) {
+		return false
+	}
+	names := sortedKeys(ev.Vars)
+	values := make(map[string]any, len(names))
+	for _, k := range names {
+		v, err := Normalize(ev.Vars[k])
+		if err == nil && r.env.CheckValue != nil {
+			err = r.env.CheckValue(k, v)
+		}
+		if err != nil || k == "" {
+			return false
+		}
+		values[k] = v
+	}
+	r.rememberID(ev.ID)
+	for _, k := range names {
+		r.storeVar(RootScope, k, values[k])
+	}
+	return true
+}
+
 func sortedKeys(m map[string]any) []string {
 	return slices.Sorted(maps.Keys(m))
 }

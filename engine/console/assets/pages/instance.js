@@ -30,7 +30,7 @@ export async function render(main, id) {
       h('div', { class: 'grid2' },
         h('section', {}, h('h2', {}, 'Incidents'), incidentsView(incs, live, load)),
         h('section', {}, h('h2', {}, 'Variables'), varsView(v.variables),
-          h('p', { class: 'muted' }, 'Variables change through an incident\'s resolve; the API has no route to set them directly.'),
+          live ? varsEditor(v, load) : '',
           (v.calledInstances || []).length ? [h('h2', {}, 'Called instances'), h('ul', {}, v.calledInstances.map((c) => h('li', {}, instanceLink(c))))] : '',
           tasks.length ? [h('h2', {}, 'User tasks'), h('ul', { id: 'tasks' }, tasks.map((t) => h('li', {}, `${t.name || t.nodeId} `, status(t.state),
             t.assignee ? ` · ${t.assignee}` : '', t.completedBy ? ` · completed by ${t.completedBy}` : '')))] : '')),
@@ -57,6 +57,46 @@ function varsView(vars) {
   const rows = Object.entries(vars || {}).sort(([a], [b]) => a.localeCompare(b));
   if (rows.length === 0) return h('p', { class: 'muted' }, 'No variables.');
   return h('table', { class: 'kv', id: 'variables' }, h('tbody', {}, rows.map(([k, val]) => h('tr', {}, h('td', {}, k), h('td', {}, JSON.stringify(val))))));
+}
+
+// varsEditor lets an operator write variables of a live instance: a JSON
+// object started from the current variables; only the names added or
+// changed are sent (POST /v1/instances/{id}/variables), so a conditional
+// event sees just those writes. Errors show in the form.
+function varsEditor(v, reload) {
+  const area = h('textarea', { id: 'set-vars-json', 'aria-label': 'variables (JSON object)' }, JSON.stringify(v.variables || {}, null, 2));
+  const err = h('p', { class: 'error', role: 'alert', id: 'set-vars-error', hidden: true });
+  const fail = (msg) => { err.hidden = false; err.textContent = msg; };
+  const submit = h('button', { class: 'primary', id: 'set-vars-submit', type: 'submit' }, 'Set variables');
+  const form = h('form', {}, h('p', { class: 'muted' },
+    'Edit the JSON object: the names you add or change are written to the instance\'s process-level scope. A variable cannot be removed.'),
+  area, err, h('p', {}, submit));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    err.hidden = true;
+    let next;
+    try {
+      next = JSON.parse(area.value);
+    } catch (x) {
+      return fail(`Variables: not valid JSON: ${x.message}`);
+    }
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) return fail('Variables: want a JSON object');
+    const old = v.variables || {};
+    const gone = Object.keys(old).filter((k) => !(k in next));
+    if (gone.length) return fail(`Variables cannot be removed (${gone.join(', ')}); set them to null instead`);
+    const changed = Object.fromEntries(Object.entries(next).filter(([k, val]) => !(k in old) || JSON.stringify(val) !== JSON.stringify(old[k])));
+    if (Object.keys(changed).length === 0) return fail('Nothing changed');
+    submit.disabled = true;
+    try {
+      await api('POST', `/v1/instances/${enc(v.id)}/variables`, { vars: changed });
+      document.getElementById('action-answer')?.replaceChildren(h('span', { class: 'answer ok' }, `engine: variables set (${Object.keys(changed).sort().join(', ')})`));
+      await reload();
+    } catch (x) {
+      submit.disabled = false;
+      fail(x.message);
+    }
+  });
+  return h('details', { id: 'set-vars' }, h('summary', {}, 'Set variables…'), form);
 }
 
 function incidentsView(incs, live, reload) {

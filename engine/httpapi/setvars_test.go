@@ -1,0 +1,52 @@
+package httpapi_test
+
+import "testing"
+
+// gateXML waits at a conditional catch until go is true, then at a timer.
+const gateXML = header + `<bpmn:process id="gate" isExecutable="true">
+  <bpmn:startEvent id="s"/>
+  <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="gate"/>
+  <bpmn:intermediateCatchEvent id="gate"><bpmn:conditionalEventDefinition><bpmn:condition>${go == true}</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>
+  <bpmn:sequenceFlow id="f2" sourceRef="gate" targetRef="w"/>
+  <bpmn:intermediateCatchEvent id="w"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+  <bpmn:sequenceFlow id="f3" sourceRef="w" targetRef="e"/>
+  <bpmn:endEvent id="e"/>
+</bpmn:process>
+</bpmn:definitions>
+`
+
+// POST /v1/instances/{id}/variables writes to a parked instance, which
+// continues with them in the same step; a retried request id writes
+// nothing; bad requests are refused by class and change nothing.
+func TestSetVariablesRoute(t *testing.T) {
+	t.Parallel()
+	f := setup(t, nil)
+	f.deploy("gate.bpmn", gateXML)
+	f.ok(f.post("/v1/processes/gate/instances", `{"id": "g-1", "vars": {"go": false}}`), 201)
+	f.waitFor("/v1/instances/g-1", "g-1 to wait at gate", func(v map[string]any) bool {
+		nodes := asList(v["activeNodes"])
+		return len(nodes) == 1 && nodes[0] == "gate"
+	})
+
+	f.problem(f.post("/v1/instances/g-1/variables", `{"vars": {"go": true}`), 400, "bad-request", "")
+	f.problem(f.post("/v1/instances/g-1/variables", `{"var": {"go": true}}`), 400, "bad-request", `unknown field "var"`)
+	f.problem(f.post("/v1/instances/g-1/variables", `{"vars": [true]}`), 422, "unprocessable", "JSON object")
+	f.problem(f.post("/v1/instances/g-1/variables", `{"vars": {}}`), 422, "unprocessable", "no variables")
+	f.problem(f.post("/v1/instances/nosuch/variables", `{"vars": {"go": true}}`), 404, "not-found", "")
+	if v := f.ok(f.get("/v1/instances/g-1"), 200); v["variables"].(map[string]any)["go"] != false {
+		t.Fatalf("a refused request changed the instance: %v", v)
+	}
+
+	v := f.ok(f.post("/v1/instances/g-1/variables", `{"vars": {"go": true, "limit": 500}, "requestId": "ops-1"}`), 200)
+	vars, _ := v["variables"].(map[string]any)
+	if nodes := asList(v["activeNodes"]); vars["go"] != true || vars["limit"] != float64(500) || len(nodes) != 1 || nodes[0] != "w" {
+		t.Fatalf("after the write: %v, want go and limit set and the instance at w", v)
+	}
+	v = f.ok(f.post("/v1/instances/g-1/variables", `{"vars": {"limit": 1}, "requestId": "ops-1"}`), 200)
+	if vars, _ := v["variables"].(map[string]any); vars["limit"] != float64(500) {
+		t.Fatalf("the retry of ops-1 wrote again: %v", v)
+	}
+
+	f.ok(f.post("/v1/instances/g-1/cancel", `{}`), 200)
+	f.problem(f.post("/v1/instances/g-1/variables", `{"vars": {"go": true}}`), 409, "finished", "")
+}

@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/nats-io/nuid"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+)
+
+// SetVarsOption configures SetVariables.
+type SetVarsOption func(*setVarsOptions)
+
+type setVarsOptions struct{ requestID string }
+
+// RequestID names a SetVariables request (letters, digits, '-' and '_',
+// up to 128), so a retried request applies once: the instance remembers
+// the ids of the last requests it applied, and sending the same id again
+// returns the instance's view without writing anything. Without it every
+// call is a new request.
+func RequestID(id string) SetVarsOption { return func(o *setVarsOptions) { o.requestID = id } }
+
+// SetVariables writes vars to the process-level (root) scope of an active
+// instance, the operator's variable modification (Camunda 7's
+// process-instance variables, Zeebe's SetVariables), and waits until the
+// instance has applied them. It returns the instance's view as of that
+// step: the write happens in a step like any other event, so conditional
+// events see each variable as created or updated and may fire in the same
+// step. A variable already defined in an inner scope is still written at
+// the root; a token there keeps seeing its inner value.
+//
+// It is refused, changing nothing, with ErrInvalid for an empty map, an
+// empty name or a value that cannot be stored, ErrTooLarge for a value
+// over the variable limit, ErrNotFound for an unknown instance and
+// ErrFinished for a finished one (also when the instance ends before the
+// request reaches it).
+func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]any, opts ...SetVarsOption) (*InstanceView, error) {
+	var o setVarsOptions
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if o.requestID == "" {
+		o.requestID = nuid.Next()
+	} else if !validInstanceID(o.requestID) {
+		return nil, fmt.Errorf("%w: request id %q: use 1-128 letters, digits, '-' or '_'", ErrInvalid, o.requestID)
+	}
+	if !validInstanceID(id) {
+		return nil, fmt.Errorf("instance %q: %w", id, ErrNotFound)
+	}
+	if len(vars) == 0 {
+		return nil, fmt.Errorf("%w: no variables to set", ErrInvalid)
+	}
+	if _, ok := vars[""]; ok {
+		return nil, fmt.Errorf("%w: a variable name is empty", ErrInvalid)
+	}
+	clean, err := instance.NormalizeVars(vars)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	for name, v := range clean {
+		if err := e.opts.checkValue(name, v); err != nil {
+			return nil, fmt.Errorf("variable %q: %w", name, err)
+		}
+	}
+	// Watch before reading: a step that lands between the read and the
+	// watch would otherwise go unseen.
+	w, err := e.store.kv.Watch(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("instance %s: watch: %w", id, err)
+	}
+	defer w.Stop()
+	cmd := "vars:" + o.requestID
+	s, _, err := e.store.get(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		if _, pending := e.pendingStart(ctx, id); !pending {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	case slices.Contains(s.Correlations, cmd):
+		return viewOf(s), nil // a retry of a request applied before
+	case s.Status.Finished():
+		return nil, fmt.Errorf("instance %s is %s: %w", id, s.Status, ErrFinished)
+	}
+	ev := &instance.Event{ID: cmd, Kind: instance.SetVars, Vars: clean}
+	if err := e.send(ctx, id, envelope{Instance: id, Event: ev}, cmd); err != nil {
+		return nil, err
+	}
+	var view *InstanceView
+	err = awaitPut(ctx, w, "instance "+id, func(s *instance.State) (bool, error) {
+		switch {
+		case slices.Contains(s.Correlations, cmd):
+			view = viewOf(s)
+			return true, nil
+		case s.Status.Finished():
+			return true, fmt.Errorf("instance %s is %s: %w", id, s.Status, ErrFinished)
+		}
+		return false, nil
+	})
+	return view, err
+}
