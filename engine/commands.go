@@ -88,14 +88,11 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 // instance whose start is accepted but not yet applied is cancelled too:
 // the cancel queues behind the start.
 func (e *Engine) Cancel(ctx context.Context, id, reason string) error {
-	s, _, err := e.store.get(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		if _, pending := e.pendingStart(ctx, id); !pending {
-			return err
-		}
-	} else if err != nil {
+	s, _, err := e.current(ctx, id)
+	if err != nil {
 		return err
-	} else if s.Status.Finished() {
+	}
+	if s != nil && s.Status.Finished() {
 		return fmt.Errorf("instance %s is %s: %w", id, s.Status, ErrFinished)
 	}
 	ev := &instance.Event{ID: "cancel:" + id, Kind: instance.Cancel, Reason: reason}
@@ -128,16 +125,31 @@ func (e *Engine) send(ctx context.Context, id string, env envelope, msgID string
 // Instance returns the current view of an instance. An instance whose
 // start is accepted but not yet applied shows as active with no tokens.
 func (e *Engine) Instance(ctx context.Context, id string) (*InstanceView, error) {
-	s, _, err := e.store.get(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		if v, pending := e.pendingStart(ctx, id); pending {
-			return v, nil
-		}
-	}
+	s, pending, err := e.current(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	if pending != nil {
+		return pending, nil
+	}
 	return viewOf(s), nil
+}
+
+// current reads id's checkpoint. With no checkpoint but a start still
+// queued, it answers the pending start's view instead (s nil). A start may
+// be applied between the two reads — its checkpoint is written before its
+// event leaves the queue — so a checkpoint missing while no start is
+// queued is read once more before the instance counts as unknown.
+func (e *Engine) current(ctx context.Context, id string) (s *instance.State, pending *InstanceView, err error) {
+	s, _, err = e.store.get(ctx, id)
+	if !errors.Is(err, ErrNotFound) {
+		return s, nil, err
+	}
+	if v, ok := e.pendingStart(ctx, id); ok {
+		return nil, v, nil
+	}
+	s, _, err = e.store.get(ctx, id)
+	return s, nil, err
 }
 
 // pendingStart looks for a start of id still queued on its partition.

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -218,15 +217,11 @@ func (e *Engine) publishMessage(ctx context.Context, m Message, vars map[string]
 
 // messageTo sends m straight to instance m.Instance.
 func (e *Engine) messageTo(ctx context.Context, m Message, vars map[string]any) error {
-	s, _, err := e.store.get(ctx, m.Instance)
+	s, _, err := e.current(ctx, m.Instance)
 	switch {
-	case errors.Is(err, ErrNotFound):
-		if _, pending := e.pendingStart(ctx, m.Instance); !pending {
-			return err
-		}
 	case err != nil:
 		return err
-	case s.Status.Finished():
+	case s != nil && s.Status.Finished():
 		return fmt.Errorf("instance %s is %s: %w", m.Instance, s.Status, ErrFinished)
 	}
 	c := instance.Correlation{Name: m.Name, MessageID: m.ID}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -73,14 +72,11 @@ func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]an
 	}
 	defer w.Stop()
 	cmd := "vars:" + o.requestID
-	s, _, err := e.store.get(ctx, id)
+	s, _, err := e.current(ctx, id)
 	switch {
-	case errors.Is(err, ErrNotFound):
-		if _, pending := e.pendingStart(ctx, id); !pending {
-			return nil, err
-		}
 	case err != nil:
 		return nil, err
+	case s == nil: // a start still queued: the write queues behind it
 	case slices.Contains(s.Correlations, cmd):
 		return viewOf(s), nil // a retry of a request applied before
 	case s.Status.Finished():

@@ -2,6 +2,7 @@ package camunda7_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -91,6 +92,17 @@ func TestDeploymentDefinitionsAndInstances(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("get instance: %d %s", r.status, r.body)
 	}
+	mods := map[string]any{"modifications": map[string]any{
+		"n": map[string]any{"value": 4, "type": "Integer"}, "note": map[string]any{"value": "rush", "type": "String"}}}
+	if r := f.call(t, "POST", "/process-instance/"+id+"/variables", mods); r.status != 204 {
+		t.Fatalf("modify variables: %d %s", r.status, r.body)
+	}
+	if v, err := f.eng.Instance(ctxT(t), id); err != nil || fmt.Sprint(v.Variables["n"]) != "4" || v.Variables["note"] != "rush" {
+		t.Fatalf("after modify: %+v %v", v, err)
+	}
+	f.call(t, "POST", "/process-instance/"+id+"/variables", map[string]any{"deletions": []string{"n"}}).restErr(t, 400)
+	f.call(t, "POST", "/process-instance/"+id+"/variables", map[string]any{"modifications": map[string]any{"f": map[string]any{"type": "File", "value": ""}}}).restErr(t, 400)
+	f.call(t, "POST", "/process-instance/nope/variables", mods).restErr(t, 404)
 	task := f.fetchOne(t, "w1")
 	if task.BusinessKey == nil || *task.BusinessKey != "o-7" {
 		t.Errorf("locked task's businessKey %v", task.BusinessKey)

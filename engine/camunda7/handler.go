@@ -62,6 +62,7 @@ const (
 	OpDeploy           = "deploy"              // POST /deployment/create
 	OpStart            = "start"               // POST /process-definition/…/start
 	OpCancel           = "cancel"              // DELETE /process-instance/{id}
+	OpModify           = "modify"              // POST /process-instance/{id}/variables
 	OpRead             = "read"                // GET /process-definition, /process-instance/{id}, /incident
 	OpMessage          = "message"             // POST /message
 	OpTaskRead         = "task.read"           // GET /task
@@ -154,6 +155,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /process-definition/{id}/start", h.startByID)
 	m.HandleFunc("GET /process-instance/{id}", h.getProcessInstance)
 	m.HandleFunc("DELETE /process-instance/{id}", h.deleteProcessInstance)
+	m.HandleFunc("POST /process-instance/{id}/variables", h.modifyVariables)
 	m.HandleFunc("POST /message", h.correlateMessage)
 	m.HandleFunc("GET /task", h.listTasks)
 	m.HandleFunc("POST /task/{id}/claim", h.taskOp(api.OpTaskClaim))

@@ -316,3 +316,62 @@ func (h *Handler) deleteProcessInstance(w http.ResponseWriter, r *http.Request) 
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// modifyRequest is the body of POST /process-instance/{id}/variables.
+type modifyRequest struct {
+	Modifications map[string]Variable `json:"modifications"`
+	Deletions     []string            `json:"deletions"`
+}
+
+// modifyVariables writes typed variables to a running instance's root
+// scope (engine.Engine.SetVariables). jetbpm never deletes a variable:
+// deletions are refused, naming them.
+func (h *Handler) modifyVariables(w http.ResponseWriter, r *http.Request) {
+	if !h.authorize(w, r, Access{Operation: OpModify}) {
+		return
+	}
+	var req modifyRequest
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if len(req.Deletions) > 0 {
+		writeError(w, http.StatusBadRequest, "InvalidRequestException", fmt.Sprintf("deleting variables (%s) is not supported by jetbpm; set them to null instead", strings.Join(req.Deletions, ", ")))
+		return
+	}
+	vars, err := decodeVariables(req.Modifications)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "InvalidRequestException", err.Error())
+		return
+	}
+	id := r.PathValue("id")
+	if len(vars) == 0 {
+		// Camunda accepts an empty modification and changes nothing.
+		v, err := h.eng.Instance(r.Context(), id)
+		if err == nil && v.Status.Finished() {
+			err = engine.ErrFinished
+		}
+		if err != nil {
+			h.modifyError(w, id, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if _, err := h.eng.SetVariables(r.Context(), id, vars); err != nil {
+		h.modifyError(w, id, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handler) modifyError(w http.ResponseWriter, id string, err error) {
+	if errors.Is(err, engine.ErrNotFound) || errors.Is(err, engine.ErrFinished) {
+		writeError(w, http.StatusNotFound, "InvalidRequestException", fmt.Sprintf("Cannot modify variables for process instance %s: it does not exist", id))
+		return
+	}
+	if errors.Is(err, engine.ErrInvalid) || errors.Is(err, engine.ErrTooLarge) {
+		writeError(w, http.StatusBadRequest, "InvalidRequestException", err.Error())
+		return
+	}
+	writeEngineError(w, err)
+}

@@ -222,6 +222,26 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 	return e, nil
 }
 
+// completedCounts reads each node's count of the instances it completed.
+// A node counts an instance once it has published its completed fact, so
+// the counts may trail the facts the run has seen: they are read again
+// until they add up to want, for a few seconds at most.
+func (e *env) completedCounts(want int64) []int64 {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		counts := make([]int64, len(e.completed))
+		var sum int64
+		for i, n := range e.completed {
+			counts[i] = n()
+			sum += counts[i]
+		}
+		if sum >= want || time.Now().After(deadline) {
+			return counts
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // completedFacts reads a node's count of completed instances from its
 // metrics.
 func completedFacts(reg *metrics.Registry) int64 {

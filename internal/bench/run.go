@@ -131,9 +131,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Ratio = res.InstancesPerSec / res.Baseline.JobsPerSec
 	}
 	if len(e.engines) > 1 {
-		for _, n := range e.completed {
-			res.EngineCompleted = append(res.EngineCompleted, n())
-		}
+		res.EngineCompleted = e.completedCounts(tr.completed.Load())
 	}
 	if f := tr.failed.Load(); f > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d instances did not complete", f))
