@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
@@ -110,5 +111,18 @@ func TestInstancesFromTheIndex(t *testing.T) {
 	for _, node := range []*engine.Engine{eng, other} {
 		check(node, engine.Filter{ProcessID: "gamma"}, []string{"legacy"})
 		check(node, engine.Filter{}, append(slices.Clone(all), "legacy")) // the oldest
+	}
+}
+
+// Lists of an empty store answer at once, empty: the watches behind them
+// end on a bucket with nothing in it.
+func TestListsOfAnEmptyStore(t *testing.T) {
+	t.Parallel()
+	eng := openEngine(t, streamstest.Start(t), nil)
+	if recs, err := eng.Incidents(bounded(t), incidents.Filter{}); err != nil || len(recs) != 0 {
+		t.Fatalf("Incidents of an empty store = %v, %v; want none", recs, err)
+	}
+	if views, err := eng.Instances(bounded(t), engine.Filter{}); err != nil || len(views) != 0 {
+		t.Fatalf("Instances of an empty store = %v, %v; want none", views, err)
 	}
 }
