@@ -214,14 +214,18 @@ func (e *Engine) Instances(ctx context.Context, f Filter) ([]*InstanceView, erro
 		return nil, err
 	}
 	ids := e.instIndex.pick(f)
+	read := e.readEach
+	if f.Limit <= 0 || len(ids) > bulkRead {
+		read = e.readAll
+	}
+	states, err := read(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*InstanceView, 0, len(ids))
-	for _, id := range ids {
-		s, _, err := e.store.get(ctx, id)
-		if errors.Is(err, ErrNotFound) {
+	for _, s := range states {
+		if s == nil {
 			continue // expired since the index heard of it
-		}
-		if err != nil {
-			return nil, err
 		}
 		v := viewOf(s)
 		if f.ProcessID != "" && v.ProcessID != f.ProcessID || !f.matchStatus(v.Status) {

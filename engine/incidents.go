@@ -75,10 +75,14 @@ func (e *Engine) Incidents(ctx context.Context, f incidents.Filter) ([]*incident
 	var out []*incidents.Record
 	for {
 		var entry jetstream.KeyValueEntry
+		var open bool
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("incidents: reading bucket %s (%d records so far): %w", streams.IncidentsBucket, len(out), ctx.Err())
-		case entry = <-w.Updates():
+		case entry, open = <-w.Updates():
+		}
+		if !open {
+			return nil, fmt.Errorf("incidents: the watch of bucket %s ended early", streams.IncidentsBucket)
 		}
 		if entry == nil {
 			break // every record stored when the watch began

@@ -264,3 +264,65 @@ func (h *instanceHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return e
 }
+
+// bulkRead is the number of checkpoints from which a list reads them with
+// one watch of the bucket rather than a request per checkpoint (a list
+// without a limit always does).
+const bulkRead = 500
+
+// readEach reads the checkpoints of ids, one request each; nil for one
+// that no longer exists.
+func (e *Engine) readEach(ctx context.Context, ids []string) ([]*instance.State, error) {
+	out := make([]*instance.State, len(ids))
+	for i, id := range ids {
+		s, _, err := e.store.get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// readAll reads the checkpoints of ids with one watch of the whole bucket,
+// which streams the current checkpoint of every instance, and decodes
+// those of ids; nil for one that no longer exists.
+func (e *Engine) readAll(ctx context.Context, ids []string) ([]*instance.State, error) {
+	at := make(map[string]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	w, err := e.store.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("instances: watch bucket %s: %w", streams.InstancesBucket, err)
+	}
+	defer func() { _ = w.Stop() }()
+	out := make([]*instance.State, len(ids))
+	for {
+		var entry jetstream.KeyValueEntry
+		var open bool
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("instances: reading bucket %s: %w", streams.InstancesBucket, ctx.Err())
+		case entry, open = <-w.Updates():
+		}
+		if !open {
+			return nil, fmt.Errorf("instances: the watch of bucket %s ended early", streams.InstancesBucket)
+		}
+		if entry == nil {
+			return out, nil // every checkpoint stored when the watch began
+		}
+		i, ok := at[entry.Key()]
+		if !ok {
+			continue
+		}
+		var s instance.State
+		if err := streams.Unmarshal(entry.Value(), &s); err != nil {
+			return nil, fmt.Errorf("instance %s: decode checkpoint: %w", entry.Key(), err)
+		}
+		out[i] = &s
+	}
+}
