@@ -133,6 +133,9 @@ func (e *Engine) Instance(ctx context.Context, id string) (*InstanceView, error)
 		if v, pending := e.pendingStart(ctx, id); pending {
 			return v, nil
 		}
+		// The start may have been applied (its checkpoint written, its
+		// message acked) between the two reads: read the checkpoint again.
+		s, _, err = e.store.get(ctx, id)
 	}
 	if err != nil {
 		return nil, err
