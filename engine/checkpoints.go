@@ -61,6 +61,7 @@ func (c *checkpoints) encode(s *instance.State, rev uint64) (*nats.Msg, error) {
 	m := nats.NewMsg("$KV." + streams.InstancesBucket + "." + s.ID)
 	m.Data = data
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+	summarize(m, s)
 	if s.Status.Finished() {
 		m.Header.Set("Nats-TTL", c.retention.String())
 	}

@@ -215,34 +215,35 @@ func (f Filter) matchStatus(s instance.Status) bool {
 	return s == f.Status
 }
 
-// Instances lists instances matching f, newest first. It reads every
-// checkpoint in the bucket: fine for operations, not for a hot path.
+// Instances lists instances matching f, newest first (then by id). This
+// node's instance index picks them, after it has caught up with every
+// checkpoint written before the call; only the checkpoints of the
+// instances returned are read. An instance whose checkpoint no longer
+// matches f when read (it moved on meanwhile) is left out, so a list may
+// hold fewer than f.Limit.
 func (e *Engine) Instances(ctx context.Context, f Filter) ([]*InstanceView, error) {
-	lister, err := e.store.kv.ListKeys(ctx)
-	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return nil, nil
-		}
+	if err := e.instIndex.sync(ctx); err != nil {
 		return nil, err
 	}
-	var out []*InstanceView
-	for key := range lister.Keys() {
-		s, _, err := e.store.get(ctx, key)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
+	ids := e.instIndex.pick(f)
+	read := e.readEach
+	if f.Limit <= 0 || len(ids) > bulkRead {
+		read = e.readAll
+	}
+	states, err := read(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*InstanceView, 0, len(ids))
+	for _, s := range states {
+		if s == nil {
+			continue // expired since the index heard of it
 		}
 		v := viewOf(s)
 		if f.ProcessID != "" && v.ProcessID != f.ProcessID || !f.matchStatus(v.Status) {
 			continue
 		}
 		out = append(out, v)
-	}
-	slices.SortFunc(out, func(a, b *InstanceView) int { return b.StartedAt.Compare(a.StartedAt) })
-	if f.Limit > 0 && len(out) > f.Limit {
-		out = out[:f.Limit]
 	}
 	return out, nil
 }
@@ -295,6 +296,15 @@ type IncidentSummary struct {
 	Attempts   int    `json:"attempts"`
 }
 
+// viewStatus is the status InstanceView shows of s: StatusIncident for an
+// active instance with open incidents or a stuck join.
+func viewStatus(s *instance.State) instance.Status {
+	if s.Status == instance.Active && (len(s.OpenIncidents()) > 0 || len(s.Stuck) > 0) {
+		return StatusIncident
+	}
+	return s.Status
+}
+
 func viewOf(s *instance.State) *InstanceView {
 	v := &InstanceView{
 		ID: s.ID, ProcessID: s.ProcessID, Version: s.Version, BusinessKey: s.BusinessKey, Status: s.Status,
@@ -312,9 +322,7 @@ func viewOf(s *instance.State) *InstanceView {
 		c := s.Journal[i]
 		v.Compensable = append(v.Compensable, Compensable{Node: c.Node, Handler: c.Handler, Iteration: c.Iteration})
 	}
-	if (len(v.Incidents) > 0 || len(v.Stuck) > 0) && v.Status == instance.Active {
-		v.Status = StatusIncident
-	}
+	v.Status = viewStatus(s)
 	if v.Variables == nil {
 		v.Variables = map[string]any{}
 	}

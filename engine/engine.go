@@ -201,7 +201,8 @@ type Engine struct {
 	store     *checkpoints
 	incidents jetstream.KeyValue
 	tasks     jetstream.KeyValue
-	taskIndex *taskIndex // the open and recently finished tasks, for Tasks
+	taskIndex *taskIndex     // the open and recently finished tasks, for Tasks
+	instIndex *instanceIndex // a summary of every instance, for Instances
 	metrics   *engineMetrics
 	defs      *definitions
 	entries   *entries // the message partitions' entries
@@ -270,6 +271,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if e.store, err = openCheckpoints(ctx, js, opts.FinishedRetention); err != nil {
 		return nil, err
 	}
+	e.instIndex = newInstanceIndex(js, e.store.kv, e.log)
 	if e.defs, err = openDefinitions(ctx, js); err != nil {
 		return nil, err
 	}
@@ -281,6 +283,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	e.done.Go(func() { e.taskIndex.run(runCtx) })
+	e.done.Go(func() { e.instIndex.run(runCtx) })
 	fail := func(err error) (*Engine, error) {
 		cancel()
 		e.done.Wait()

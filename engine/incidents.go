@@ -62,28 +62,34 @@ func (e *Engine) incidentRecord(ctx context.Context, id string) (*incidents.Reco
 }
 
 // Incidents lists incident records matching f, oldest first failure first.
-// It reads the incidents bucket only, never an instance.
+// It reads the incidents bucket only, never an instance: one watch of the
+// records' keys delivers the current record of each (a stream of values,
+// not a request per key) and ends once it has delivered them all.
 func (e *Engine) Incidents(ctx context.Context, f incidents.Filter) ([]*incidents.Record, error) {
-	lister, err := e.incidents.ListKeysFiltered(ctx, streams.IncidentKeys)
+	w, err := e.incidents.WatchFiltered(ctx, []string{streams.IncidentKeys}, jetstream.IgnoreDeletes())
 	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return nil, nil
-		}
-		return nil, err
+		return nil, fmt.Errorf("incidents: watch bucket %s: %w", streams.IncidentsBucket, err)
 	}
+	defer func() { _ = w.Stop() }()
 	now := e.opts.Now()
 	var out []*incidents.Record
-	for key := range lister.Keys() {
-		entry, err := e.incidents.Get(ctx, key)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue
+	for {
+		var entry jetstream.KeyValueEntry
+		var open bool
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("incidents: reading bucket %s (%d records so far): %w", streams.IncidentsBucket, len(out), ctx.Err())
+		case entry, open = <-w.Updates():
 		}
-		if err != nil {
-			return nil, err
+		if !open {
+			return nil, fmt.Errorf("incidents: the watch of bucket %s ended early", streams.IncidentsBucket)
+		}
+		if entry == nil {
+			break // every record stored when the watch began
 		}
 		var rec incidents.Record
 		if err := streams.Unmarshal(entry.Value(), &rec); err != nil {
-			e.log.Warn("skipping an undecodable incident record", "key", key, "err", err)
+			e.log.Warn("skipping an undecodable incident record", "key", entry.Key(), "err", err)
 			continue
 		}
 		if f.Match(&rec, now) {
