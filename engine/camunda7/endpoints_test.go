@@ -132,11 +132,17 @@ func TestMessageAndUserTasks(t *testing.T) {
 	f.call(t, "POST", "/message", map[string]any{"messageName": "paid", "businessKey": "nobody"}).restErr(t, 400)
 	f.call(t, "POST", "/message", map[string]any{"messageName": "paid", "correlationKeys": map[string]any{
 		"a": map[string]any{"value": "1"}, "b": map[string]any{"value": "2"}}}).restErr(t, 400)
-	r = f.call(t, "POST", "/message", map[string]any{"messageName": "paid", "businessKey": "o-1", "resultEnabled": true,
-		"processVariables": map[string]any{"amount": map[string]any{"value": 12, "type": "Long"}}})
-	if r.status != 200 {
-		t.Fatalf("message: %d %s", r.status, r.body)
-	}
+	// The receive task's subscription opens after the start is applied: a
+	// message before it matches nothing (400, nothing changed) and is sent
+	// again, as a Camunda client would.
+	waitFor(t, "the message correlated to o-1's receive task", func() error {
+		r = f.call(t, "POST", "/message", map[string]any{"messageName": "paid", "businessKey": "o-1", "resultEnabled": true,
+			"processVariables": map[string]any{"amount": map[string]any{"value": 12, "type": "Long"}}})
+		if r.status != 200 {
+			return fmt.Errorf("message: %d %s", r.status, r.body)
+		}
+		return nil
+	})
 	var results []map[string]any
 	r.decode(t, &results)
 	if len(results) != 1 || results[0]["resultType"] != "Execution" || results[0]["processInstance"].(map[string]any)["id"] != pi.ID {
