@@ -255,6 +255,21 @@ func TestBrowserOverview(t *testing.T) {
 	b.screenshot("overview")
 }
 
+// A person goes from page to page: every page keeps a live event stream,
+// and each must let go of it when the page goes, or the browser's six
+// connections to the host run out and the seventh page never loads.
+func TestBrowserManyPageLoads(t *testing.T) {
+	f := newFixture(t)
+	f.start(t, "m1")
+	b := newBrowser(t, f.server(t))
+	for range 3 {
+		for _, path := range []string{"/", "/incidents", "/instances", "/tasks"} {
+			b.open(path)
+			b.waitText(`#live`, "live")
+		}
+	}
+}
+
 // The instance page marks the failing node, shows the cause next to it,
 // and its Retry button retries through the API: the instance moves on.
 func TestBrowserInstanceRetry(t *testing.T) {

@@ -100,6 +100,12 @@ export function onFacts(fn) {
     }, 1000);
   });
   source.onerror = () => { badge.textContent = 'reconnecting…'; badge.className = 'live off'; };
+  // Close the stream when the page goes: a browser keeps six connections
+  // to a host, and streams left to the page's teardown used them up after
+  // six page loads (the seventh never loaded).
+  addEventListener('pagehide', () => { source.close(); source = null; });
+  // A page brought back from the back-forward cache has no stream: load it afresh.
+  addEventListener('pageshow', (e) => { if (e.persisted) location.reload(); });
 }
 
 const routes = [
