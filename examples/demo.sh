@@ -108,7 +108,7 @@ run instance compensate "$lost"
 await "$lost" terminated
 run instance show "$lost"
 
-say "jetbpm is running (NATS on $JETBPM_NATS_URL, metrics on http://$http/metrics)."
+say "jetbpm is running (NATS on $JETBPM_NATS_URL, the web console on http://$http/, metrics on http://$http/metrics)."
 if [ -n "${JETBPM_DEMO_ONCE:-}" ]; then exit 0; fi
 echo "Try: bin/jetbpm help, bin/jetbpm instances list. Ctrl-C stops it."
 wait $serve
