@@ -205,23 +205,33 @@ func runInstanceCancel(ctx context.Context, args []string) error {
 	if err := wantArgs("instance cancel", rest, "ID"); err != nil {
 		return err
 	}
+	return instanceCommand(ctx, "instance cancel", cf, *asJSON,
+		func(ctx context.Context, c *apiClient) (*engine.InstanceView, error) {
+			return c.Cancel(ctx, rest[0], *reason)
+		},
+		func(v *engine.InstanceView) error { _, err := fmt.Printf("%s %s\n", v.ID, v.Status); return err })
+}
 
-	c, err := cf.dial("instance cancel")
+// instanceCommand runs an instance command's call on the engine API
+// within the client's timeout and prints the instance it answers: as JSON
+// with --json, else by print.
+func instanceCommand(ctx context.Context, name string, cf *clientFlags, asJSON bool,
+	call func(context.Context, *apiClient) (*engine.InstanceView, error), print func(*engine.InstanceView) error) error {
+	c, err := cf.dial(name)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	v, err := c.Cancel(ctx, rest[0], *reason)
+	v, err := call(ctx, c)
 	if err != nil {
 		return c.explain(err)
 	}
-	if *asJSON {
+	if asJSON {
 		return printJSON(v)
 	}
-	fmt.Printf("%s %s\n", v.ID, v.Status)
-	return nil
+	return print(v)
 }
 
 func runInstanceCompensate(ctx context.Context, args []string) error {
@@ -236,22 +246,11 @@ func runInstanceCompensate(ctx context.Context, args []string) error {
 	if err := wantArgs("instance compensate", rest, "ID"); err != nil {
 		return err
 	}
-	c, err := cf.dial("instance compensate")
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	v, err := c.Compensate(ctx, rest[0], *node)
-	if err != nil {
-		return c.explain(err)
-	}
-	if *asJSON {
-		return printJSON(v)
-	}
-	fmt.Printf("%s compensating\n", v.ID)
-	return nil
+	return instanceCommand(ctx, "instance compensate", cf, *asJSON,
+		func(ctx context.Context, c *apiClient) (*engine.InstanceView, error) {
+			return c.Compensate(ctx, rest[0], *node)
+		},
+		func(v *engine.InstanceView) error { _, err := fmt.Printf("%s compensating\n", v.ID); return err })
 }
 
 func runInstanceSetVars(ctx context.Context, args []string) error {
@@ -275,21 +274,11 @@ func runInstanceSetVars(ctx context.Context, args []string) error {
 	if err != nil {
 		return usageErrorf(name, "--vars: %v", err)
 	}
-	c, err := cf.dial(name)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-	v, err := c.SetVariables(ctx, rest[0], raw, *requestID)
-	if err != nil {
-		return c.explain(err)
-	}
-	if *asJSON {
-		return printJSON(v)
-	}
-	return printInstance(os.Stdout, v)
+	return instanceCommand(ctx, name, cf, *asJSON,
+		func(ctx context.Context, c *apiClient) (*engine.InstanceView, error) {
+			return c.SetVariables(ctx, rest[0], raw, *requestID)
+		},
+		func(v *engine.InstanceView) error { return printInstance(os.Stdout, v) })
 }
 
 // statuses are the values of instances list --status; incident lists the
