@@ -117,6 +117,9 @@ type Options struct {
 	// crashAfterEntryWrite is the same for message partition entries.
 	crashAfterWrite      func(instanceID string) bool
 	crashAfterEntryWrite func(entryKey string) bool
+	// heldBack, set by tests, is told of each instance whose events wait
+	// for its committing batch (pipeline.go).
+	heldBack func(instanceID string)
 	// messagePartitionsOnly, set by tests, runs no instance partitions, so
 	// a test can play the instances' side of the message partitions.
 	messagePartitionsOnly bool

@@ -10,6 +10,10 @@ import (
 // as if the process died right there.
 func CrashAfterWrite(opts *Options, fn func(instanceID string) bool) { opts.crashAfterWrite = fn }
 
+// HeldBack installs a hook on opts that is told of each instance whose
+// events a partition holds back until its committing batch settles.
+func HeldBack(opts *Options, fn func(instanceID string)) { opts.heldBack = fn }
+
 // CrashAfterMessageEntryWrite installs a crash hook on opts: after each
 // committed write of a message partition entry (key streams.MessageEntryKey)
 // the engine asks fn, and true makes the message partition behave as if the

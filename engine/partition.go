@@ -120,27 +120,6 @@ func (p *partition) drain(cc jetstream.ConsumeContext, msgs chan jetstream.Msg, 
 	}
 }
 
-// loop processes batches until ctx ends or one of the partition's consumers
-// stops by itself (the client gives up on a consumer it cannot find, as
-// while a cluster elects leaders): then run consumes again.
-func (p *partition) loop(ctx context.Context, msgs chan jetstream.Msg, batch int, running []jetstream.ConsumeContext) error {
-	events, reports := running[0].Closed(), running[1].Closed()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-events:
-			return errors.New("the events consumer stopped")
-		case <-reports:
-			return errors.New("the reports consumer stopped")
-		case m := <-msgs:
-			// A batch in hand is finished even if Close is called meanwhile:
-			// its own waits are bounded by timeouts.
-			p.process(context.Background(), p.collect(m, msgs, batch))
-		}
-	}
-}
-
 // collect takes first plus whatever else is already waiting, up to max.
 func (p *partition) collect(first jetstream.Msg, msgs chan jetstream.Msg, max int) []jetstream.Msg {
 	out := []jetstream.Msg{first}
@@ -180,15 +159,32 @@ type group struct {
 	abandoned bool
 }
 
-// process applies a batch: every instance's events in one step and one
-// checkpoint write, the writes pipelined, then the effects published, then
-// the events acknowledged (docs/engine.md §5–6).
+// process applies a batch from start to end: every instance's events in
+// one step and one checkpoint write, the writes pipelined, then the effects
+// published, then the events acknowledged (docs/engine.md §5–6). The loop
+// overlaps these stages of consecutive batches (pipeline.go); process is
+// the same work with nothing overlapping, for draining.
 func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
 	groups := p.groups(batch)
+	p.stepAll(ctx, groups)
+	p.commit(ctx, groups)
+	p.settleAll(groups)
+}
+
+// stepAll reads the batch's cold checkpoints and steps every group, which
+// sends its checkpoint write without waiting for it.
+func (p *partition) stepAll(ctx context.Context, groups []*group) {
 	p.prefetch(ctx, groups)
 	for _, g := range groups {
 		p.step(ctx, g)
 	}
+}
+
+// commit waits for the batch's checkpoint writes, publishes the effects of
+// those that landed and waits for them. It touches neither the cache nor
+// the events (settleAll does, on the loop's goroutine), so it can run while
+// the loop steps the next batch.
+func (p *partition) commit(ctx context.Context, groups []*group) {
 	for _, g := range groups {
 		p.awaitWrite(ctx, g)
 	}
@@ -208,12 +204,20 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
 		}
 	}
 	for _, g := range groups {
-		if g.abandoned {
-			continue
-		}
-		if g.err == nil && g.state != nil {
+		if !g.abandoned && g.err == nil && g.state != nil {
 			p.metrics.countEffects(g.state.Outbox)
 			p.logEffects(g)
+		}
+	}
+}
+
+// settleAll acknowledges or returns each group's events and updates the
+// cache, once the batch is committed.
+func (p *partition) settleAll(groups []*group) {
+	for _, g := range groups {
+		if g.abandoned {
+			p.cache.drop(g.id)
+			continue
 		}
 		p.settle(g)
 	}
@@ -222,9 +226,9 @@ func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
 // abandon drops a group as a crash would: the checkpoint is written, its
 // effects are not published and its events stay unacknowledged, and this
 // node forgets what it wrote (a restarted process has a new session).
+// The cache entry is dropped when the batch settles.
 func (p *partition) abandon(g *group) {
 	g.abandoned = true
-	p.cache.drop(g.id)
 	p.pub.newSession()
 }
 

@@ -45,6 +45,11 @@ type ConnectConfig struct {
 // state, and it should resume by itself when NATS comes back.
 const reconnectWait = time.Second
 
+// dialTimeout bounds each attempt to open a connection and complete the
+// NATS handshake. nats.go's 2 s default failed on a busy machine against a
+// local server; a refused connection still fails at once.
+const dialTimeout = 10 * time.Second
+
 // reconnectBufSize buffers publishes made while reconnecting. 32 MiB lets a
 // busy engine ride out a short leader election without failing publishes.
 const reconnectBufSize = 32 << 20
@@ -87,6 +92,7 @@ func (cfg ConnectConfig) options() ([]nats.Option, error) {
 	}
 	opts := []nats.Option{
 		nats.Name(name),
+		nats.Timeout(dialTimeout),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(reconnectWait),
 		nats.ReconnectJitter(100*time.Millisecond, time.Second),
