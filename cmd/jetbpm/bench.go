@@ -49,6 +49,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Partitions, "partitions", 8, "`N` instance partitions of the embedded server")
 	fs.IntVar(&cfg.Engines, "engines", 1, "`N` engine nodes sharing the server (each its own connection; partitions pinned among them)")
 	fs.StringVar(&cfg.NATSURL, "nats-url", "", "measure against this NATS server instead of an embedded one")
+	fs.IntVar(&cfg.Replicas, "replicas", 1, "`N` replicas of the streams provisioned on --nats-url (3 on a 3-node cluster)")
 	fs.BoolVar(&noBaseline, "no-baseline", false, "skip the raw JetStream baseline")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")

@@ -21,7 +21,7 @@ func (e *env) baseline(ctx context.Context) (*Baseline, error) {
 	}
 	for _, name := range []string{"BENCH_RAW_JOBS", "BENCH_RAW_REPORTS"} {
 		subject := map[string]string{"BENCH_RAW_JOBS": "bench.raw.job.>", "BENCH_RAW_REPORTS": "bench.raw.report.>"}[name]
-		if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subject}, Retention: jetstream.WorkQueuePolicy}); err != nil {
+		if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subject}, Retention: jetstream.WorkQueuePolicy, Replicas: max(e.cfg.Replicas, 1)}); err != nil {
 			return nil, err
 		}
 		defer func() { _ = js.DeleteStream(context.Background(), name) }()

@@ -44,6 +44,9 @@ type Config struct {
 	// the server pins each partition to one of them.
 	Engines int
 	NATSURL string
+	// Replicas is the replication factor of the streams the bench
+	// provisions (default 1; 3 against a 3-node cluster at NATSURL).
+	Replicas int
 	Logger  *slog.Logger
 	// Progress is called about once a second while the load runs.
 	Progress func(Progress)
@@ -193,7 +196,7 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 		e.close()
 		return nil, err
 	}
-	if _, err := streams.Provision(ctx, js, streams.Config{Partitions: cfg.Partitions, Logger: cfg.Logger}); err != nil {
+	if _, err := streams.Provision(ctx, js, streams.Config{Partitions: cfg.Partitions, Replicas: cfg.Replicas, Logger: cfg.Logger}); err != nil {
 		e.close()
 		return nil, err
 	}
