@@ -54,7 +54,9 @@ func (c *checkpoints) get(ctx context.Context, id string) (*instance.State, uint
 // encode returns the checkpoint message for s written over revision rev
 // (0 = create). A finished instance's record expires after the retention.
 func (c *checkpoints) encode(s *instance.State, rev uint64) (*nats.Msg, error) {
-	data, err := streams.Marshal(s)
+	// By value: msgpack's omitempty check boxes each field it looks at,
+	// which allocates a copy for the fields of an addressable struct.
+	data, err := streams.Marshal(*s)
 	if err != nil {
 		return nil, fmt.Errorf("instance %s: encode checkpoint: %w", s.ID, err)
 	}
