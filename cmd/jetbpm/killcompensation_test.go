@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
 	"github.com/jetbpm/jetbpm/internal/testwait"
@@ -60,11 +58,8 @@ func TestKillNineCompensation(t *testing.T) {
 	if os.Getenv("JETBPM_SOAK") != "" {
 		n, kills = 600, 8
 	}
-	dir := t.TempDir()
-	args := []string{"--data", filepath.Join(dir, "data"), "--listen", freeAddr(t), "--failover", "1s"}
-	serve := startServe(t, nil, args...)
-	url := serve.waitReady()["nats_url"].(string)
-	env := []string{"JETBPM_NATS_URL=" + url}
+	rig := newKillRig(t)
+	dir, env, ctx, nc, apiClient := rig.dir, rig.env, rig.ctx, rig.nc, rig.api
 	execLog := filepath.Join(dir, "executions.log")
 	script := writeScript(t, dir, "undo.sh", fmt.Sprintf(`echo "$JETBPM_JOB_ID $JETBPM_NODE_ID $JETBPM_JOB_ATTEMPT $JETBPM_JOB_DELIVERED_AT $(date +%%s%%N) $JETBPM_VAR_booking $JETBPM_VAR_reservation" >> %q
 echo "{\"${JETBPM_NODE_ID}Done\": true}"
@@ -72,29 +67,9 @@ echo "{\"${JETBPM_NODE_ID}Done\": true}"
 	c := client{t: t, env: env}
 	c.ok("deploy", writeFile(t, dir, "undo.bpmn", killUndoBPMN))
 	startWork(t, env, "--topic", "killundo", "--concurrency", "8", "--", script)
-
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	apiClient := api.NewClient(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	id := func(i int) string { return fmt.Sprintf("u-%04d", i) }
 	start := func(i int) {
-		for attempt := 0; ; attempt++ {
-			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
-			_, err := apiClient.Start(rctx, api.StartRequest{ProcessID: "undome", ID: id(i), Vars: json.RawMessage(fmt.Sprintf(`{"n": "%d"}`, i))})
-			rcancel()
-			if err == nil {
-				return
-			}
-			if attempt > 100 {
-				t.Fatalf("start %d: %v", i, err)
-			}
-			time.Sleep(100 * time.Millisecond) // the engine is restarting: nothing to wait on but time
-		}
+		rig.start(api.StartRequest{ProcessID: "undome", ID: id(i), Vars: json.RawMessage(fmt.Sprintf(`{"n": "%d"}`, i))})
 	}
 	// killWhenHandlersRun waits (bounded) until some handler job of this
 	// round has run, so the kill lands while compensations are under way.
@@ -118,15 +93,14 @@ echo "{\"${JETBPM_NODE_ID}Done\": true}"
 			}
 			return nil
 		})
-		_ = serve.cmd.Process.Kill()
-		<-serve.exited
+		rig.kill()
 		killedAt = append(killedAt, time.Now().UnixNano())
-		serve = startServe(t, nil, args...)
-		serve.waitReady()
+		rig.restart()
 	}
 
 	for i := range n {
 		var v *engine.InstanceView
+		var err error
 		testwait.Until(t, 2*time.Minute, "instance "+id(i)+" to finish", func() error {
 			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
 			defer rcancel()

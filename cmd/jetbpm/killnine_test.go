@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
 	"github.com/jetbpm/jetbpm/internal/testwait"
@@ -64,11 +62,8 @@ func TestKillNine(t *testing.T) {
 	if os.Getenv("JETBPM_SOAK") != "" {
 		n, kills = 2000, 10
 	}
-	dir := t.TempDir()
-	args := []string{"--data", filepath.Join(dir, "data"), "--listen", freeAddr(t), "--failover", "1s"}
-	serve := startServe(t, nil, args...)
-	url := serve.waitReady()["nats_url"].(string)
-	env := []string{"JETBPM_NATS_URL=" + url}
+	rig := newKillRig(t)
+	dir, env, ctx, nc, apiClient := rig.dir, rig.env, rig.ctx, rig.nc, rig.api
 	bpmn := writeFile(t, dir, "kill.bpmn", killBPMN)
 	execLog := filepath.Join(dir, "executions.log")
 	// Every execution is logged as it starts: the job, its delivery
@@ -83,28 +78,8 @@ echo "{\"receipt\": \"r-$a\"}"
 	c := client{t: t, env: env}
 	c.ok("deploy", bpmn)
 	work := startWork(t, env, "--topic", "kill", "--concurrency", "16", "--", script)
-
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	apiClient := api.NewClient(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	start := func(i int) {
-		for attempt := 0; ; attempt++ {
-			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
-			_, err := apiClient.Start(rctx, api.StartRequest{ProcessID: "killme", ID: fmt.Sprintf("k-%04d", i), Vars: json.RawMessage(fmt.Sprintf(`{"amount": %d, "payKey": %q}`, i, payKey(i)))})
-			rcancel()
-			if err == nil {
-				return
-			}
-			if attempt > 100 {
-				t.Fatalf("start %d: %v", i, err)
-			}
-			time.Sleep(100 * time.Millisecond) // the engine is restarting: nothing to wait on but time
-		}
+		rig.start(api.StartRequest{ProcessID: "killme", ID: fmt.Sprintf("k-%04d", i), Vars: json.RawMessage(fmt.Sprintf(`{"amount": %d, "payKey": %q}`, i, payKey(i)))})
 	}
 	msgs := &killMessages{t: t, ctx: ctx, api: apiClient, env: env}
 	per := n / (kills + 1)
@@ -126,8 +101,7 @@ echo "{\"receipt\": \"r-$a\"}"
 		// round's last messages are being published and, every other round,
 		// the worker; start them again on the same data.
 		msgs.publishDeferred()
-		_ = serve.cmd.Process.Kill()
-		<-serve.exited
+		rig.kill()
 		killWorker := k%2 == 0
 		if killWorker {
 			_ = work.cmd.Process.Kill()
@@ -135,8 +109,7 @@ echo "{\"receipt\": \"r-$a\"}"
 			workerKilled[work.cmd.Process.Pid] = time.Now().UnixNano()
 		}
 		killedAt = append(killedAt, time.Now().UnixNano())
-		serve = startServe(t, nil, args...)
-		serve.waitReady()
+		rig.restart()
 		if killWorker { // after the server is back: a worker needs one to connect to
 			work = startWork(t, env, "--topic", "kill", "--concurrency", "16", "--", script)
 		}
@@ -145,6 +118,7 @@ echo "{\"receipt\": \"r-$a\"}"
 	for i := range n {
 		id := fmt.Sprintf("k-%04d", i)
 		var v *engine.InstanceView
+		var err error
 		testwait.Until(t, 2*time.Minute, "instance "+id+" to finish or hold an incident", func() error {
 			rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
 			defer rcancel()
