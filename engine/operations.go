@@ -14,9 +14,10 @@ import (
 // other error is a technical failure. Operations run at-least-once: use
 // Call.Activation from CallInfo as an idempotency key when it matters.
 //
-// An operation runs on a goroutine of the engine's operation pool, beside
-// the partition loops, with a context that ends at the task's deadline (or
-// when the task is interrupted): honour it. One that does not is not
+// An operation registered with Register runs on a goroutine of the
+// engine's operation pool, beside the partition loops; one registered with
+// RegisterInline runs inside its instance's step. Either way its context
+// ends at the task's deadline (or when the task is interrupted): honour it. One that does not is not
 // waited for: the task times out at the deadline and whatever the
 // operation returns later is discarded. Confine its effects to what it
 // returns.
@@ -31,18 +32,53 @@ func ThrowError(code, message string) error { return &BpmnError{Code: code, Mess
 // Operations is a registry of in-process operations by name. The zero
 // value is empty and ready to use; it is safe for concurrent use.
 type Operations struct {
-	mu  sync.RWMutex
-	ops map[string]Operation
+	mu      sync.RWMutex
+	ops     map[string]Operation
+	inlined map[string]bool
 }
 
-// Register makes fn available under name, replacing any earlier one.
+// Register makes fn available under name, replacing any earlier one. It
+// runs on the engine's operation pool, beside the partition loops.
 func (o *Operations) Register(name string, fn Operation) {
+	o.register(name, fn, false)
+}
+
+// RegisterInline makes fn available under name, to run inside the step of
+// its instance, as a Camunda 7 delegate runs in its transaction: no
+// parking, no extra checkpoint, and a chain of inline tasks costs one
+// step. While it runs, the other instances of its partition wait, so
+// register inline only fast, bounded code that does no I/O; the step waits
+// for it until the task's deadline at most (docs/engine.md §3.2).
+func (o *Operations) RegisterInline(name string, fn Operation) {
+	o.register(name, fn, true)
+}
+
+func (o *Operations) register(name string, fn Operation, inline bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.ops == nil {
-		o.ops = map[string]Operation{}
+		o.ops, o.inlined = map[string]Operation{}, map[string]bool{}
 	}
 	o.ops[name] = fn
+	if inline {
+		o.inlined[name] = true
+	} else {
+		delete(o.inlined, name)
+	}
+}
+
+// inline reports whether name runs inside the step.
+func (o *Operations) inline(name string) bool {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.inlined[name]
+}
+
+// hasInline reports whether any operation runs inside the step.
+func (o *Operations) hasInline() bool {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return len(o.inlined) > 0
 }
 
 type callKey struct{}

@@ -333,22 +333,31 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 	}
 	// A finished instance takes correlate events too: it rejects them, so
 	// the message goes to another subscription (docs/messages.md §4).
+	var stepErr error
 	if len(g.events) > 0 && (!s.Status.Finished() || correlating(g.events)) {
-		applied, err := p.apply(ctx, g, s)
-		switch {
-		case err != nil:
-			stepErr := err
-			log.Error("step failed; failing the instance", "err", stepErr)
-			p.cache.drop(g.id)
-			if s, rev, err = p.load(ctx, g); err != nil || s == nil {
-				g.err = err
-				return
-			}
-			instance.Abort(s, p.opts.Now(), "engine: "+stepErr.Error())
-			changed = true
-		case applied > 0:
-			changed = true
+		var applied int
+		applied, stepErr = p.apply(ctx, g, s)
+		changed = changed || applied > 0
+	}
+	created := rev == 0
+	if changed && stepErr == nil {
+		stepErr = p.runInline(ctx, g, s, created)
+	}
+	if stepErr != nil {
+		log.Error("step failed; failing the instance", "err", stepErr)
+		p.cache.drop(g.id)
+		if created {
+			// Failed as it starts: from its start, not half a step.
+			s, err = p.create(ctx, g.id, g.start)
+		} else {
+			s, rev, err = p.load(ctx, g)
 		}
+		if err != nil || s == nil {
+			g.err = err
+			return
+		}
+		instance.Abort(s, p.opts.Now(), "engine: "+stepErr.Error())
+		changed = true
 	}
 	if !changed {
 		return

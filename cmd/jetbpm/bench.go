@@ -22,7 +22,8 @@ is given (it then provisions that server and leaves bench streams behind).
 
 Scenarios:
   one-task    start → external service task → end (workers via workerkit in this process)
-  ten-inproc  ten sequential in-process service tasks
+  ten-inproc  ten sequential in-process service tasks (operations on the pool)
+  ten-inline  the same, operations registered inline (run inside the step)
   fanout      parallel gateway, ten external tasks, join
   retry       every job fails twice technically, then succeeds
   timers      10,000 instances waiting on timers due at one moment

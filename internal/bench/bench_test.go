@@ -21,6 +21,7 @@ func TestRunScenarios(t *testing.T) {
 	}{
 		{Config{Scenario: "one-task", Duration: time.Second, Baseline: true}, true},
 		{Config{Scenario: "ten-inproc", Duration: time.Second}, false},
+		{Config{Scenario: "ten-inline", Duration: time.Second}, false},
 		{Config{Scenario: "retry", Duration: time.Second}, true},
 		{Config{Scenario: "one-task", Instances: 200, ParkFirst: true}, true},
 		{Config{Scenario: "timers", Instances: 200, Duration: time.Second}, false},

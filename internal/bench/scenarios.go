@@ -19,6 +19,9 @@ type scenario struct {
 	jobs    int    // jobs per instance
 	handle  workerkit.HandlerFunc
 	ops     map[string]engine.Operation
+	// inline registers ops to run inside the step
+	// (Operations.RegisterInline) instead of on the pool.
+	inline bool
 	// message, when set, is the message each instance waits for under its
 	// own id as correlation key (variable "key"): the loader publishes it
 	// right after the start.
@@ -28,7 +31,11 @@ type scenario struct {
 func (s *scenario) operations() *engine.Operations {
 	ops := &engine.Operations{}
 	for name, fn := range s.ops {
-		ops.Register(name, fn)
+		if s.inline {
+			ops.RegisterInline(name, fn)
+		} else {
+			ops.Register(name, fn)
+		}
 	}
 	return ops
 }
@@ -56,21 +63,8 @@ var scenarios = map[string]*scenario{
 		},
 		topic: topic, jobs: 1, handle: complete,
 	},
-	"ten-inproc": {
-		process: func(time.Time) *model.Builder {
-			b := model.NewBuilder("bench-ten-inproc").StartEvent("start")
-			ids := []string{"start"}
-			for i := range 10 {
-				id := fmt.Sprintf("task%d", i)
-				b.ServiceTask(id, "noop")
-				ids = append(ids, id)
-			}
-			return b.EndEvent("end").Sequence(append(ids, "end")...)
-		},
-		ops: map[string]engine.Operation{"noop": func(_ context.Context, in map[string]any) (map[string]any, error) {
-			return nil, nil
-		}},
-	},
+	"ten-inproc": {process: tenTasks("bench-ten-inproc"), ops: noop},
+	"ten-inline": {process: tenTasks("bench-ten-inline"), ops: noop, inline: true},
 	"fanout": {
 		process: func(time.Time) *model.Builder {
 			b := model.NewBuilder("bench-fanout").StartEvent("start").ParallelGateway("fork").ParallelGateway("join").EndEvent("end")
@@ -118,3 +112,21 @@ var scenarios = map[string]*scenario{
 		},
 	},
 }
+
+// tenTasks is a process of ten sequential in-process service tasks.
+func tenTasks(id string) func(time.Time) *model.Builder {
+	return func(time.Time) *model.Builder {
+		b := model.NewBuilder(id).StartEvent("start")
+		ids := []string{"start"}
+		for i := range 10 {
+			task := fmt.Sprintf("task%d", i)
+			b.ServiceTask(task, "noop")
+			ids = append(ids, task)
+		}
+		return b.EndEvent("end").Sequence(append(ids, "end")...)
+	}
+}
+
+var noop = map[string]engine.Operation{"noop": func(context.Context, map[string]any) (map[string]any, error) {
+	return nil, nil
+}}
