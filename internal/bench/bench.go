@@ -47,7 +47,7 @@ type Config struct {
 	// Replicas is the replication factor of the streams the bench
 	// provisions (default 1; 3 against a 3-node cluster at NATSURL).
 	Replicas int
-	Logger  *slog.Logger
+	Logger   *slog.Logger
 	// Progress is called about once a second while the load runs.
 	Progress func(Progress)
 }
