@@ -16,7 +16,9 @@
 // deterministic step of package instance, writes the checkpoint with
 // compare-and-set, then publishes the step's effects and acknowledges the
 // events. In-process operations (Operations) run beside the partition
-// loops, never inside a step, and report their results as events. Nothing
+// loops and report their results as events; those registered inline
+// (Operations.RegisterInline) run inside the step instead, for code that
+// returns in microseconds. Nothing
 // waits in memory: a parked instance is a checkpoint plus a queued message
 // or a JetStream message schedule, so any node can pick it up after a
 // restart.
