@@ -15,6 +15,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
@@ -40,6 +41,19 @@ func (wc *writeCounter) of(id string) int {
 	wc.mu.Lock()
 	defer wc.mu.Unlock()
 	return wc.n[id]
+}
+
+// settled returns id's writes once there are at least want: the hook runs
+// after a write is acknowledged, so a watcher may see the write first.
+func (wc *writeCounter) settled(t *testing.T, id string, want int) int {
+	t.Helper()
+	testwait.Until(t, 10*time.Second, fmt.Sprintf("%d checkpoint writes of %s to be counted", want, id), func() error {
+		if n := wc.of(id); n < want {
+			return fmt.Errorf("%d counted", n)
+		}
+		return nil
+	})
+	return wc.of(id)
 }
 
 // chain builds start → tasks (operation op each, in order) → end.
@@ -85,20 +99,23 @@ func TestInlineOperationsRunInOneStep(t *testing.T) {
 	}
 
 	timers := timersPublished(t, env, "ten-1")
+	completed := collectFacts(t, env.Conn, "ten", instance.FactCompleted, 1)
 	if _, err := eng.Start(ctx, "ten", map[string]any{"n": 0}, engine.InstanceID("ten-1")); err != nil {
 		t.Fatal(err)
 	}
 	if v := waitDone(t, eng, "ten-1"); v.Status != instance.Completed || v.Variables["n"] != int64(10) {
 		t.Fatalf("ten-1: %+v, want completed with n = 10", v)
 	}
-	if n := writes.of("ten-1"); n != 1 {
+	if n := writes.settled(t, "ten-1", 1); n != 1 {
 		t.Fatalf("ten-1 wrote %d checkpoints, want 1", n)
 	}
 	if n := calls.Load(); n != 10 {
 		t.Fatalf("the inline operation ran %d times, want 10", n)
 	}
 	// The operation watch, armed and cancelled in the one step, was never
-	// scheduled: nothing was published on the instance's timer subjects.
+	// scheduled: nothing was published on the instance's timer subjects
+	// before the completed fact, the step's last effect.
+	completed.wait(t, 10*time.Second)
 	if n := timers(); n != 0 {
 		t.Fatalf("%d timer messages published for ten-1, want none", n)
 	}
@@ -110,7 +127,7 @@ func TestInlineOperationsRunInOneStep(t *testing.T) {
 	if v.Status != instance.Completed || v.Variables["n"] != int64(2) || v.Variables["pooled"] != int64(1) {
 		t.Fatalf("mixed-1: %+v, want completed with n = 2, pooled = 1", v)
 	}
-	if n := writes.of("mixed-1"); n != 2 {
+	if n := writes.settled(t, "mixed-1", 2); n != 2 {
 		t.Fatalf("mixed-1 wrote %d checkpoints, want 2 (parked at the pooled task, then to the end)", n)
 	}
 }
