@@ -97,7 +97,7 @@ func BenchmarkReportJSON(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchCodec(b, data, func() error { _, err := AppendReport(nil, &r); return err },
+	benchCodec(b, data, func() error { _, err := AppendReport(make([]byte, 0, 256), &r); return err },
 		func() error { var x Report; return DecodeReport(data, &x) },
 		func() error { _, err := json.Marshal(r); return err },
 		func() error { var x Report; return decodeReportJSON(data, &x) })

@@ -62,7 +62,7 @@ func BenchmarkVerdictJSON(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchCodec(b, data, func() error { _, err := AppendVerdict(nil, &v); return err },
+	benchCodec(b, data, func() error { _, err := AppendVerdict(make([]byte, 0, 128), &v); return err },
 		func() error { var x Verdict; return UnmarshalVerdict(data, &x) },
 		func() error { _, err := json.Marshal(v); return err },
 		func() error { var x Verdict; return json.Unmarshal(data, &x) })

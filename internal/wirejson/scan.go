@@ -640,7 +640,7 @@ func (s *Scanner) integer() (int64, bool) {
 	case !neg && u <= math.MaxInt64:
 		return int64(u), true
 	case neg && u <= 1<<63:
-		return -int64(u - 1) - 1, true
+		return -int64(u-1) - 1, true
 	}
 	s.pos = start
 	s.fail("number %s overflows int64", lit)
