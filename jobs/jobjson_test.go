@@ -61,7 +61,7 @@ func sampleJobs() []Job {
 			Input:    map[string]any{"amount": int64(42), "tags": []any{"a", 1.5, nil, true}, "z": map[string]any{"<": "&"}},
 			ReportTo: "jetbpm.rpt.5.payments.order-1", LockDurationMs: 60000, EnqueuedAt: at},
 		{ID: "é\u2028\"\\\n\x01", Input: map[string]any{}, Headers: map[string]string{"b": "2", "a": "<1>"}, EnqueuedAt: at.UTC(), Policy: &shipped},
-		{ID: "x", Headers: map[string]string{}, LockDurationMs: math.MinInt64, Input: map[string]any{"f": -0.0, "big": 1e300, "tiny": 1e-9}},
+		{ID: "x", Headers: map[string]string{}, LockDurationMs: math.MinInt64, Input: map[string]any{"f": math.Copysign(0, -1), "big": 1e300, "tiny": 1e-9}},
 	}
 }
 
