@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,9 +66,9 @@ func parseReport(m jetstream.Msg, subjectRest string) (*report, *jobAction) {
 // untrusted: anything malformed is a refusal, never a panic.
 func decodeReport(data []byte) (*report, *jobAction) {
 	var r jobs.Report
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // an integer a worker sends stays an integer
-	if err := dec.Decode(&r); err != nil {
+	// As a json.Decoder with UseNumber reads it: an integer a worker sends
+	// stays an integer.
+	if err := jobs.DecodeReport(data, &r); err != nil {
 		// Answer if the report says where, even when another field is off.
 		var loose struct {
 			ReplyTo string `json:"replyTo"`
@@ -225,8 +224,11 @@ func (p *partition) sendJobActions(g *group) {
 			}
 		}
 		if validReplyTo(a.replyTo) {
-			b, _ := json.Marshal(a.verdict)
-			_ = p.nc.Publish(a.replyTo, b)
+			if b, err := jobs.AppendVerdict(make([]byte, 0, 128), &a.verdict); err == nil {
+				_ = p.nc.Publish(a.replyTo, b)
+			} else {
+				p.log.Warn("verdict not sent", "job", a.verdict.JobID, "err", err)
+			}
 		} else if a.replyTo != "" {
 			p.log.Warn("verdict not sent: replyTo is not an inbox", "job", a.verdict.JobID, "reply_to", a.replyTo)
 		}
@@ -240,7 +242,7 @@ func (p *partition) sendJobActions(g *group) {
 func (pub *publisher) enqueueMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Msg, error) {
 	job := *eff.Job
 	job.ReportTo = streams.ReportSubject(partition, job.Topic, s.ID)
-	body, err := json.Marshal(job)
+	body, err := jobs.AppendJob(make([]byte, 0, 512), &job)
 	if err != nil {
 		return nil, err
 	}

@@ -231,7 +231,7 @@ func (pub *publisher) effectMsg(partition int, s *instance.State, eff instance.E
 		m.Header.Set(jetstream.MsgIDHeader, f.FactID)
 		return m, nil
 	case instance.PublishFact:
-		body, err := json.Marshal(eff.Fact)
+		body, err := instance.AppendFact(make([]byte, 0, 256), eff.Fact)
 		if err != nil {
 			return nil, err
 		}

@@ -32,39 +32,3 @@ func TestPolicyJSONUsesMilliseconds(t *testing.T) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", back, p)
 	}
 }
-
-// BenchmarkJobJSON is a worker's decoding and the engine's encoding of a
-// job, with the default policy shipped and kept (docs/performance.md,
-// session 4).
-func BenchmarkJobJSON(b *testing.B) {
-	p := Overrides{}.Resolve(Overrides{})
-	job := Job{ID: "i/charge/2", Topic: "payments", Instance: "i", ProcessID: "pay", Node: "charge",
-		Input: map[string]any{"n": 1}, ReportTo: "jetbpm.rpt.5.payments.i", LockDurationMs: 60000}
-	for _, tc := range []struct {
-		name   string
-		policy *Policy
-	}{{"shipped", &p}, {"kept", nil}} {
-		job.Policy = tc.policy
-		data, err := json.Marshal(job)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(tc.name+"/decode", func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				var j Job
-				if err := json.Unmarshal(data, &j); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(tc.name+"/encode", func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := json.Marshal(job); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}

@@ -2,7 +2,6 @@ package workerkit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,7 +35,7 @@ type execution struct {
 func (w *Worker) execute(ctx context.Context, h *handler, msg jetstream.Msg) {
 	received := time.Now()
 	x := &execution{w: w, h: h, msg: msg, received: received, log: w.log.With("topic", h.topic)}
-	if err := json.Unmarshal(msg.Data(), &x.raw); err != nil || x.raw.ID == "" || x.raw.ReportTo == "" {
+	if err := jobs.UnmarshalJob(msg.Data(), &x.raw); err != nil || x.raw.ID == "" || x.raw.ReportTo == "" {
 		// Without the job's id and report subject nothing can be said to
 		// the engine; the lock expires and the job comes round again.
 		x.log.Error("malformed job message; leaving it to expire", "subject", msg.Subject(), "err", err)
@@ -205,8 +204,7 @@ func (x *execution) call(ctx context.Context, attempt int) (out map[string]any, 
 	// decoded, a retry decodes the original again.
 	fresh := x.raw
 	if attempt > 1 {
-		fresh = jobs.Job{}
-		if err := json.Unmarshal(x.msg.Data(), &fresh); err != nil {
+		if err := jobs.UnmarshalJob(x.msg.Data(), &fresh); err != nil {
 			return nil, err
 		}
 	}
@@ -266,7 +264,7 @@ func (x *execution) completion(out map[string]any) *jobs.Report {
 // does not encode as JSON (a channel in the output, say) becomes a
 // technical fault saying so.
 func (x *execution) report(ctx context.Context, r *jobs.Report) {
-	if _, err := json.Marshal(r); err != nil {
+	if _, err := jobs.AppendReport(make([]byte, 0, 256), r); err != nil {
 		x.log.Error("the handler's outcome is not JSON; reporting a fault instead", "kind", r.Kind, "err", err)
 		r = &jobs.Report{Kind: jobs.Fail, Body: fmt.Sprintf("the handler's %s outcome is not JSON: %v", r.Kind, err)}
 	}

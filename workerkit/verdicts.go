@@ -2,7 +2,6 @@ package workerkit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,7 +38,7 @@ func OpenVerdictInbox(nc *nats.Conn, log *slog.Logger) (*VerdictInbox, error) {
 	v := &VerdictInbox{prefix: inbox + ".", token: inbox[strings.LastIndexByte(inbox, '.')+1:], waiting: map[string]chan jobs.Verdict{}}
 	sub, err := nc.Subscribe(v.prefix+"*", func(m *nats.Msg) {
 		var verdict jobs.Verdict
-		if err := json.Unmarshal(m.Data, &verdict); err != nil {
+		if err := jobs.UnmarshalVerdict(m.Data, &verdict); err != nil {
 			log.Warn("malformed verdict", "subject", m.Subject, "err", err)
 			return
 		}
@@ -108,7 +107,7 @@ func (x *execution) converse(ctx context.Context, r jobs.Report, msgID string, d
 	replyTo, ch, done := w.verdicts.Expect()
 	defer done()
 	r.JobID, r.Delivery, r.Worker, r.ReplyTo = x.raw.ID, x.msg.Reply(), w.opts.Name, replyTo
-	body, err := json.Marshal(r)
+	body, err := jobs.AppendReport(make([]byte, 0, 256), &r)
 	if err != nil {
 		return jobs.Verdict{}, fmt.Errorf("encode %s report: %w", r.Kind, err)
 	}

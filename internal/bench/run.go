@@ -52,7 +52,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	tr := &tracker{}
 	sub, err := e.engNC.Subscribe(streams.FactFilter(streams.FactInstance, p.ID), func(m *nats.Msg) {
 		var f instance.Fact
-		if json.Unmarshal(m.Data, &f) == nil && (f.Kind == instance.FactCompleted || f.Kind == instance.FactFailed || f.Kind == instance.FactTerminated) {
+		if instance.UnmarshalFact(m.Data, &f) == nil && (f.Kind == instance.FactCompleted || f.Kind == instance.FactFailed || f.Kind == instance.FactTerminated) {
 			tr.finish(f.Instance, f.Kind == instance.FactCompleted, time.Now())
 		}
 	})
