@@ -197,11 +197,32 @@ func (b *browser) waitText(sel, want string) {
 	}
 }
 
+// evalString evaluates a JavaScript expression to a string.
+func (b *browser) evalString(expr string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		b.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return s
+}
+
 // waitJS waits until the expression is truthy.
+// A navigation the page starts (a followed link) replaces the document
+// the poll runs in: the poll then starts again in the new one, within the
+// same 30 s.
 func (b *browser) waitJS(expr string) {
 	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		b.t.Fatalf("never true: %s: %v", expr, err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil {
+			return
+		}
+		gone := strings.Contains(err.Error(), "Cannot find context") || strings.Contains(err.Error(), "Execution context was destroyed")
+		if !gone || time.Now().After(deadline) {
+			b.t.Fatalf("never true: %s: %v", expr, err)
+		}
 	}
 }
 
@@ -338,6 +359,55 @@ func TestBrowserIncidentsResolveAndBulkAbandon(t *testing.T) {
 		}
 	}
 	b.screenshot("incidents-answers")
+}
+
+// The incident list pages through the API's cursors: next and previous
+// keep the filters, "select all" selects the rows of the page shown, and
+// a bulk action acts on those only.
+func TestBrowserIncidentsPages(t *testing.T) {
+	f := newFixture(t)
+	for _, id := range []string{"g1", "g2", "g3"} {
+		f.start(t, id)
+	}
+	testwait.True(t, 10*time.Second, "three incident records", func() bool {
+		l, err := f.eng.Incidents(tctx(t), incidents.Filter{State: "open"})
+		return err == nil && len(l) == 3
+	})
+	all, err := f.eng.Incidents(tctx(t), incidents.Filter{State: "open"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, f.server(t))
+	b.open("/incidents?process=charge&limit=2")
+	rows := `document.querySelectorAll('#incidents tbody tr').length`
+	b.waitText(`nav.pager`, "2 shown of 3 matching")
+	b.waitJS(rows + ` === 2 && !!document.querySelector('tr[data-incident="` + all[1].ID + `"]')`)
+	b.click(`#incidents thead input[type=checkbox]`) // select all on this page
+	b.waitJS(`document.querySelectorAll('input[name=sel]:checked').length === 2`)
+
+	b.click(`nav.pager a[rel=next]`)
+	b.waitJS(`!!document.body.dataset.ready && location.search.includes('after=')`)
+	b.waitText(`nav.pager`, "1 shown of 3 matching")
+	b.waitJS(rows + ` === 1 && !!document.querySelector('tr[data-incident="` + all[2].ID + `"]')`)
+	if u := b.text(`nav.pager a[rel=prev]`); u != "‹ Previous" {
+		t.Fatalf("previous link %q", u)
+	}
+	b.click(`#incidents thead input[type=checkbox]`)
+	b.click(`#bulk-abandon`)
+	b.waitText(fmt.Sprintf(`tr[data-incident=%q] .answer`, all[2].ID), "incident deadLettered")
+	for i, want := range []string{"open", "open", "deadLettered"} {
+		rec, err := f.eng.Incident(tctx(t), all[i].ID)
+		if err != nil || string(rec.State) != want {
+			t.Fatalf("incident %s after the bulk abandon on the second page: %v %v, want %s", all[i].ID, rec, err, want)
+		}
+	}
+
+	b.click(`nav.pager a[rel=prev]`)
+	b.waitJS(`!!document.body.dataset.ready && location.search.includes('before=')`)
+	b.waitJS(rows + ` === 2 && !!document.querySelector('tr[data-incident="` + all[0].ID + `"]')`)
+	if q := b.evalString(`location.search`); !strings.Contains(q, "process=charge") || !strings.Contains(q, "limit=2") {
+		t.Fatalf("the previous page lost the filters: %s", q)
+	}
 }
 
 // The task list on a phone: claim, a conflict shown inline, complete with
