@@ -30,8 +30,9 @@ type taskRecord = instance.Task
 
 // The browser tests drive Debian's Chromium through the DevTools protocol
 // (chromedp): Go tests like the others, no Python or Node runtime, no
-// browser download. `make chromium` installs Chromium; without it the
-// tests skip loudly, except in CI (CI set), where they fail.
+// browser download. `make browsers` installs Chromium (and Firefox ESR,
+// firefox_test.go); without it the tests skip loudly, except in CI (CI
+// set), where they fail.
 
 var screenshots = flag.Bool("screenshots", false, "write the browser tests' screenshots to docs/console (else to a temp dir)")
 
@@ -43,9 +44,9 @@ func chromiumPath(t *testing.T) string {
 		}
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed: the console's browser tests need it in CI (make chromium installs it)")
+		t.Fatal("chromium is not installed: the console's browser tests need it in CI (make browsers installs it)")
 	}
-	t.Skip("SKIPPING the console's browser tests: chromium is not installed (make chromium installs it)")
+	t.Skip("SKIPPING the console's browser tests: chromium is not installed (make browsers installs it)")
 	return ""
 }
 
@@ -211,9 +212,11 @@ func (b *browser) evalString(expr string) string {
 // A navigation the page starts (a followed link) replaces the document
 // the poll runs in: the poll then starts again in the new one, within the
 // same 30 s.
-func (b *browser) waitJS(expr string) {
+func (b *browser) waitJS(expr string) { b.t.Helper(); b.waitJSFor(expr, 30*time.Second) }
+
+func (b *browser) waitJSFor(expr string, timeout time.Duration) {
 	b.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(timeout)
 	for {
 		_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
 		if err == nil {
