@@ -238,6 +238,9 @@ func TestIncidentListPages(t *testing.T) {
 		return out
 	}
 	want := order(all.Incidents)
+	if slices.Sort(ids); !slices.Equal(recordIDs(all.Incidents), ids) {
+		t.Fatalf("list = %v, want the incidents %v", want, ids)
+	}
 	if !slices.IsSortedFunc(all.Incidents, func(a, b *incidents.Record) int {
 		if c := a.FirstFailure.Compare(b.FirstFailure); c != 0 {
 			return c
