@@ -9,6 +9,7 @@ const handled = (p) => { p.catch(() => {}); return p; };
 export async function render(main, id) {
   const page = h('div', {});
   main.replaceChildren(h('p', { id: 'action-answer', class: 'answer', role: 'status' }), page);
+  let shownTimeline = null; // a redraw keeps it until the new one is there
   const load = async () => {
     // Every fetch starts at once (the document once the instance names its
     // version); the page is drawn when the instance, its incidents and
@@ -20,7 +21,7 @@ export async function render(main, id) {
     const xmlP = vP.then((v) => api('GET', `/v1/processes/${enc(v.processId)}/xml?version=${v.version}`)).catch((err) => err);
     loadViewer().catch(() => {}); // draw reports a failure
     const [v, incs, tasks] = await Promise.all([vP, incsP, tasksP]);
-    const timelineBox = h('div', {}, h('p', { class: 'muted' }, 'Reading the facts…'));
+    const timelineBox = h('div', {}, shownTimeline || h('p', { class: 'muted' }, 'Reading the facts…'));
     const diagram = h('div', { class: 'diagram', id: 'diagram' });
     const answer = h('div', { role: 'status', id: 'cancel-answer' });
     const live = v.status === 'active' || v.status === 'incident';
@@ -44,7 +45,7 @@ export async function render(main, id) {
             t.assignee ? ` · ${t.assignee}` : '', t.completedBy ? ` · completed by ${t.completedBy}` : '')))] : '')),
       h('h2', {}, 'Timeline'), timelineBox);
 
-    const timelineDrawn = tlP.then((tl) => timelineBox.replaceChildren(timeline(tl)));
+    const timelineDrawn = tlP.then((tl) => { shownTimeline = timeline(tl); timelineBox.replaceChildren(shownTimeline); });
     const xml = await xmlP;
     if (xml instanceof Error) {
       diagram.replaceChildren(h('p', { class: 'nodiagram' }, xml.status === 404 ? 'No diagram: this version was not deployed from a BPMN file.' : xml.message));
