@@ -1,5 +1,5 @@
 # Plain targets; the Go tool does the work.
-.PHONY: build run test lint bench soak chromium console-vendor jsclient
+.PHONY: build run test lint bench soak browsers chromium firefox console-vendor jsclient
 
 build:
 	go build -o bin/jetbpm ./cmd/jetbpm
@@ -8,12 +8,15 @@ build:
 run: build
 	./examples/demo.sh
 
-test: chromium jsclient
+test: browsers jsclient
 	go test -race -count=1 -timeout 20m ./...
 
-# The console's browser tests drive Debian's Chromium (docs/console.md §5).
-chromium:
+# The console's browser tests drive Debian's Chromium and Firefox ESR
+# (docs/console.md §5); browsers apt-get installs the missing ones.
+browsers:
 	@command -v chromium >/dev/null || { echo "installing chromium with apt-get"; $$(command -v sudo) apt-get update -qq && $$(command -v sudo) apt-get install -y -qq chromium; }
+	@command -v firefox-esr >/dev/null || command -v firefox >/dev/null || { echo "installing firefox-esr with apt-get"; $$(command -v sudo) apt-get update -qq && $$(command -v sudo) apt-get install -y -qq firefox-esr; }
+chromium firefox: browsers
 
 # console-vendor refreshes the console's bpmn-js viewer from npm (pinned).
 BPMNJS_VERSION ?= 18.31.1

@@ -61,7 +61,8 @@ func (e *Engine) incidentRecord(ctx context.Context, id string) (*incidents.Reco
 	return &rec, entry.Revision(), nil
 }
 
-// Incidents lists incident records matching f, oldest first failure first.
+// Incidents lists incident records matching f, oldest first failure first
+// (then by id).
 // It reads the incidents bucket only, never an instance: one watch of the
 // records' keys delivers the current record of each (a stream of values,
 // not a request per key) and ends once it has delivered them all.
@@ -96,7 +97,12 @@ func (e *Engine) Incidents(ctx context.Context, f incidents.Filter) ([]*incident
 			out = append(out, &rec)
 		}
 	}
-	slices.SortFunc(out, func(a, b *incidents.Record) int { return a.FirstFailure.Compare(b.FirstFailure) })
+	slices.SortFunc(out, func(a, b *incidents.Record) int {
+		if c := a.FirstFailure.Compare(b.FirstFailure); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID) // one order for equal times: pages (api) do not overlap
+	})
 	return out, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -44,8 +45,16 @@ func TestServeConsole(t *testing.T) {
 			t.Errorf("GET %s as a worker: %d, want 403", path, code)
 		}
 	}
-	if code, body := get("/incidents", "viewer-token"); code != 200 || !strings.Contains(body, `<script type="module" src="/console/assets/app.js">`) {
-		t.Errorf("GET /incidents as a viewer: %d %.200s", code, body)
+	code, body := get("/incidents", "viewer-token")
+	app := regexp.MustCompile(`<script type="module" src="(/console/static/[0-9a-f]+/assets/app.js)">`).FindStringSubmatch(body)
+	if code != 200 || app == nil {
+		t.Fatalf("GET /incidents as a viewer: %d %.300s", code, body)
+	}
+	if code, _ := get(app[1], "viewer-token"); code != 200 {
+		t.Errorf("GET %s as a viewer: %d", app[1], code)
+	}
+	if code, _ := get(app[1], ""); code != 401 {
+		t.Errorf("GET %s without credentials: %d, want 401", app[1], code)
 	}
 	if code, body := get("/console/overview", "viewer-token"); code != 200 || !strings.Contains(body, `"processes":[]`) {
 		t.Errorf("GET /console/overview as a viewer: %d %s", code, body)

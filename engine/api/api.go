@@ -135,7 +135,9 @@ type ListResponse struct {
 // IncidentListRequest filters incidents; every field is optional. State is
 // open, closed or all (the default); OlderThan keeps incidents whose first
 // failure is at least that old: a Go duration ("90m", "36h") or whole days
-// ("7d").
+// ("7d"). Limit pages the list (0: every match); After and Before are the
+// cursors of an earlier answer (its Next and Prev) naming where the page
+// starts or ends (incidentpage.go).
 type IncidentListRequest struct {
 	Instance  string `json:"instance,omitempty"`
 	Process   string `json:"process,omitempty"`
@@ -143,12 +145,20 @@ type IncidentListRequest struct {
 	Cause     string `json:"cause,omitempty"`
 	State     string `json:"state,omitempty"`
 	OlderThan string `json:"olderThan,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+	After     string `json:"after,omitempty"`
+	Before    string `json:"before,omitempty"`
 }
 
 // IncidentListResponse holds the matching records, oldest first failure
-// first.
+// first (then by id). Total counts the matches on every page; Next, set
+// when more records follow the page, is the After of the next page; Prev,
+// set when records precede it, the Before of the previous one.
 type IncidentListResponse struct {
 	Incidents []*incidents.Record `json:"incidents"`
+	Total     int                 `json:"total"`
+	Next      string              `json:"next,omitempty"`
+	Prev      string              `json:"prev,omitempty"`
 }
 
 // IncidentRequest names an incident; Vars (a JSON object) are set by

@@ -108,6 +108,16 @@ func (c *Client) Incidents(ctx context.Context, req IncidentListRequest) ([]*inc
 	return out.Incidents, err
 }
 
+// IncidentPage lists one page of incident records (req.Limit, req.After,
+// req.Before), with the cursors of the pages around it.
+func (c *Client) IncidentPage(ctx context.Context, req IncidentListRequest) (*IncidentListResponse, error) {
+	var out IncidentListResponse
+	if err := c.call(ctx, OpIncidentList, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Incident reads one incident with its variable snapshots.
 func (c *Client) Incident(ctx context.Context, id string) (*engine.IncidentView, error) {
 	return c.incident(ctx, OpIncidentGet, IncidentRequest{ID: id})

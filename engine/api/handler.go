@@ -7,7 +7,6 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
-	"github.com/jetbpm/jetbpm/incidents"
 )
 
 // A Handler runs the API operations against one engine node, independent
@@ -117,11 +116,15 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		list, err := h.eng.Incidents(ctx, f)
-		if list == nil {
-			list = []*incidents.Record{}
+		pg, err := req.pager()
+		if err != nil {
+			return nil, err
 		}
-		return IncidentListResponse{Incidents: list}, err
+		list, err := h.eng.Incidents(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		return pg.page(list), nil
 	case OpIncidentGet, OpIncidentRetry, OpIncidentResolve, OpIncidentAbandon:
 		var req IncidentRequest
 		if err := decode(&req); err != nil {

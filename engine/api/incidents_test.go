@@ -205,11 +205,115 @@ func TestIncidentRawRequests(t *testing.T) {
 		}
 	}
 	res, e := rawReply(t, f.nc, api.OpIncidentList, []byte(`{}`))
-	if e != nil || string(res) != `{"incidents":[]}` {
+	if e != nil || string(res) != `{"incidents":[],"total":0}` {
 		t.Errorf("empty list = %s, %+v; want an empty array, not null", res, e)
 	}
 	_, e = rawReply(t, f.nc, api.OpIncidentGet, []byte(`{"id": "x/y/1"}`))
 	if e == nil || e.Code != "not_found" {
 		t.Errorf("get of an unknown incident: %+v, want code not_found", e)
+	}
+}
+
+// Pages of an incident list: limit with the next and prev cursors walks
+// the list both ways without overlap or gap, a cursor stays valid when its
+// record no longer matches, and bad paging is refused.
+func TestIncidentListPages(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := ctxT(t)
+	f.deploy(t, api.File{Name: "calc.bpmn", XML: calcXML})
+	var ids []string
+	for i := range 5 {
+		ids = append(ids, f.incidentOf(t, fmt.Sprintf("p-%d", i)))
+	}
+	all, err := f.client.IncidentPage(ctx, api.IncidentListRequest{})
+	if err != nil || len(all.Incidents) != 5 || all.Total != 5 || all.Next != "" || all.Prev != "" {
+		t.Fatalf("unpaged list = %+v, %v; want 5 records, total 5, no cursors", all, err)
+	}
+	order := func(list []*incidents.Record) []string {
+		var out []string
+		for _, r := range list {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	want := order(all.Incidents)
+	if slices.Sort(ids); !slices.Equal(recordIDs(all.Incidents), ids) {
+		t.Fatalf("list = %v, want the incidents %v", want, ids)
+	}
+	if !slices.IsSortedFunc(all.Incidents, func(a, b *incidents.Record) int {
+		if c := a.FirstFailure.Compare(b.FirstFailure); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	}) {
+		t.Fatalf("list not ordered by first failure, then id: %v", want)
+	}
+
+	// Forward by two: [0 1] [2 3] [4].
+	var got []string
+	var pages []*api.IncidentListResponse
+	req := api.IncidentListRequest{Limit: 2}
+	for {
+		p, err := f.client.IncidentPage(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Total != 5 || len(p.Incidents) > 2 {
+			t.Fatalf("page %d = %v total %d", len(pages), order(p.Incidents), p.Total)
+		}
+		if (len(pages) == 0) != (p.Prev == "") {
+			t.Errorf("page %d prev %q: want one on every page but the first", len(pages), p.Prev)
+		}
+		pages = append(pages, p)
+		got = append(got, order(p.Incidents)...)
+		if p.Next == "" {
+			break
+		}
+		if len(pages) > 5 {
+			t.Fatalf("more pages than records: %v", got)
+		}
+		req.After = p.Next
+	}
+	if len(pages) != 3 || !slices.Equal(got, want) {
+		t.Fatalf("forward pages = %v in %d pages, want %v in 3", got, len(pages), want)
+	}
+	// Back from the last page: prev gives [2 3], then [0 1] with no prev.
+	back, err := f.client.IncidentPage(ctx, api.IncidentListRequest{Limit: 2, Before: pages[2].Prev})
+	if err != nil || !slices.Equal(order(back.Incidents), want[2:4]) || back.Next == "" || back.Prev == "" {
+		t.Fatalf("before the last page = %+v, %v; want %v with both cursors", back, err, want[2:4])
+	}
+	back, err = f.client.IncidentPage(ctx, api.IncidentListRequest{Limit: 2, Before: back.Prev})
+	if err != nil || !slices.Equal(order(back.Incidents), want[0:2]) || back.Prev != "" || back.Next == "" {
+		t.Fatalf("the first page backwards = %+v, %v; want %v, no prev", back, err, want[0:2])
+	}
+
+	// The record a cursor came from is abandoned: open incidents after it
+	// still start at the record that followed it.
+	if _, err := f.client.AbandonIncident(ctx, want[1]); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, 10*time.Second, "the abandoned incident to leave the open list", func() error {
+		p, err := f.client.IncidentPage(ctx, api.IncidentListRequest{State: "open", Limit: 2, After: pages[0].Next})
+		if err == nil && (!slices.Equal(order(p.Incidents), want[2:4]) || p.Total != 4) {
+			err = fmt.Errorf("open after the first page = %v total %d, want %v total 4", order(p.Incidents), p.Total, want[2:4])
+		}
+		return err
+	})
+	// Past the end (after the last record, the position pages[2].Prev
+	// names): an empty page whose prev leads back.
+	end, err := f.client.IncidentPage(ctx, api.IncidentListRequest{Limit: 2, After: pages[2].Prev})
+	if err != nil || len(end.Incidents) != 0 || end.Next != "" || end.Prev != pages[2].Prev {
+		t.Fatalf("after the last record = %+v, %v; want an empty page with prev %q", end, err, pages[2].Prev)
+	}
+	last, err := f.client.IncidentPage(ctx, api.IncidentListRequest{After: pages[1].Next})
+	if err != nil || !slices.Equal(order(last.Incidents), want[4:]) || last.Next != "" {
+		t.Fatalf("after the second page, no limit = %+v, %v", last, err)
+	}
+
+	for _, req := range []api.IncidentListRequest{{Limit: -1}, {After: "not a cursor!"}, {Before: "eA"}, {After: "MjAyNi0xMi0wMg"}, {After: pages[0].Next, Before: pages[1].Next}} {
+		if _, err := f.client.IncidentPage(ctx, req); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("list %+v: %v, want ErrInvalid", req, err)
+		}
 	}
 }

@@ -30,8 +30,9 @@ type taskRecord = instance.Task
 
 // The browser tests drive Debian's Chromium through the DevTools protocol
 // (chromedp): Go tests like the others, no Python or Node runtime, no
-// browser download. `make chromium` installs Chromium; without it the
-// tests skip loudly, except in CI (CI set), where they fail.
+// browser download. `make browsers` installs Chromium (and Firefox ESR,
+// firefox_test.go); without it the tests skip loudly, except in CI (CI
+// set), where they fail.
 
 var screenshots = flag.Bool("screenshots", false, "write the browser tests' screenshots to docs/console (else to a temp dir)")
 
@@ -43,9 +44,9 @@ func chromiumPath(t *testing.T) string {
 		}
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed: the console's browser tests need it in CI (make chromium installs it)")
+		t.Fatal("chromium is not installed: the console's browser tests need it in CI (make browsers installs it)")
 	}
-	t.Skip("SKIPPING the console's browser tests: chromium is not installed (make chromium installs it)")
+	t.Skip("SKIPPING the console's browser tests: chromium is not installed (make browsers installs it)")
 	return ""
 }
 
@@ -197,11 +198,34 @@ func (b *browser) waitText(sel, want string) {
 	}
 }
 
-// waitJS waits until the expression is truthy.
-func (b *browser) waitJS(expr string) {
+// evalString evaluates a JavaScript expression to a string.
+func (b *browser) evalString(expr string) string {
 	b.t.Helper()
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		b.t.Fatalf("never true: %s: %v", expr, err)
+	s, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		b.t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	return s
+}
+
+// waitJS waits until the expression is truthy.
+// A navigation the page starts (a followed link) replaces the document
+// the poll runs in: the poll then starts again in the new one, within the
+// same 30 s.
+func (b *browser) waitJS(expr string) { b.t.Helper(); b.waitJSFor(expr, 30*time.Second) }
+
+func (b *browser) waitJSFor(expr string, timeout time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil {
+			return
+		}
+		gone := strings.Contains(err.Error(), "Cannot find context") || strings.Contains(err.Error(), "Execution context was destroyed")
+		if !gone || time.Now().After(deadline) {
+			b.t.Fatalf("never true: %s: %v", expr, err)
+		}
 	}
 }
 
@@ -338,6 +362,55 @@ func TestBrowserIncidentsResolveAndBulkAbandon(t *testing.T) {
 		}
 	}
 	b.screenshot("incidents-answers")
+}
+
+// The incident list pages through the API's cursors: next and previous
+// keep the filters, "select all" selects the rows of the page shown, and
+// a bulk action acts on those only.
+func TestBrowserIncidentsPages(t *testing.T) {
+	f := newFixture(t)
+	for _, id := range []string{"g1", "g2", "g3"} {
+		f.start(t, id)
+	}
+	testwait.True(t, 10*time.Second, "three incident records", func() bool {
+		l, err := f.eng.Incidents(tctx(t), incidents.Filter{State: "open"})
+		return err == nil && len(l) == 3
+	})
+	all, err := f.eng.Incidents(tctx(t), incidents.Filter{State: "open"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, f.server(t))
+	b.open("/incidents?process=charge&limit=2")
+	rows := `document.querySelectorAll('#incidents tbody tr').length`
+	b.waitText(`nav.pager`, "2 shown of 3 matching")
+	b.waitJS(rows + ` === 2 && !!document.querySelector('tr[data-incident="` + all[1].ID + `"]')`)
+	b.click(`#incidents thead input[type=checkbox]`) // select all on this page
+	b.waitJS(`document.querySelectorAll('input[name=sel]:checked').length === 2`)
+
+	b.click(`nav.pager a[rel=next]`)
+	b.waitJS(`!!document.body.dataset.ready && location.search.includes('after=')`)
+	b.waitText(`nav.pager`, "1 shown of 3 matching")
+	b.waitJS(rows + ` === 1 && !!document.querySelector('tr[data-incident="` + all[2].ID + `"]')`)
+	if u := b.text(`nav.pager a[rel=prev]`); u != "‹ Previous" {
+		t.Fatalf("previous link %q", u)
+	}
+	b.click(`#incidents thead input[type=checkbox]`)
+	b.click(`#bulk-abandon`)
+	b.waitText(fmt.Sprintf(`tr[data-incident=%q] .answer`, all[2].ID), "incident deadLettered")
+	for i, want := range []string{"open", "open", "deadLettered"} {
+		rec, err := f.eng.Incident(tctx(t), all[i].ID)
+		if err != nil || string(rec.State) != want {
+			t.Fatalf("incident %s after the bulk abandon on the second page: %v %v, want %s", all[i].ID, rec, err, want)
+		}
+	}
+
+	b.click(`nav.pager a[rel=prev]`)
+	b.waitJS(`!!document.body.dataset.ready && location.search.includes('before=')`)
+	b.waitJS(rows + ` === 2 && !!document.querySelector('tr[data-incident="` + all[0].ID + `"]')`)
+	if q := b.evalString(`location.search`); !strings.Contains(q, "process=charge") || !strings.Contains(q, "limit=2") {
+		t.Fatalf("the previous page lost the filters: %s", q)
+	}
 }
 
 // The task list on a phone: claim, a conflict shown inline, complete with

@@ -10,7 +10,8 @@
 //
 //   - the pages: one HTML shell for every page route, plain ES modules and
 //     the vendored bpmn-js viewer, embedded in the binary (no build step,
-//     nothing fetched at run time);
+//     nothing fetched at run time) and cached by the browser under a
+//     prefix named by their hash (static.go);
 //   - GET /console/events: the facts stream as Server-Sent Events, one
 //     JetStream ordered consumer per page;
 //   - GET /console/overview and /console/processes/{id}/nodes: instance,
@@ -30,10 +31,8 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -105,27 +104,36 @@ func (h *Handler) Close() {
 	h.done.Wait()
 }
 
-// Pages are the routes answered with the HTML shell; app.js renders them.
-var pages = []string{"GET /{$}", "GET /processes/{id}", "GET /instances", "GET /instances/{id}", "GET /incidents", "GET /tasks"}
+// pages are the routes answered with the HTML shell, and the page module
+// app.js renders each with.
+var pages = map[string]string{
+	"GET /{$}":            "overview",
+	"GET /processes/{id}": "process",
+	"GET /instances":      "instances",
+	"GET /instances/{id}": "instance",
+	"GET /incidents":      "incidents",
+	"GET /tasks":          "tasks",
+}
 
 func (h *Handler) routes() {
 	h.mux = http.NewServeMux()
-	shell, err := files.ReadFile("assets/index.html")
+	tmpl, err := files.ReadFile(shellFile)
 	if err != nil {
 		panic("console: the embedded shell is missing: " + err.Error())
 	}
-	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Write(shell)
-	})
-	for _, p := range pages {
-		h.mux.Handle(p, allow(page, httpauth.Read, httpauth.TaskRead))
+	st := newStatic(files)
+	for pattern, name := range pages {
+		shell := st.shell(tmpl, name)
+		page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-cache")
+			w.Write(shell)
+		})
+		h.mux.Handle(pattern, allow(page, httpauth.Read, httpauth.TaskRead))
 	}
-	assets, _ := fs.Sub(files, "assets")
-	vendor, _ := fs.Sub(files, "vendor")
-	h.mux.Handle("GET /console/assets/", allow(static("/console/assets/", assets), httpauth.Read, httpauth.TaskRead))
-	h.mux.Handle("GET /console/vendor/", allow(static("/console/vendor/", vendor), httpauth.Read, httpauth.TaskRead))
+	h.mux.Handle("GET /console/static/", allow(http.HandlerFunc(st.versioned), httpauth.Read, httpauth.TaskRead))
+	h.mux.Handle("GET /console/assets/", allow(st.revalidated("assets"), httpauth.Read, httpauth.TaskRead))
+	h.mux.Handle("GET /console/vendor/", allow(st.revalidated("vendor"), httpauth.Read, httpauth.TaskRead))
 	h.mux.Handle("GET /console/events", allow(http.HandlerFunc(h.events), httpauth.Read, httpauth.TaskRead))
 	h.mux.Handle("GET /console/overview", allow(http.HandlerFunc(h.serveOverview), httpauth.Read))
 	h.mux.Handle("GET /console/processes/{id}/nodes", allow(http.HandlerFunc(h.serveNodes), httpauth.Read))
@@ -149,21 +157,6 @@ func allow(next http.Handler, accesses ...httpauth.Access) http.Handler {
 			who = "user " + p.Name
 		}
 		writeProblem(w, http.StatusForbidden, fmt.Sprintf("%s may not read the console: it needs the operator, viewer or tasklist role", who))
-	})
-}
-
-// static serves an embedded tree. The files change only with the binary;
-// the browser revalidates them (no-cache) so a new binary is seen at once.
-func static(prefix string, fsys fs.FS) http.Handler {
-	fh := http.StripPrefix(prefix, http.FileServerFS(fsys))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/") {
-			http.NotFound(w, r) // no directory listings
-			return
-		}
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		fh.ServeHTTP(w, r)
 	})
 }
 

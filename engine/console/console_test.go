@@ -6,17 +6,22 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/console"
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/internal/testwait"
+	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -109,9 +114,53 @@ func TestPagesAndAssets(t *testing.T) {
 			t.Errorf("GET %s: %d %q, want 200 %s", path, rec.Code, rec.Header().Get("Content-Type"), ctype)
 		}
 	}
-	for _, path := range []string{"/nope", "/console/assets/", "/console/assets/pages/", "/console/assets/missing.js", "/instances/a/b"} {
+	for _, path := range []string{"/nope", "/console/assets/", "/console/assets/pages/", "/console/assets/missing.js", "/instances/a/b",
+		"/console/assets/index.html", "/console/static/", "/console/static/0123456789abcdef/assets/app.js"} {
 		if rec := get(t, f.open, path); rec.Code != 404 {
 			t.Errorf("GET %s: %d, want 404", path, rec.Code)
+		}
+	}
+}
+
+// The shell names the build's asset prefix; files under it are cached
+// for good, the unprefixed ones revalidate with their ETag. The viewer is
+// preloaded by the diagram pages only.
+func TestAssetCaching(t *testing.T) {
+	f := newFixture(t)
+	shell := get(t, f.open, "/").Body.String()
+	m := regexp.MustCompile(`src="(/console/static/[0-9a-f]{16})/assets/app.js"`).FindStringSubmatch(shell)
+	if m == nil {
+		t.Fatalf("the shell names no prefixed app.js:\n%s", shell)
+	}
+	prefix := m[1]
+	if strings.Contains(shell, "bpmn-viewer") || strings.Contains(shell, "diagram-js.css") {
+		t.Errorf("the overview's shell loads the viewer:\n%s", shell)
+	}
+	if !strings.Contains(shell, `<link rel="modulepreload" href="`+prefix+`/assets/pages/overview.js">`) {
+		t.Errorf("the overview's shell does not preload its page module:\n%s", shell)
+	}
+	for _, path := range []string{"/processes/charge", "/instances/x1"} {
+		if s := get(t, f.open, path).Body.String(); !strings.Contains(s, `<link rel="preload" as="script" href="`+prefix+`/vendor/bpmn-viewer.production.min.js">`) ||
+			!strings.Contains(s, `<link rel="modulepreload" href="`+prefix+`/assets/diagram.js">`) {
+			t.Errorf("%s: the shell does not preload the viewer and diagram.js:\n%s", path, s)
+		}
+	}
+	for _, path := range []string{"/assets/app.js", "/assets/pages/incidents.js", "/assets/style.css", "/vendor/bpmn-viewer.production.min.js", "/vendor/bpmn-js.css"} {
+		rec := get(t, f.open, prefix+path)
+		if rec.Code != 200 || rec.Header().Get("Cache-Control") != "public, max-age=31536000, immutable" || rec.Header().Get("ETag") == "" {
+			t.Errorf("GET %s%s: %d, Cache-Control %q, ETag %q; want 200, immutable, an ETag", prefix, path, rec.Code, rec.Header().Get("Cache-Control"), rec.Header().Get("ETag"))
+		}
+		plain := get(t, f.open, "/console"+path)
+		if plain.Code != 200 || plain.Header().Get("Cache-Control") != "no-cache" || plain.Header().Get("ETag") != rec.Header().Get("ETag") ||
+			plain.Body.String() != rec.Body.String() {
+			t.Errorf("GET /console%s: %d, Cache-Control %q, ETag %q; want the same file, no-cache, ETag %q", path, plain.Code, plain.Header().Get("Cache-Control"), plain.Header().Get("ETag"), rec.Header().Get("ETag"))
+		}
+		req := httptest.NewRequest("GET", "/console"+path, nil)
+		req.Header.Set("If-None-Match", rec.Header().Get("ETag"))
+		again := httptest.NewRecorder()
+		f.open.ServeHTTP(again, req)
+		if again.Code != http.StatusNotModified || again.Body.Len() != 0 {
+			t.Errorf("GET /console%s with its ETag: %d, %d bytes; want 304, empty", path, again.Code, again.Body.Len())
 		}
 	}
 }
@@ -166,6 +215,26 @@ func openFeed(t testing.TB, url string) sse {
 func TestEventFeedStreamsNewFacts(t *testing.T) {
 	f := newFixture(t)
 	f.start(t, "before") // its facts are stored before the feed opens
+	// The incident's fact is published just after the step that shows the
+	// incident: wait until it is stored.
+	js, err := jetstream.New(f.env.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, 10*time.Second, "the incident fact of before stored", func() error {
+		st, err := js.Stream(tctx(t), streams.FactsStream)
+		if err != nil {
+			return err
+		}
+		info, err := st.Info(tctx(t), jetstream.WithSubjectFilter("jetbpm.fact.incident.>"))
+		if err != nil {
+			return err
+		}
+		if len(info.State.Subjects) == 0 {
+			return fmt.Errorf("no incident fact yet")
+		}
+		return nil
+	})
 	srv := httptest.NewServer(f.open)
 	t.Cleanup(srv.Close)
 	feed := openFeed(t, srv.URL)

@@ -15,10 +15,15 @@ import (
 )
 
 // maxTimeline bounds the facts a timeline answers (the oldest are kept);
-// maxTimelineScan the facts of the process it reads to find them.
+// maxTimelineScan the facts of the process it reads to find them;
+// timelineBatch how many it asks the consumer for at a time: each fetch
+// waits for its whole batch before the next is asked, and with 20,000
+// facts batches of 5,000 read them in about half the time of batches of
+// 1,000 (a fetch holds at most 5,000 facts, a few MB).
 const (
 	maxTimeline     = 500
 	maxTimelineScan = 100_000
+	timelineBatch   = 5000
 )
 
 // timeline answers the stored facts of one instance, oldest first: its
@@ -73,7 +78,7 @@ func (h *Handler) instanceFacts(ctx context.Context, view *engine.InstanceView) 
 	out := []feedEvent{}
 	left := min(info.NumPending, maxTimelineScan)
 	for left > 0 {
-		batch, err := cons.Fetch(int(min(left, 1000)), jetstream.FetchMaxWait(5*time.Second))
+		batch, err := cons.Fetch(int(min(left, timelineBatch)), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
 			return nil, false, err
 		}

@@ -62,6 +62,19 @@ func TestOpenAPIDocumentValidates(t *testing.T) {
 	if !slices.Equal(params, []string{"query:processId", "query:status", "query:limit"}) {
 		t.Errorf("GET /v1/instances parameters %v", params)
 	}
+	params = nil
+	for _, p := range doc.Paths.Find("/v1/incidents").Get.Parameters {
+		params = append(params, p.Value.Name)
+	}
+	if !slices.Equal(params, []string{"instance", "process", "node", "cause", "state", "olderThan", "limit", "after", "before"}) {
+		t.Errorf("GET /v1/incidents parameters %v", params)
+	}
+	page := doc.Paths.Find("/v1/incidents").Get.Responses.Status(200).Value.Content.Get("application/json").Schema.Value
+	for _, field := range []string{"incidents", "total", "next", "prev"} {
+		if _, ok := page.Properties[field]; !ok {
+			t.Errorf("GET /v1/incidents answer schema lacks %s", field)
+		}
+	}
 }
 
 // docRoutes reads the route table of docs/http-api.md: its rows begin

@@ -321,6 +321,28 @@ func TestIncidents(t *testing.T) {
 		}
 		return len(list) == 3
 	})
+	// Pages: limit, then the next cursor; total counts every match.
+	first := f.ok(f.get("/v1/incidents?state=open&process=calc&limit=2"), 200)
+	next, _ := first["next"].(string)
+	if l, _ := first["incidents"].([]any); len(l) != 2 || first["total"] != float64(3) || next == "" || first["prev"] != nil {
+		t.Fatalf("first page = %v", first)
+	}
+	second := f.ok(f.get("/v1/incidents?state=open&process=calc&limit=2&after="+url.QueryEscape(next)), 200)
+	l2, _ := second["incidents"].([]any)
+	if len(l2) != 1 || second["total"] != float64(3) || second["next"] != nil || second["prev"] == nil {
+		t.Fatalf("second page = %v", second)
+	}
+	seen := map[string]bool{}
+	for _, x := range append(first["incidents"].([]any), l2...) {
+		seen[x.(map[string]any)["id"].(string)] = true
+	}
+	if len(seen) != 3 {
+		t.Fatalf("the two pages hold %v, want the three incidents once each", seen)
+	}
+	f.problem(f.get("/v1/incidents?after=zz%21"), 422, "unprocessable", "cursor")
+	f.problem(f.get("/v1/incidents?limit=-1"), 422, "unprocessable", "limit")
+	f.problem(f.get("/v1/incidents?after="+url.QueryEscape(next)+"&before="+url.QueryEscape(next)), 422, "unprocessable", "one cursor")
+
 	esc := func(id string) string { return url.PathEscape(ids[id]) }
 	inc := f.ok(f.get("/v1/incidents/"+esc("i-retry")), 200)
 	if inc["id"] != ids["i-retry"] || inc["state"] != "open" {

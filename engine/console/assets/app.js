@@ -126,12 +126,15 @@ async function route() {
   for (const [re, name] of routes) {
     const m = location.pathname.match(re);
     if (!m) continue;
+    performance.mark('app');
     const page = await import(`./pages/${name}.js`);
+    performance.mark('page-module');
     try {
       await page.render(main, ...m.slice(1).map(decodeURIComponent));
     } catch (err) {
       showError(main, err);
     }
+    performance.mark('rendered');
     document.body.dataset.readyMs = Math.round(performance.now()); // for the load measurement
     document.body.dataset.ready = name;
     return;

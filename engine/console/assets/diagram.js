@@ -4,6 +4,23 @@
 // are overlays.
 import { h } from './app.js';
 
+// The viewer is a classic script of 186 KB: only the diagram pages load
+// it, when they ask (loadViewer), and the page's head has already started
+// its download (a preload link the server adds on these pages), so it
+// arrives while the page fetches its data.
+let viewer;
+export function loadViewer() {
+  viewer ||= new Promise((resolve, reject) => {
+    if (window.BpmnJS) { resolve(window.BpmnJS); return; }
+    const s = document.createElement('script');
+    s.src = new URL('../vendor/bpmn-viewer.production.min.js', import.meta.url).href;
+    s.onload = () => (window.BpmnJS ? resolve(window.BpmnJS) : reject(new Error('the diagram viewer did not load')));
+    s.onerror = () => reject(new Error('the diagram viewer did not load'));
+    document.head.append(s);
+  });
+  return viewer;
+}
+
 // draw renders xml into el and marks it: marks maps a node id to classes
 // ('active', 'incident', 'passed'), badges maps a node id to
 // {active, incidents}, notes maps a node id to a text shown under it.
@@ -14,12 +31,12 @@ export async function draw(el, xml, { marks = {}, badges = {}, notes = {} } = {}
     el.append(h('p', { class: 'nodiagram', role: 'note' }, 'No diagram in this file: it has no BPMN diagram interchange (DI) to draw.'));
     return false;
   }
-  if (!window.BpmnJS) throw new Error('the diagram viewer did not load');
-  const viewer = new window.BpmnJS({ container: el });
-  await viewer.importXML(xml);
-  const canvas = viewer.get('canvas');
-  const overlays = viewer.get('overlays');
-  const registry = viewer.get('elementRegistry');
+  const BpmnJS = await loadViewer();
+  const v = new BpmnJS({ container: el });
+  await v.importXML(xml);
+  const canvas = v.get('canvas');
+  const overlays = v.get('overlays');
+  const registry = v.get('elementRegistry');
   canvas.zoom('fit-viewport', 'auto');
   for (const [id, classes] of Object.entries(marks)) {
     if (!registry.get(id)) continue;

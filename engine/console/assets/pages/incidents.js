@@ -2,6 +2,10 @@ import { api, enc, filters, h, instanceLink, list, onFacts, processLink, q, stat
 
 const causes = ['', 'operation', 'expression', 'dataFlow', 'retriesExhausted', 'bpmnError', 'childFailed'];
 
+// A page shows at most pageSize incidents (?limit= changes it); the API's
+// cursors (?after=, ?before=) page through the rest.
+const pageSize = 100;
+
 export async function render(main) {
   const body = h('div', {});
   main.replaceChildren(h('h1', {}, 'Incidents'),
@@ -9,11 +13,13 @@ export async function render(main) {
       ['state', 'state', ['open', 'closed', 'all']], ['olderThan', 'older than']]),
     body);
   const params = new URLSearchParams();
-  for (const k of ['instance', 'process', 'node', 'cause', 'olderThan']) if (q(k)) params.set(k, q(k));
+  for (const k of ['instance', 'process', 'node', 'cause', 'olderThan', 'after', 'before']) if (q(k)) params.set(k, q(k));
   params.set('state', q('state') || 'open');
+  params.set('limit', q('limit') || String(pageSize));
   const load = async () => {
-    const items = list(await api('GET', `/v1/incidents?${params}`), 'incidents');
-    body.replaceChildren(table(items, load));
+    const res = await api('GET', `/v1/incidents?${params}`);
+    const items = list(res, 'incidents');
+    body.replaceChildren(pager(res, items.length, 'pages'), table(items, load), items.length > 20 ? pager(res, items.length, 'pages, at the end') : '');
   };
   await load();
   let busy = false;
@@ -25,9 +31,24 @@ export async function render(main) {
   });
 }
 
+// pager says how many incidents match and links the pages around this
+// one (the same filters, the API's cursor).
+function pager(res, shown, label) {
+  const link = (cursor, value, text, rel) => {
+    const p = new URLSearchParams(location.search);
+    p.delete('after'); p.delete('before'); p.set(cursor, value);
+    return h('a', { href: `?${p}`, rel }, text);
+  };
+  const total = typeof res.total === 'number' ? res.total : shown;
+  return h('nav', { class: 'pager', 'aria-label': label },
+    res.prev ? link('before', res.prev, '‹ Previous', 'prev') : h('span', { class: 'muted' }, '‹ Previous'),
+    h('span', { class: 'muted' }, `${shown} shown of ${total} matching`),
+    res.next ? link('after', res.next, 'Next ›', 'next') : h('span', { class: 'muted' }, 'Next ›'));
+}
+
 function table(items, reload) {
   if (items.length === 0) return h('p', { class: 'muted' }, 'No incident matches.');
-  const all = h('input', { type: 'checkbox', 'aria-label': 'select all', onchange: (e) => {
+  const all = h('input', { type: 'checkbox', 'aria-label': 'select all on this page', onchange: (e) => {
     for (const c of document.querySelectorAll('input[name=sel]')) c.checked = e.target.checked;
   } });
   const selected = () => [...document.querySelectorAll('input[name=sel]:checked')].map((c) => items.find((i) => i.id === c.value));

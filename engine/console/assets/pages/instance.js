@@ -1,18 +1,27 @@
 import { api, enc, h, instanceLink, list, onFacts, processLink, showError, status, time } from '../app.js';
-import { draw } from '../diagram.js';
+import { draw, loadViewer } from '../diagram.js';
 import { actionButtons } from './incidents.js';
+
+// handled marks a promise's failure as seen (another await reports it),
+// so an early failure of one fetch is not also an unhandled rejection.
+const handled = (p) => { p.catch(() => {}); return p; };
 
 export async function render(main, id) {
   const page = h('div', {});
   main.replaceChildren(h('p', { id: 'action-answer', class: 'answer', role: 'status' }), page);
+  let shownTimeline = null; // a redraw keeps it until the new one is there
   const load = async () => {
-    const v = await api('GET', `/v1/instances/${enc(id)}`);
-    const [incs, tasks, tl, xml] = await Promise.all([
-      api('GET', `/v1/incidents?instance=${enc(id)}&state=all`).then((d) => list(d, 'incidents')),
-      api('GET', `/v1/tasks?instanceId=${enc(id)}&state=all&limit=1000`).then((d) => list(d, 'tasks')),
-      api('GET', `/console/instances/${enc(id)}/timeline`),
-      api('GET', `/v1/processes/${enc(v.processId)}/xml?version=${v.version}`).catch((err) => err),
-    ]);
+    // Every fetch starts at once (the document once the instance names its
+    // version); the page is drawn when the instance, its incidents and
+    // tasks are there, the timeline and the diagram as each arrives.
+    const vP = api('GET', `/v1/instances/${enc(id)}`);
+    const incsP = handled(api('GET', `/v1/incidents?instance=${enc(id)}&state=all`).then((d) => list(d, 'incidents')));
+    const tasksP = handled(api('GET', `/v1/tasks?instanceId=${enc(id)}&state=all&limit=1000`).then((d) => list(d, 'tasks')));
+    const tlP = handled(api('GET', `/console/instances/${enc(id)}/timeline`));
+    const xmlP = vP.then((v) => api('GET', `/v1/processes/${enc(v.processId)}/xml?version=${v.version}`)).catch((err) => err);
+    loadViewer().catch(() => {}); // draw reports a failure
+    const [v, incs, tasks] = await Promise.all([vP, incsP, tasksP]);
+    const timelineBox = h('div', {}, shownTimeline || h('p', { class: 'muted' }, 'Reading the facts…'));
     const diagram = h('div', { class: 'diagram', id: 'diagram' });
     const answer = h('div', { role: 'status', id: 'cancel-answer' });
     const live = v.status === 'active' || v.status === 'incident';
@@ -34,10 +43,13 @@ export async function render(main, id) {
           (v.calledInstances || []).length ? [h('h2', {}, 'Called instances'), h('ul', {}, v.calledInstances.map((c) => h('li', {}, instanceLink(c))))] : '',
           tasks.length ? [h('h2', {}, 'User tasks'), h('ul', { id: 'tasks' }, tasks.map((t) => h('li', {}, `${t.name || t.nodeId} `, status(t.state),
             t.assignee ? ` · ${t.assignee}` : '', t.completedBy ? ` · completed by ${t.completedBy}` : '')))] : '')),
-      h('h2', {}, 'Timeline'), timeline(tl));
+      h('h2', {}, 'Timeline'), timelineBox);
 
+    const timelineDrawn = tlP.then((tl) => { shownTimeline = timeline(tl); timelineBox.replaceChildren(shownTimeline); });
+    const xml = await xmlP;
     if (xml instanceof Error) {
       diagram.replaceChildren(h('p', { class: 'nodiagram' }, xml.status === 404 ? 'No diagram: this version was not deployed from a BPMN file.' : xml.message));
+      await timelineDrawn;
       return;
     }
     const marks = {};
@@ -47,7 +59,7 @@ export async function render(main, id) {
     for (const n of v.activeNodes || []) mark(n, 'active');
     const notes = {};
     for (const i of v.incidents || []) { mark(i.nodeId, 'incident'); notes[i.nodeId] = `${i.causeClass}: ${i.cause}`; }
-    await draw(diagram, xml, { marks, notes });
+    await Promise.all([draw(diagram, xml, { marks, notes }), timelineDrawn]);
   };
   await load();
   onFacts((facts) => { if (facts.some((f) => f.fact?.instanceId === id)) load().catch((e) => showError(page, e)); });

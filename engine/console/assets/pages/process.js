@@ -1,8 +1,10 @@
 import { api, enc, h, onFacts, q, showError } from '../app.js';
-import { draw } from '../diagram.js';
+import { draw, loadViewer } from '../diagram.js';
 
 export async function render(main, id) {
-  const info = await api('GET', `/v1/processes/${enc(id)}${q('version') ? `?version=${enc(q('version'))}` : ''}`);
+  const infoP = api('GET', `/v1/processes/${enc(id)}${q('version') ? `?version=${enc(q('version'))}` : ''}`);
+  loadViewer().catch(() => {}); // draw reports a failure
+  const info = await infoP;
   const version = info.version;
   const versions = (info.versions || [version]).slice().reverse();
   const diagram = h('div', { class: 'diagram', id: 'diagram' });
@@ -28,21 +30,22 @@ export async function render(main, id) {
       info.deployedAt ? h('span', { class: 'muted' }, ` · deployed ${new Date(info.deployedAt).toISOString()}`) : null),
     diagram, h('h2', {}, 'Nodes with tokens'), table, h('h2', {}, 'Deploy'), drop, answer);
 
-  let xml = null;
-  try {
-    xml = await api('GET', `/v1/processes/${enc(id)}/xml?version=${version}`);
-  } catch (err) {
+  // The document and the counts are fetched together; the table is drawn
+  // when the counts are there, the diagram when the viewer is too.
+  const xmlP = api('GET', `/v1/processes/${enc(id)}/xml?version=${version}`).catch((err) => {
     diagram.replaceChildren(h('p', { class: 'nodiagram' }, err.status === 404
       ? 'No diagram: this version was not deployed from a BPMN file.' : err.message));
-  }
+    return null;
+  });
   const load = async () => {
     const { nodes } = await api('GET', `/console/processes/${enc(id)}/nodes?version=${version}`);
-    if (typeof xml === 'string') await draw(diagram, xml, { badges: nodes });
+    const drawn = xmlP.then((xml) => typeof xml === 'string' && draw(diagram, xml, { badges: nodes }));
     const rows = Object.entries(nodes).sort();
     table.replaceChildren(rows.length === 0 ? h('p', { class: 'muted' }, 'No token is on any node of this version.') :
       h('table', { id: 'nodes' }, h('thead', {}, h('tr', {}, h('th', {}, 'node'), h('th', { class: 'num' }, 'active'), h('th', { class: 'num' }, 'incidents'))),
         h('tbody', {}, rows.map(([n, c]) => h('tr', {}, h('td', {}, n), h('td', { class: 'num' }, c.active),
           h('td', { class: 'num' }, c.incidents ? h('a', { href: `/incidents?process=${enc(id)}&node=${enc(n)}&state=open` }, c.incidents) : 0))))));
+    await drawn;
   };
   await load();
   onFacts((facts) => { if (facts.some((f) => f.subject.split('.')[3] === id)) load().catch((e) => showError(table, e)); });
