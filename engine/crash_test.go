@@ -44,29 +44,10 @@ func TestCrashBetweenCheckpointAndEffects(t *testing.T) {
 			})
 
 			ctx := context.Background()
-			nodeA, err := engine.Open(ctx, env.NewConn(t), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := build(t, model.NewBuilder("crashy").StartEvent("s").
+			runToCrash(t, env, opts, build(t, model.NewBuilder("crashy").StartEvent("s").
 				TimerCatchEvent("pause", model.Duration("PT0.2S")).
 				ScriptTask("mark", "true", "done").EndEvent("e").
-				Sequence("s", "pause", "mark", "e"))
-			if _, err := nodeA.Deploy(ctx, p); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := nodeA.Start(ctx, "crashy", nil, engine.InstanceID("crashy-1")); err != nil {
-				t.Fatal(err)
-			}
-			// Wait for the crashing write, then let node A die.
-			select {
-			case <-crashed:
-			case <-time.After(20 * time.Second):
-				t.Fatal("crash point not reached")
-			}
-			if err := nodeA.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
+				Sequence("s", "pause", "mark", "e")), "crashy-1", crashed)
 
 			nodeB := openEngine(t, env, nil)
 			completed.wait(t, 20*time.Second)
@@ -91,13 +72,16 @@ func TestCrashBetweenCheckpointAndEffects(t *testing.T) {
 // least once and the instance completed once (docs/engine.md §3.1).
 func TestCrashAroundInProcessOperation(t *testing.T) {
 	t.Parallel()
-	deploy := func(t *testing.T, eng *engine.Engine, timeout time.Duration) {
+	process := func(t *testing.T, timeout time.Duration) *model.Process {
 		t.Helper()
-		p := build(t, model.NewBuilder("crashop").StartEvent("s").
+		return build(t, model.NewBuilder("crashop").StartEvent("s").
 			ServiceTask("charge", "charge", model.Timeout(timeout),
 				model.WithIncidentRetry(jobs.FixedDelaySpec(3, 100*time.Millisecond))).
 			EndEvent("e").Sequence("s", "charge", "e"))
-		if _, err := eng.Deploy(context.Background(), p); err != nil {
+	}
+	deploy := func(t *testing.T, eng *engine.Engine, timeout time.Duration) {
+		t.Helper()
+		if _, err := eng.Deploy(context.Background(), process(t, timeout)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,23 +108,7 @@ func TestCrashAroundInProcessOperation(t *testing.T) {
 				}
 				return false
 			})
-			ctx := context.Background()
-			nodeA, err := engine.Open(ctx, env.NewConn(t), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			deploy(t, nodeA, time.Minute) // no timeout while node B takes over
-			if _, err := nodeA.Start(ctx, "crashop", nil, engine.InstanceID(id)); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case <-crashed:
-			case <-time.After(20 * time.Second):
-				t.Fatal("crash point not reached")
-			}
-			if err := nodeA.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
+			runToCrash(t, env, opts, process(t, time.Minute), id, crashed) // no timeout while node B takes over
 			if tc.crash == 1 && calls.Load() != 0 {
 				t.Fatalf("the operation ran %d times before its parking checkpoint was published", calls.Load())
 			}
@@ -221,4 +189,30 @@ func TestCrashAroundInProcessOperation(t *testing.T) {
 			t.Fatalf("incidents %+v, %v: want the timeout retried once and resolved", recs, err)
 		}
 	})
+}
+
+// runToCrash opens a node with opts, deploys p, starts instance id of it
+// and, once the crash hook in opts has closed crashed, closes the node:
+// as if it had died at the hook.
+func runToCrash(t *testing.T, env *streamstest.Env, opts engine.Options, p *model.Process, id string, crashed <-chan struct{}) {
+	t.Helper()
+	ctx := bounded(t)
+	node, err := engine.Open(ctx, env.NewConn(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.Deploy(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.Start(ctx, p.ID, nil, engine.InstanceID(id)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-crashed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("crash point not reached")
+	}
+	if err := node.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 }

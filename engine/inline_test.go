@@ -227,27 +227,10 @@ func TestCrashAfterInlineStep(t *testing.T) {
 		once.Do(func() { hit = id == "ic-1"; close(crashed) })
 		return hit
 	})
-	ctx := bounded(t)
-	nodeA, err := engine.Open(ctx, env.NewConn(t), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := nodeA.Deploy(ctx, build(t, model.NewBuilder("inlinecrash").StartEvent("s").
+	runToCrash(t, env, opts, build(t, model.NewBuilder("inlinecrash").StartEvent("s").
 		ServiceTask("a", "step").UserTask("review").ServiceTask("b", "step").EndEvent("e").
-		Sequence("s", "a", "review", "b", "e"))); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := nodeA.Start(ctx, "inlinecrash", nil, engine.InstanceID("ic-1")); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-crashed:
-	case <-time.After(20 * time.Second):
-		t.Fatal("crash point not reached")
-	}
-	if err := nodeA.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+		Sequence("s", "a", "review", "b", "e")), "ic-1", crashed)
+	ctx := bounded(t)
 	nodeB := openEngine(t, env, ops)
 	v, err := nodeB.WaitUntil(ctx, "ic-1", func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 && v.ActiveNodes[0] == "review" })
 	if err != nil {

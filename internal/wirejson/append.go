@@ -219,14 +219,9 @@ func appendMap(b []byte, m map[string]any, depth int) ([]byte, error) {
 	if depth > maxAppendDepth {
 		return appendMarshal(b, m)
 	}
-	var arr [16]string
-	keys := arr[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	var arr [16]string // most maps fit: no allocation for their keys
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, k := range sortedKeys(arr[:0], m) {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -246,14 +241,9 @@ func AppendStringMap(b []byte, m map[string]string) []byte {
 	if m == nil {
 		return append(b, "null"...)
 	}
-	var arr [16]string
-	keys := arr[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	var arr [16]string // most maps fit: no allocation for their keys
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, k := range sortedKeys(arr[:0], m) {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -262,4 +252,14 @@ func AppendStringMap(b []byte, m map[string]string) []byte {
 		b = AppendString(b, m[k])
 	}
 	return append(b, '}')
+}
+
+// sortedKeys appends m's keys to keys and sorts them, as json.Marshal
+// writes them.
+func sortedKeys[V any](keys []string, m map[string]V) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
