@@ -32,6 +32,12 @@ var MessageEffectMsg = messageEffectMsg
 // Envelope is the body of a message on the events stream.
 type Envelope = envelope
 
+// StartEnvelope is the start of instance id of version v of processID
+// with vars, as Start publishes it.
+func StartEnvelope(id, processID string, v int, vars map[string]any) Envelope {
+	return envelope{Instance: id, Start: &startRequest{ProcessID: processID, Version: v, Vars: vars}}
+}
+
 // PublishAnswer publishes m as PublishMessage does and returns the id the
 // message partition's answer names.
 func PublishAnswer(ctx context.Context, e *Engine, m Message) (string, error) {

@@ -427,6 +427,10 @@ func (p *partition) awaitWrite(ctx context.Context, g *group) {
 		g.rev = ack.Sequence
 	case err := <-g.write.Err():
 		g.err = err
+		if isConflict(err) && g.rev == 0 {
+			p.log.Info("instance exists already; its start is checked again", "instance", g.id)
+			return
+		}
 		if isConflict(err) {
 			p.log.Info("checkpoint write lost a race; events will be re-applied", "instance", g.id)
 			return

@@ -2,13 +2,20 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/internal/testwait"
+	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -105,5 +112,70 @@ func TestPipelineOverlapsBatchesAndHoldsBusyInstances(t *testing.T) {
 	defer terminated.mu.Unlock()
 	if n := terminated.seen["piped-a"]; n != 1 {
 		t.Fatalf("terminated fact of piped-a published %d times, want 1", n)
+	}
+}
+
+// TestRepeatedStartOfAnExistingInstance: a start's first delivery is not
+// read ahead (the instance almost never exists), so a start repeated
+// outside the de-duplication window meets an existing instance at its
+// write. The create fails, the start comes back, is read, and is dropped:
+// the instance is left as it was.
+func TestRepeatedStartOfAnExistingInstance(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t, streamstest.WithPartitions(1), streamstest.WithFastFailover(time.Second))
+	ctx := bounded(t)
+	first, err := engine.Open(ctx, env.NewConn(t), engine.Options{Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Deploy(ctx, build(t, model.NewBuilder("again").StartEvent("s").
+		UserTask("review").EndEvent("e").Sequence("s", "review", "e"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Start(ctx, "again", map[string]any{"x": 1}, engine.InstanceID("again-1")); err != nil {
+		t.Fatal(err)
+	}
+	atReview := func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 && v.ActiveNodes[0] == "review" }
+	if _, err := first.WaitUntil(ctx, "again-1", atReview); err != nil {
+		t.Fatal(err)
+	}
+	// A node that has not cached the instance takes over.
+	if err := first.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBook{}
+	eng := openWith(t, env, engine.Options{Logger: slog.New(&logHandler{book: logs})})
+
+	// The same start under another message id: not de-duplicated.
+	body, err := streams.Marshal(engine.StartEnvelope("again-1", "again", 1, map[string]any{"x": 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg(streams.EventSubject(0, "again-1"))
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, "start-again:again-1")
+	if _, err := env.JS.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	awaitLog(t, logs, "the repeated start to meet the existing instance", func(r logRecord) bool {
+		return r.msg == "instance exists already; its start is checked again" && r.attrs["instance"] == "again-1"
+	})
+	cons, err := env.JS.Consumer(ctx, streams.EventsStream, streams.PartitionConsumer(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, 20*time.Second, "the repeated start to be acknowledged", func() error {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.NumPending+uint64(info.NumAckPending) > 0 {
+			return fmt.Errorf("%d pending, %d unacknowledged", info.NumPending, info.NumAckPending)
+		}
+		return nil
+	})
+	v, err := eng.Instance(ctx, "again-1")
+	if err != nil || !atReview(v) || v.Variables["x"] != int64(1) {
+		t.Fatalf("again-1 after the repeated start: %+v %v; want it at review with x = 1", v, err)
 	}
 }

@@ -29,6 +29,14 @@ func (p *partition) prefetch(ctx context.Context, groups []*group) {
 		if _, ok := p.cache.get(g.id); ok {
 			continue
 		}
+		if g.freshStart() {
+			// No read: the step creates the checkpoint with expected
+			// revision 0, which fails if the instance exists after all
+			// (a start repeated outside the de-duplication window); the
+			// start then comes back, delivered again, and is read.
+			g.fetched = &fetched{err: ErrNotFound}
+			continue
+		}
 		f := &fetched{}
 		g.fetched = f
 		sem <- struct{}{}
@@ -38,4 +46,19 @@ func (p *partition) prefetch(ctx context.Context, groups []*group) {
 		})
 	}
 	wg.Wait()
+}
+
+// freshStart reports whether g is a start alone, delivered for the first
+// time: almost always an instance that does not exist yet.
+func (g *group) freshStart() bool {
+	if g.start == nil || len(g.events) > 0 || len(g.reports) > 0 {
+		return false
+	}
+	for _, m := range g.msgs {
+		md, err := m.Metadata()
+		if err != nil || md.NumDelivered != 1 {
+			return false
+		}
+	}
+	return true
 }
