@@ -255,14 +255,18 @@ const StatusIncident instance.Status = "incident"
 
 // InstanceView is what the API and the CLI show of an instance.
 type InstanceView struct {
-	ID          string            `json:"id"`
-	ProcessID   string            `json:"processId"`
-	Version     int               `json:"version"`
-	BusinessKey string            `json:"businessKey,omitempty"`
-	Status      instance.Status   `json:"status"`
-	Variables   map[string]any    `json:"variables"`
-	ActiveNodes []string          `json:"activeNodes"`
-	Incidents   []IncidentSummary `json:"incidents"`
+	ID          string          `json:"id"`
+	ProcessID   string          `json:"processId"`
+	Version     int             `json:"version"`
+	BusinessKey string          `json:"businessKey,omitempty"`
+	Status      instance.Status `json:"status"`
+	Variables   map[string]any  `json:"variables"`
+	ActiveNodes []string        `json:"activeNodes"`
+	// Passed is the completed path, sorted: the nodes its tokens have left
+	// along a sequence flow, the end events they reached and the flows
+	// they took (not an interrupted activity, nor one still active).
+	Passed    []string          `json:"passed,omitempty"`
+	Incidents []IncidentSummary `json:"incidents"`
 	// Stuck are the parallel joins that can never fire: every token left
 	// in their scope waits at a join (docs/incidents.md §7).
 	Stuck []instance.StuckJoin `json:"stuck,omitempty"`
@@ -309,7 +313,7 @@ func viewOf(s *instance.State) *InstanceView {
 	v := &InstanceView{
 		ID: s.ID, ProcessID: s.ProcessID, Version: s.Version, BusinessKey: s.BusinessKey, Status: s.Status,
 		Variables: s.Variables(), ActiveNodes: s.ActiveNodes(), CalledInstances: s.CalledInstances(),
-		StartedAt: s.StartedAt, Failure: s.Failure, Stuck: s.Stuck,
+		StartedAt: s.StartedAt, Failure: s.Failure, Stuck: s.Stuck, Passed: s.Passed,
 		Incidents: []IncidentSummary{},
 	}
 	if s.Parent != nil {

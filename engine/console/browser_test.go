@@ -316,8 +316,15 @@ func TestBrowserInstanceRetry(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("after retry: %v", err)
 	}
-	// The page redraws from the facts: approve is active now.
+	// The page redraws from the facts: approve is active now, and the
+	// completed path — the start, the retried task and the flows between —
+	// is marked passed; approve and the flow after it are not.
 	b.waitJS(`document.querySelector('.djs-element[data-element-id="approve"]')?.classList.contains('active')`)
+	b.waitJS(`['received', 'f1', 'charge-card', 'f2'].every((id) => document.querySelector('.djs-element[data-element-id="' + id + '"]')?.classList.contains('passed'))`)
+	if got := b.evalString(`['approve', 'f3', 'done'].filter((id) => document.querySelector('.djs-element[data-element-id="' + id + '"]').classList.contains('passed')).join()`); got != "" {
+		t.Fatalf("marked passed but not passed: %s", got)
+	}
+	b.screenshot("instance-passed")
 }
 
 // The incidents page resolves one incident with variables and abandons

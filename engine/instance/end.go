@@ -10,6 +10,7 @@ import (
 )
 
 func (r *runner) end(t *Track, n *model.Node) {
+	r.s.pass(n.ID)
 	switch n.Event {
 	case model.TerminateEvent:
 		r.terminateScope(t.Scope)

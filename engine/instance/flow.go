@@ -91,6 +91,7 @@ func (r *runner) move(t *Track, f *model.Flow) { r.moveTo(t, f.Target, f.ID) }
 // moveTo sends t to node, arriving by flow ("" for none: a link), as a
 // new activation.
 func (r *runner) moveTo(t *Track, node, flow string) {
+	r.s.pass(t.Node, flow)
 	r.retrySucceeded(t)
 	t.Node, t.Flow, t.State, t.Locals, t.BoundariesArmed = node, flow, Ready, nil, false
 	t.Activation = r.next()
@@ -103,6 +104,7 @@ func (r *runner) take(t *Track, flows []*model.Flow) {
 		if i == 0 {
 			continue
 		}
+		r.s.pass(f.ID)
 		r.spawn(f.Target, t.Scope, t.ID, f.ID)
 	}
 	r.move(t, flows[0])

@@ -63,6 +63,11 @@ type State struct {
 	Stuck []StuckJoin `msgpack:"stuck,omitempty"`
 	// Seq numbers everything the instance creates: tracks, scopes, activations.
 	Seq uint64 `msgpack:"seq"`
+	// Passed are the ids, sorted, of the nodes its tokens have left along a
+	// sequence flow, of the end events they reached and of the flows they
+	// took: the completed path an operator sees. A set of model ids, so it
+	// never outgrows the model, however often a loop passes.
+	Passed []string `msgpack:"passed,omitempty"`
 
 	// Outbox holds effects written with this checkpoint and not yet known
 	// to be published; OutboxBy names the engine session that wrote them.
@@ -271,4 +276,16 @@ func (s *State) Variables() map[string]any {
 		return sc.Vars
 	}
 	return nil
+}
+
+// pass adds ids to s.Passed, keeping it sorted and without repeats.
+func (s *State) pass(ids ...string) {
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		if i, found := slices.BinarySearch(s.Passed, id); !found {
+			s.Passed = slices.Insert(s.Passed, i, id)
+		}
+	}
 }

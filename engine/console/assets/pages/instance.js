@@ -35,7 +35,7 @@ export async function render(main, id) {
       live ? h('p', {}, h('button', { class: 'danger', id: 'cancel', onclick: () => cancel(v.id, answer) }, 'Cancel instance'), answer) : '',
       diagram,
       h('p', { class: 'muted' }, h('span', { class: 'swatch active' }), 'active', h('span', { class: 'swatch incident' }),
-        'incident', h('span', { class: 'swatch passed' }), 'passed (finished tasks, resolved incidents)'),
+        'incident', h('span', { class: 'swatch passed' }), 'passed (the completed path: nodes left, flows taken)'),
       h('div', { class: 'grid2' },
         h('section', {}, h('h2', {}, 'Incidents'), incidentsView(incs, live, load)),
         h('section', {}, h('h2', {}, 'Variables'), varsView(v.variables),
@@ -54,8 +54,7 @@ export async function render(main, id) {
     }
     const marks = {};
     const mark = (n, c) => { (marks[n] ||= []).push(c); };
-    for (const t of tasks) if (t.state === 'completed') mark(t.nodeId, 'passed');
-    for (const i of incs) if (i.state === 'resolved') mark(i.nodeId, 'passed');
+    for (const n of v.passed || []) mark(n, 'passed');
     for (const n of v.activeNodes || []) mark(n, 'active');
     const notes = {};
     for (const i of v.incidents || []) { mark(i.nodeId, 'incident'); notes[i.nodeId] = `${i.causeClass}: ${i.cause}`; }
