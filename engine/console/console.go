@@ -18,7 +18,9 @@
 //     incident and task counts kept by the Handler, refreshed at most once
 //     a second after facts arrive, so a page never waits for a scan of
 //     every instance;
-//   - GET /console/instances/{id}/timeline: the facts of one instance.
+//   - GET /console/instances/{id}/timeline: the facts of one instance,
+//     read by the sequences an in-memory index of the facts stream keeps
+//     per instance (factindex.go), so it reads the instance's facts only.
 //
 // Mount it at / behind the same authentication as the API
 // (httpapi.Server.Handle), which stores the caller for it: the operator
@@ -53,8 +55,10 @@ type Handler struct {
 	logger    *slog.Logger
 	heartbeat time.Duration
 	refresh   time.Duration
+	indexCap  int
 	mux       *http.ServeMux
 	overview  *overview
+	facts     *factIndex
 
 	stop context.CancelFunc
 	done sync.WaitGroup
@@ -81,18 +85,16 @@ func New(eng *engine.Engine, nc *nats.Conn, opts ...Option) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{eng: eng, js: js, logger: slog.Default(), heartbeat: 15 * time.Second, refresh: time.Second}
+	h := &Handler{eng: eng, js: js, logger: slog.Default(), heartbeat: 15 * time.Second, refresh: time.Second, indexCap: maxIndexedFacts}
 	for _, o := range opts {
 		o(h)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stop = cancel
 	h.overview = newOverview(eng, h.logger)
-	h.done.Add(1)
-	go func() {
-		defer h.done.Done()
-		h.overview.run(ctx, js, h.refresh)
-	}()
+	h.facts = newFactIndex(h.indexCap)
+	h.done.Go(func() { h.overview.run(ctx, js, h.refresh) })
+	h.done.Go(func() { h.facts.run(ctx, js, h.logger) })
 	h.routes()
 	return h, nil
 }

@@ -58,7 +58,7 @@ func TestConsoleLoad(t *testing.T) {
 	})
 	t.Logf("all %d instances settled after %s; the overview counts: %s", total, time.Since(begin).Round(time.Millisecond), took(get(t, f.open, "/console/overview").Body.String()))
 
-	for _, path := range []string{"/console/overview", "/v1/instances?limit=100", "/v1/incidents?state=open", "/v1/tasks?state=open&limit=200", "/console/processes/charge/nodes?version=1"} {
+	for _, path := range []string{"/console/overview", "/v1/instances?limit=100", "/v1/incidents?state=open", "/v1/tasks?state=open&limit=200", "/console/processes/charge/nodes?version=1", "/console/instances/load-00000/timeline"} {
 		start := time.Now()
 		rec := get(t, f.open, path)
 		t.Logf("GET %-42s %3d %8d bytes %s", path, rec.Code, rec.Body.Len(), time.Since(start).Round(time.Millisecond))

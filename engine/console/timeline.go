@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,11 +27,24 @@ const (
 	timelineBatch   = 5000
 )
 
+// indexWait bounds how long a timeline waits for the fact index to read
+// the facts stored before the request; getConcurrency how many facts it
+// reads from the stream at a time.
+const (
+	indexWait      = 2 * time.Second
+	getConcurrency = 16
+)
+
 // timeline answers the stored facts of one instance, oldest first: its
-// lifecycle, its incidents' transitions and its user tasks. Facts are
-// stored per process, so it replays the process's facts from the
-// instance's start (at most maxTimelineScan) and keeps the instance's own;
-// "truncated" says when it stopped early.
+// lifecycle, its incidents' transitions and its user tasks. The fact
+// index (factindex.go) lists their sequences, and the timeline reads
+// those facts only ("from": "index"). When the index does not cover the
+// instance (its start is older than what the index holds, or the index
+// has not read the facts stored before the request within indexWait),
+// the timeline replays the process's facts from the instance's start (at
+// most maxTimelineScan) and keeps the instance's own ("from": "scan").
+// "truncated" says when the answer stops early: more than maxTimeline
+// facts, or a replay that stopped at maxTimelineScan.
 func (h *Handler) timeline(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
@@ -44,12 +58,67 @@ func (h *Handler) timeline(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	facts, truncated, err := h.instanceFacts(ctx, view)
+	from := "index"
+	facts, truncated, ok, err := h.indexedFacts(ctx, view)
+	if err == nil && !ok {
+		from = "scan"
+		facts, truncated, err = h.instanceFacts(ctx, view)
+	}
 	if err != nil {
 		writeProblem(w, http.StatusInternalServerError, "reading the facts: "+err.Error())
 		return
 	}
-	writeJSON(w, map[string]any{"facts": facts, "truncated": truncated})
+	writeJSON(w, map[string]any{"facts": facts, "truncated": truncated, "from": from})
+}
+
+// indexedFacts reads the instance's facts the index lists; ok is false
+// when the index does not cover the instance.
+func (h *Handler) indexedFacts(ctx context.Context, view *engine.InstanceView) (out []feedEvent, truncated, ok bool, err error) {
+	stream, err := h.js.Stream(ctx, streams.FactsStream)
+	if err != nil {
+		return nil, false, false, err
+	}
+	wait, cancel := context.WithTimeout(ctx, indexWait)
+	caughtUp := h.facts.waitRead(wait, stream.CachedInfo().State.LastSeq)
+	cancel()
+	if !caughtUp {
+		h.logger.Warn("console: the fact index is behind; the timeline replays the process", "instance", view.ID)
+		return nil, false, false, nil
+	}
+	seqs, ok := h.facts.lookup(view.ID)
+	if !ok {
+		return nil, false, false, nil
+	}
+	if len(seqs) > maxTimeline {
+		seqs, truncated = seqs[:maxTimeline], true
+	}
+	got := make([]*jetstream.RawStreamMsg, len(seqs))
+	errs := make([]error, len(seqs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(getConcurrency, len(seqs)) {
+		wg.Go(func() {
+			for i := range next {
+				got[i], errs[i] = stream.GetMsg(ctx, seqs[i])
+			}
+		})
+	}
+	for i := range seqs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	out = make([]feedEvent, 0, len(seqs))
+	for i, m := range got {
+		if errors.Is(errs[i], jetstream.ErrMsgNotFound) {
+			continue // aged out of the stream since it was indexed
+		}
+		if errs[i] != nil {
+			return nil, false, false, errs[i]
+		}
+		out = append(out, feedEvent{Subject: m.Subject, Seq: m.Sequence, Fact: json.RawMessage(m.Data)})
+	}
+	return out, truncated, true, nil
 }
 
 func (h *Handler) instanceFacts(ctx context.Context, view *engine.InstanceView) ([]feedEvent, bool, error) {
