@@ -340,9 +340,6 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		changed = changed || applied > 0
 	}
 	created := rev == 0
-	if changed && stepErr == nil {
-		stepErr = p.runInline(ctx, g, s, created)
-	}
 	if stepErr != nil {
 		log.Error("step failed; failing the instance", "err", stepErr)
 		p.cache.drop(g.id)

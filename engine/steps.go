@@ -20,6 +20,7 @@ func (p *partition) env(ctx context.Context, processID string, version int) (ins
 		CheckValue:     p.opts.checkValue,
 		Jobs:           p.opts.jobDefaults(),
 		IncidentRetry:  p.opts.IncidentRetry,
+		Inline:         p.inlineHook(ctx),
 	}, nil
 }
 

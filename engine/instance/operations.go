@@ -133,11 +133,19 @@ func (r *runner) service(t *Track, n *model.Node) {
 	r.s.Waits = append(r.s.Waits, w)
 	if timeout > 0 {
 		w.Due = r.env.Now.Add(timeout)
+	}
+	call := &Call{InstanceID: r.s.ID, Node: n.ID, Operation: n.Service.Operation, Activation: t.Activation, Input: deepCopyMap(input)}
+	if r.env.Inline != nil {
+		if res, ok := r.env.Inline(*call, w.Due); ok {
+			// Run inside the step: nothing parks, the result applies now.
+			r.operationDone(w, res)
+			return
+		}
+	}
+	if !w.Due.IsZero() {
 		r.watchOperations(w.Due)
 	}
-	r.s.Outbox = append(r.s.Outbox, Effect{ID: "op:" + w.ID, Kind: RunOperation, Wait: w.ID, Due: w.Due, Call: &Call{
-		InstanceID: r.s.ID, Node: n.ID, Operation: n.Service.Operation, Activation: t.Activation, Input: deepCopyMap(input),
-	}})
+	r.s.Outbox = append(r.s.Outbox, Effect{ID: "op:" + w.ID, Kind: RunOperation, Wait: w.ID, Due: w.Due, Call: call})
 	r.armBoundaries(t, n)
 }
 

@@ -33,6 +33,11 @@ type Env struct {
 	// it is a duplicate or its wait is gone (a late operation result, a
 	// timer that fired after it was cancelled).
 	Discarded func(Event)
+	// Inline, when set, is offered each in-process operation the step
+	// reaches, with its deadline (zero: none). If it runs the operation
+	// (ok), the step applies the result at once instead of parking the
+	// task; otherwise the task parks and asks for a RunOperation.
+	Inline func(call Call, due time.Time) (res *OperationResult, ok bool)
 }
 
 var timeZero time.Time
