@@ -222,7 +222,8 @@ func (b *browser) waitJSFor(expr string, timeout time.Duration) {
 		if err == nil {
 			return
 		}
-		gone := strings.Contains(err.Error(), "Cannot find context") || strings.Contains(err.Error(), "Execution context was destroyed")
+		gone := strings.Contains(err.Error(), "Cannot find context") || strings.Contains(err.Error(), "Execution context was destroyed") ||
+			strings.Contains(err.Error(), "Inspected target navigated or closed")
 		if !gone || time.Now().After(deadline) {
 			b.t.Fatalf("never true: %s: %v", expr, err)
 		}
