@@ -28,10 +28,8 @@ import (
 // After a restart on the same data directory every started instance
 // completes, and completes once: one completed fact per instance.
 func TestServeKilledBetweenCheckpointAndEffects(t *testing.T) {
-	dir, listen := t.TempDir(), freeAddr(t)
-	args := []string{"--data", dir, "--listen", listen, "--failover", "1s"}
-	first := startServeBin(t, failpointBin, []string{"JETBPM_FAILPOINT=crash-after-checkpoint:6"}, args...)
-	url := first.waitReady()["nats_url"].(string)
+	serve := startCrashingServe(t, 6)
+	url := serve.url
 
 	xml, err := os.ReadFile(orderBPMN)
 	if err != nil {
@@ -66,17 +64,7 @@ func TestServeKilledBetweenCheckpointAndEffects(t *testing.T) {
 			break
 		}
 	}
-	select {
-	case <-first.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the failpoint never killed serve")
-	}
-	if ws, ok := first.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("serve ended with %v, want SIGKILL from the failpoint", first.cmd.ProcessState)
-	}
-
-	second := startServe(t, nil, args...)
-	second.waitReady()
+	serve.restartAfterKill()
 	nc2 := natsConn(t, url)
 	client := api.NewClient(nc2)
 	for ; i < total; i++ {
@@ -183,4 +171,37 @@ func TestShippedBinaryHasNoFailpoint(t *testing.T) {
 			t.Errorf("%s holds the failpoint: %v, want %v", tc.bin, got, tc.want)
 		}
 	}
+}
+
+// crashingServe is jetbpm serve built with the failpoint tag on a data
+// directory of its own, set to SIGKILL itself after its n-th checkpoint
+// write.
+type crashingServe struct {
+	t     *testing.T
+	args  []string
+	first *serveProc
+	url   string
+}
+
+func startCrashingServe(t *testing.T, n int) *crashingServe {
+	t.Helper()
+	c := &crashingServe{t: t, args: []string{"--data", t.TempDir(), "--listen", freeAddr(t), "--failover", "1s"}}
+	c.first = startServeBin(t, failpointBin, []string{fmt.Sprintf("JETBPM_FAILPOINT=crash-after-checkpoint:%d", n)}, c.args...)
+	c.url = c.first.waitReady()["nats_url"].(string)
+	return c
+}
+
+// restartAfterKill waits until the failpoint has killed serve (SIGKILL,
+// checked) and starts serve again, without the failpoint, on the same data.
+func (c *crashingServe) restartAfterKill() {
+	c.t.Helper()
+	select {
+	case <-c.first.exited:
+	case <-time.After(30 * time.Second):
+		c.t.Fatal("the failpoint never killed serve")
+	}
+	if ws, ok := c.first.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		c.t.Fatalf("serve ended with %v, want SIGKILL from the failpoint", c.first.cmd.ProcessState)
+	}
+	startServe(c.t, nil, c.args...).waitReady()
 }

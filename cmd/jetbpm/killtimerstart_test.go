@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,10 +19,8 @@ import (
 // acknowledged. After a restart on the same data directory the
 // fire makes exactly one instance, which completes once.
 func TestServeKilledAcrossTimerStartFire(t *testing.T) {
-	dir, listen := t.TempDir(), freeAddr(t)
-	args := []string{"--data", dir, "--listen", listen, "--failover", "1s"}
-	first := startServeBin(t, failpointBin, []string{"JETBPM_FAILPOINT=crash-after-checkpoint:1"}, args...)
-	url := first.waitReady()["nats_url"].(string)
+	serve := startCrashingServe(t, 1)
+	url := serve.url
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -39,17 +36,7 @@ func TestServeKilledAcrossTimerStartFire(t *testing.T) {
 	if err != nil || len(deps) != 1 || deps[0].TimerStart == nil {
 		t.Fatalf("deploy: %+v, %v; want a timer start armed", deps, err)
 	}
-	select {
-	case <-first.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the failpoint never killed serve")
-	}
-	if ws, ok := first.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("serve ended with %v, want SIGKILL from the failpoint", first.cmd.ProcessState)
-	}
-
-	second := startServe(t, nil, args...)
-	second.waitReady()
+	serve.restartAfterKill()
 	nc := natsConn(t, url)
 	client := api.NewClient(nc)
 	var id string
