@@ -185,8 +185,11 @@ func (p *partition) stepAll(ctx context.Context, groups []*group) {
 // the events (settleAll does, on the loop's goroutine), so it can run while
 // the loop steps the next batch.
 func (p *partition) commit(ctx context.Context, groups []*group) {
+	// The writes went out together: one deadline bounds them all.
+	writes, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	for _, g := range groups {
-		p.awaitWrite(ctx, g)
+		p.awaitWrite(writes, g)
 	}
 	sent := make([]*publishing, len(groups))
 	for i, g := range groups {
@@ -415,6 +418,8 @@ func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64
 	return s, rev, nil
 }
 
+// awaitWrite waits for g's checkpoint write until ctx ends: its deadline
+// is the batch's bound on its writes.
 func (p *partition) awaitWrite(ctx context.Context, g *group) {
 	if g.write == nil || g.err != nil {
 		return
@@ -424,18 +429,19 @@ func (p *partition) awaitWrite(ctx context.Context, g *group) {
 		g.rev = ack.Sequence
 	case err := <-g.write.Err():
 		g.err = err
-		if isConflict(err) && g.rev == 0 {
-			p.log.Info("instance exists already; its start is checked again", "instance", g.id)
-			return
-		}
 		if isConflict(err) {
-			p.log.Info("checkpoint write lost a race; events will be re-applied", "instance", g.id)
+			msg := "checkpoint write lost a race; events will be re-applied"
+			if g.rev == 0 {
+				msg = "instance exists already; its start is checked again"
+			}
+			p.log.Info(msg, "instance", g.id)
 			return
 		}
 	case <-ctx.Done():
 		g.err = ctx.Err()
-	case <-time.After(10 * time.Second):
-		g.err = errors.New("checkpoint write timed out")
+		if errors.Is(g.err, context.DeadlineExceeded) {
+			g.err = errors.New("checkpoint write timed out")
+		}
 	}
 	if g.err != nil {
 		// The write may have landed even so (a timeout, a dropped
