@@ -165,7 +165,11 @@ type group struct {
 // overlaps these stages of consecutive batches (pipeline.go); process is
 // the same work with nothing overlapping, for draining.
 func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
-	groups := p.groups(batch)
+	p.processGroups(ctx, p.groups(batch))
+}
+
+// processGroups steps, commits and settles groups, nothing overlapping.
+func (p *partition) processGroups(ctx context.Context, groups []*group) {
 	p.stepAll(ctx, groups)
 	p.commit(ctx, groups)
 	p.settleAll(groups)

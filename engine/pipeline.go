@@ -122,9 +122,7 @@ func (p *partition) finish(ctx context.Context, pl *pipeline) {
 	}
 	if held := pl.held; len(held) > 0 {
 		pl.held = nil
-		p.stepAll(ctx, held)
-		p.commit(ctx, held)
-		p.settleAll(held)
+		p.processGroups(ctx, held)
 	}
 }
 
