@@ -121,16 +121,20 @@ func TestUserTaskMetrics(t *testing.T) {
 		}
 		return text.String()
 	}
-	for _, want := range []string{
-		"jetbpm_tasks_open 3",
-		`jetbpm_task_oldest_open_age_seconds{process="m-a"} 90`,
-		`jetbpm_task_oldest_open_age_seconds{process="m-b"} 90`,
-		`jetbpm_task_facts_total{kind="created"} 3`,
-	} {
-		if text := scrape(); !strings.Contains(text, want) {
-			t.Errorf("metrics lack %s:\n%s", want, text)
+	testwait.Until(t, 10*time.Second, "the metrics of three open tasks", func() error {
+		text := scrape()
+		for _, want := range []string{
+			"jetbpm_tasks_open 3",
+			`jetbpm_task_oldest_open_age_seconds{process="m-a"} 90`,
+			`jetbpm_task_oldest_open_age_seconds{process="m-b"} 90`,
+			`jetbpm_task_facts_total{kind="created"} 3`,
+		} {
+			if !strings.Contains(text, want) {
+				return fmt.Errorf("metrics lack %s:\n%s", want, text)
+			}
 		}
-	}
+		return nil
+	})
 	// ma-1 done: m-a's oldest open task is ma-2, 60 s old; m-b's goes too.
 	for _, task := range []string{ma1, mb1} {
 		if _, err := eng.CompleteTask(tctx(t), task, "alice", nil); err != nil {
@@ -138,12 +142,18 @@ func TestUserTaskMetrics(t *testing.T) {
 		}
 	}
 	listed(t, eng, engine.TaskFilter{}, "ma-2.t2")
-	text := scrape()
-	for _, want := range []string{"jetbpm_tasks_open 1", `jetbpm_task_oldest_open_age_seconds{process="m-a"} 60`, `jetbpm_task_facts_total{kind="completed"} 2`} {
-		if !strings.Contains(text, want) {
-			t.Errorf("metrics lack %s:\n%s", want, text)
+	// The task records are written before the step's effects are counted:
+	// the list can show the completions a moment before the counter does.
+	var text string
+	testwait.Until(t, 10*time.Second, "the metrics after the completions", func() error {
+		text = scrape()
+		for _, want := range []string{"jetbpm_tasks_open 1", `jetbpm_task_oldest_open_age_seconds{process="m-a"} 60`, `jetbpm_task_facts_total{kind="completed"} 2`} {
+			if !strings.Contains(text, want) {
+				return fmt.Errorf("metrics lack %s:\n%s", want, text)
+			}
 		}
-	}
+		return nil
+	})
 	if strings.Contains(text, `process="m-b"`) {
 		t.Errorf("a process without open tasks has an age:\n%s", text)
 	}
