@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/internal/metrics"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
@@ -166,19 +168,24 @@ func TestJobMetrics(t *testing.T) {
 	w.report(m, job, jobs.Report{Kind: jobs.CheckIn})
 	w.report(m, job, jobs.Report{Kind: jobs.Fail, Code: "500"})
 	waitIncident(t, eng, id)
-	text.Reset()
-	if err := reg.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		`jetbpm_jobs_enqueued_total{topic="mt"} 1`,
-		`jetbpm_job_retries_total{topic="mt"} 1`,
-		`jetbpm_job_retries_exhausted_total{topic="mt"} 1`,
-		`jetbpm_job_reports_total{topic="mt",kind="fail",verdict="accepted"} 2`,
-		`jetbpm_instance_facts_total{kind="started"} 1`,
-	} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("metrics lack %s:\n%s", want, text.String())
+	// The checkpoint is visible before its step's effects and verdicts are
+	// counted: wait, bounded, for the counters.
+	testwait.Until(t, 10*time.Second, "the job metrics", func() error {
+		text.Reset()
+		if err := reg.WriteText(&text); err != nil {
+			return err
 		}
-	}
+		for _, want := range []string{
+			`jetbpm_jobs_enqueued_total{topic="mt"} 1`,
+			`jetbpm_job_retries_total{topic="mt"} 1`,
+			`jetbpm_job_retries_exhausted_total{topic="mt"} 1`,
+			`jetbpm_job_reports_total{topic="mt",kind="fail",verdict="accepted"} 2`,
+			`jetbpm_instance_facts_total{kind="started"} 1`,
+		} {
+			if !strings.Contains(text.String(), want) {
+				return fmt.Errorf("metrics lack %s:\n%s", want, text.String())
+			}
+		}
+		return nil
+	})
 }
