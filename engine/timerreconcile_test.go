@@ -38,6 +38,7 @@ func TestTimerStartReconcileLostSchedule(t *testing.T) {
 	var opts engine.Options
 	engine.DieBeforeTimerSchedule(&opts)
 	dying := enginetest.Open(t, env.Conn, opts)
+	reconciled(t, dying) // a reconciliation after the deploy would arm what the deploy lost
 	_, err := dying.Deploy(ctx, timerStartProcess(t, "lost", model.Cycle("R2/PT1S")))
 	if err == nil || !strings.Contains(err.Error(), "timer start schedule is not set") {
 		t.Fatalf("deploy error %v, want the schedule reported unset", err)
@@ -78,6 +79,10 @@ func TestTimerStartReconcileReplacesOldSchedule(t *testing.T) {
 	var opts engine.Options
 	engine.DieBeforeTimerSchedule(&opts)
 	dying := enginetest.Open(t, env.Conn, opts)
+	// Both nodes' start-up reconciliations are over: one running after
+	// the dying deploy would arm version 2 before the test's own restart.
+	reconciled(t, first)
+	reconciled(t, dying)
 	if _, err := dying.Deploy(ctx, timerStartProcess(t, "old", model.Cycle("R2/PT1S"))); err == nil {
 		t.Fatal("the dying deploy reported success")
 	}
