@@ -23,6 +23,9 @@ type importer struct {
 	// assocs are the associations read so far, both ends by id
 	// (compensation.go).
 	assocs map[string][]string
+	// userTaskForms are the file's zeebe:userTaskForm elements by id
+	// (forms.go).
+	userTaskForms map[string]*elem
 }
 
 // declarations are definitions-level elements that only matter when an
@@ -53,7 +56,7 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 	}
 	im := &importer{errors: map[string]*elem{}, messages: map[string]*elem{}, signals: map[string]*elem{},
 		messageDecls: map[string]*messageDecl{}, zeebeModel: zeebeDialect(root), camunda7: camunda7Dialect(root),
-		escalations: map[string]*elem{}, eventSubs: map[string]*model.Node{}}
+		escalations: map[string]*elem{}, eventSubs: map[string]*model.Node{}, userTaskForms: userTaskForms(root)}
 	for _, c := range root.children {
 		switch {
 		case c.is(NamespaceBPMN, "error"):

@@ -96,8 +96,12 @@
 // A static priority is an integer from 0 to 100; a static date an ISO 8601
 // date-time with a time zone (2025-06-30T17:00:00Z). Every expression must
 // compile. Input and output mappings, multi-instance and boundary events
-// are those of any activity. The form fields of Camunda 7 generated forms
-// (camunda:formData) are ignored: the tasklist client renders the form.
+// are those of any activity. A form the file holds becomes a Camunda
+// Forms (form-js) schema, Node.Human.Form (docs/forms.md): the
+// zeebe:userTaskForm a formKey "camunda-forms:bpmn:<id>" names, or a
+// Camunda 7 generated form (camunda:formData; its formFields typed string,
+// long, boolean, date or enum, with the constraints required, readonly,
+// minlength, maxlength, min and max).
 // Task listeners (camunda:taskListener, zeebe:taskListeners),
 // camunda:formHandlerClass, zeebe:taskHeaders on a user task (no job
 // carries them), a field set twice (camunda:assignee and a humanPerformer,
@@ -231,9 +235,9 @@
 // declarations (signal, itemDefinition, resource, ...; <error>,
 // <message> and <escalation> are read when an element refers to them), unknown attributes,
 // elements of other tools' namespaces, and modeler metadata among the
-// extension elements: zeebe:properties, zeebe:userTaskForm,
-// zeebe:formDefinition outside user tasks (a start event's form),
-// zeebe:versionTag, camunda:properties, camunda:formData,
+// extension elements: zeebe:properties, a zeebe:userTaskForm no user task
+// names, zeebe:formDefinition and camunda:formData outside user tasks (a
+// start event's form), zeebe:versionTag, camunda:properties,
 // camunda:potentialStarter.
 //
 // # Call activities

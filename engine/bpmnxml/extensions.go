@@ -27,6 +27,8 @@ type nodeExt struct {
 	// humanPerformer and potentialOwner.
 	zeebeHuman map[string]*elem
 	performers []*elem
+	// formData is a user task's camunda:formData (forms.go).
+	formData *elem
 	// camundaErrors are Camunda 7's camunda:errorEventDefinition elements
 	// of an external task, in order (camundaerrors.go).
 	camundaErrors []*elem
@@ -39,13 +41,13 @@ type extTarget struct {
 }
 
 // Vendor extension elements accepted and ignored: modeler metadata, forms
-// (a process's zeebe:userTaskForm, which a user task's formKey names as
-// written; a start event's form; Camunda 7's generated-form fields), and
+// (a process's zeebe:userTaskForm, read when a user task's formKey names
+// it; a start event's form), and
 // elements that only configure elements jetbpm refuses anyway.
 var (
 	zeebeIgnored = set("properties", "userTaskForm", "formDefinition", "versionTag",
 		"calledDecision", "linkedResources")
-	camundaIgnored = set("properties", "formData", "formProperty", "potentialStarter")
+	camundaIgnored = set("properties", "formProperty", "potentialStarter")
 )
 
 func setExt(n *model.Node, key, value string) {
@@ -281,6 +283,15 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 		t.ext.camundaErrors = append(t.ext.camundaErrors, c)
 	case "field":
 		im.probs.in(owner, c, "field injection into Java delegates is not supported")
+	case "formData":
+		switch {
+		case t == nil || t.node.Kind != model.UserTask:
+			// a start event's form: instances start through the API
+		case t.ext.formData != nil:
+			im.probs.in(owner, c, "appears twice in the userTask; keep one")
+		default:
+			t.ext.formData = c
+		}
 	default:
 		if !camundaIgnored[local] {
 			im.probs.in(owner, c, "not supported")

@@ -72,6 +72,7 @@ func (im *importer) userTask(e *elem, n *model.Node, x *nodeExt) {
 		}
 	}
 	r.form7()
+	r.formData(x.formData)
 	r.performers(x.performers)
 	if z := x.zeebeHuman; z != nil {
 		r.zeebe(z["assignmentDefinition"], model.AssigneeField, model.CandidateUsersField, model.CandidateGroupsField)
@@ -170,7 +171,8 @@ func (r *humanReader) zeebe(c *elem, fields ...model.HumanField) {
 
 // zeebeForm reads zeebe:formDefinition: one of formKey (job-based user
 // tasks, e.g. "camunda-forms:bpmn:userTaskForm_1" naming a
-// zeebe:userTaskForm of the process, kept as written), formId (a deployed
+// zeebe:userTaskForm of the file, kept as written and its form read:
+// forms.go), formId (a deployed
 // Camunda Form) or externalReference (a URL or any text the tasklist
 // client understands). bindingType and versionTag say which version of a
 // formId; jetbpm passes the id on and does not resolve forms.
@@ -186,6 +188,9 @@ func (r *humanReader) zeebeForm(c *elem) {
 		if v, ok := c.lookup("", a.attr); ok {
 			r.setForm(c, a.attr, a.dst, v)
 			named = true
+			if a.attr == "formKey" {
+				r.embeddedForm(c, v)
+			}
 		}
 	}
 	if !named {

@@ -20,7 +20,7 @@ func humanOf(t *testing.T, n *model.Node) model.Human {
 	h := n.Human
 	return model.Human{Assignee: h.Assignee, CandidateUsers: h.CandidateUsers, CandidateGroups: h.CandidateGroups,
 		DueDate: h.DueDate, FollowUpDate: h.FollowUpDate, Priority: h.Priority,
-		FormKey: h.FormKey, FormID: h.FormID, ExternalReference: h.ExternalReference}
+		FormKey: h.FormKey, FormID: h.FormID, ExternalReference: h.ExternalReference, Form: h.Form}
 }
 
 // evals checks what each of n's compiled fields evaluates to over vars;
@@ -153,7 +153,7 @@ func TestZeebeUserTaskExpressions(t *testing.T) {
 }
 
 // A job-based Zeebe user task's legacy form: a formKey naming the
-// process's zeebe:userTaskForm, kept as written.
+// process's zeebe:userTaskForm, kept as written, and the form read.
 func TestZeebeLegacyForm(t *testing.T) {
 	p := mustParse(t, doc(`<bpmn:process id="p" isExecutable="true">
 <bpmn:extensionElements><zeebe:userTaskForm id="userTaskForm_1">{"components": []}</zeebe:userTaskForm></bpmn:extensionElements>
@@ -167,7 +167,7 @@ func TestZeebeLegacyForm(t *testing.T) {
 <bpmn:endEvent id="e"/>
 </bpmn:process>`))
 	n := node(t, p, "t")
-	if got, want := humanOf(t, n), (model.Human{FormKey: "camunda-forms:bpmn:userTaskForm_1"}); got != want {
+	if got, want := humanOf(t, n), (model.Human{FormKey: "camunda-forms:bpmn:userTaskForm_1", Form: `{"components":[]}`}); got != want {
 		t.Errorf("human %+v, want %+v", got, want)
 	}
 	evals(t, n, nil, nil)
@@ -180,14 +180,12 @@ func TestZeebeLegacyForm(t *testing.T) {
 	}
 }
 
-// A user task without assignment has no Human; what only the UI uses is
+// A user task without assignment has no Human; the modeller's metadata is
 // ignored.
 func TestUserTaskWithoutAssignment(t *testing.T) {
 	for _, src := range []string{
 		`<bpmn:userTask id="t"/>`,
 		`<bpmn:userTask id="t" camunda:assignee="" camunda:asyncBefore="true"><bpmn:extensionElements>
-  <camunda:formData><camunda:formField id="amount" label="Amount" type="long" defaultValue="10">
-    <camunda:validation><camunda:constraint name="required"/></camunda:validation></camunda:formField></camunda:formData>
   <camunda:properties><camunda:property name="a" value="b"/></camunda:properties>
 </bpmn:extensionElements></bpmn:userTask>`,
 		`<bpmn:userTask id="t"><bpmn:extensionElements><zeebe:userTask/><zeebe:assignmentDefinition assignee=""/>

@@ -18,7 +18,10 @@ import (
 //
 // FormKey, FormID and ExternalReference name the task's form as the
 // modeller wrote it (Camunda 7 formKey, Zeebe formId or
-// externalReference); jetbpm passes them on, it does not render them.
+// externalReference); jetbpm passes them on. Form is the form the file
+// itself holds, as a Camunda Forms (form-js) JSON schema: a
+// zeebe:userTaskForm the formKey names, or one made from Camunda 7's
+// camunda:formData (docs/forms.md); "" for none.
 type Human struct {
 	Assignee        string `msgpack:"assignee,omitempty"`
 	CandidateUsers  string `msgpack:"candidateUsers,omitempty"`
@@ -30,6 +33,7 @@ type Human struct {
 	FormKey           string `msgpack:"formKey,omitempty"`
 	FormID            string `msgpack:"formId,omitempty"`
 	ExternalReference string `msgpack:"externalReference,omitempty"`
+	Form              string `msgpack:"form,omitempty"`
 
 	compiled [humanFields]*expression.Expression
 }
