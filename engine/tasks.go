@@ -145,6 +145,35 @@ func (e *Engine) Task(ctx context.Context, id string) (*instance.Task, error) {
 	return nil, fmt.Errorf("task %q: %w", id, ErrNotFound)
 }
 
+// TaskForm returns the form task id's BPMN file holds for it, a Camunda
+// Forms (form-js) JSON schema (docs/forms.md), from the deployed version
+// the task was created by. It returns ErrNotFound for an unknown task and
+// for one whose form is not in the file (named by a formId, an HTML
+// formKey or an external reference, or none at all), saying which.
+func (e *Engine) TaskForm(ctx context.Context, id string) (string, error) {
+	t, err := e.Task(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	p, err := e.Process(ctx, t.ProcessID, t.Version)
+	if err != nil {
+		return "", fmt.Errorf("task %q: %w", id, err)
+	}
+	if n := p.Node(t.Node); n != nil && n.Human != nil && n.Human.Form != "" {
+		return n.Human.Form, nil
+	}
+	why := "its task names no form"
+	for _, named := range []struct{ what, v string }{
+		{"formKey", t.FormKey}, {"formId", t.FormID}, {"externalReference", t.ExternalReference},
+	} {
+		if named.v != "" {
+			why = fmt.Sprintf("its %s %q names a form outside the BPMN file", named.what, named.v)
+			break
+		}
+	}
+	return "", fmt.Errorf("task %q: no form in the BPMN file: %s: %w", id, why, ErrNotFound)
+}
+
 // taskInstance returns the instance of task id (TaskID); a string that is
 // no task id names no task.
 func taskInstance(id string) (string, error) {

@@ -312,7 +312,7 @@ func TestNatsConfRoles(t *testing.T) {
 
 	t.Run("tasklist", func(t *testing.T) {
 		tl := connectAs(t, ns, "tasklist")
-		for _, op := range []string{"task.list", "task.get", "task.claim", "task.complete"} {
+		for _, op := range []string{"task.list", "task.get", "task.form", "task.claim", "task.complete"} {
 			if !tl.canPublish(streams.APISubject(op)) {
 				t.Errorf("tasklist cannot call %s", op)
 			}

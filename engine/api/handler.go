@@ -145,6 +145,19 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 			list = []*instance.Task{}
 		}
 		return TaskListResponse{Tasks: list}, err
+	case OpTaskForm:
+		var req TaskRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		if err := req.check(op); err != nil {
+			return nil, err
+		}
+		schema, err := h.eng.TaskForm(ctx, req.ID)
+		if err != nil {
+			return nil, err
+		}
+		return TaskFormResponse{TaskID: req.ID, Schema: json.RawMessage(schema)}, nil
 	case OpTaskGet, OpTaskClaim, OpTaskUnclaim, OpTaskAssign, OpTaskUpdate, OpTaskComplete, OpTaskError, OpTaskEscalate:
 		var req TaskRequest
 		if err := decode(&req); err != nil {

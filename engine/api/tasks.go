@@ -22,6 +22,9 @@ const (
 	OpTaskComplete = "task.complete"
 	OpTaskError    = "task.error"
 	OpTaskEscalate = "task.escalate"
+	// OpTaskForm reads the form the task's BPMN file holds for it
+	// (docs/forms.md).
+	OpTaskForm = "task.form"
 )
 
 // Task list limits: a list without a limit returns DefaultTaskLimit
@@ -87,6 +90,13 @@ type TaskListResponse struct {
 	Tasks []*instance.Task `json:"tasks"`
 }
 
+// TaskFormResponse is a task's form: a Camunda Forms (form-js) JSON
+// schema, as a Camunda 8 Tasklist renders it.
+type TaskFormResponse struct {
+	TaskID string          `json:"taskId"`
+	Schema json.RawMessage `json:"schema"`
+}
+
 // TaskRequest names a task, and carries what its operation takes: User
 // (claim, assign, and who acts for the others), Vars (complete, error,
 // escalate), Code (error, escalate) and Message (error), DueDate, FollowUpDate and Priority (update:
@@ -118,7 +128,7 @@ func (r TaskRequest) check(op string) error {
 	if (r.DueDate != nil || r.FollowUpDate != nil || r.Priority != nil) && op != OpTaskUpdate {
 		extra = append(extra, "dueDate, followUpDate, priority")
 	}
-	if r.User != "" && op == OpTaskGet {
+	if r.User != "" && (op == OpTaskGet || op == OpTaskForm) {
 		extra = append(extra, "user")
 	}
 	if len(extra) > 0 {
@@ -195,6 +205,15 @@ func (c *Client) Tasks(ctx context.Context, req TaskListRequest) ([]*instance.Ta
 // Task reads one task's record.
 func (c *Client) Task(ctx context.Context, id string) (*instance.Task, error) {
 	return c.taskCall(ctx, OpTaskGet, TaskRequest{ID: id})
+}
+
+// TaskForm reads the form task id's BPMN file holds for it; a task whose
+// form is not in the file (or that has none) is engine.ErrNotFound (code
+// not_found), the message saying which.
+func (c *Client) TaskForm(ctx context.Context, id string) (TaskFormResponse, error) {
+	var out TaskFormResponse
+	err := c.call(ctx, OpTaskForm, TaskRequest{ID: id}, &out)
+	return out, err
 }
 
 // ClaimTask gives the task to user; another user's claim is refused with
