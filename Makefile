@@ -18,15 +18,26 @@ browsers:
 	@command -v firefox-esr >/dev/null || command -v firefox >/dev/null || { echo "installing firefox-esr with apt-get"; $$(command -v sudo) apt-get update -qq && $$(command -v sudo) apt-get install -y -qq firefox-esr; }
 chromium firefox: browsers
 
-# console-vendor refreshes the console's bpmn-js viewer from npm (pinned).
+# console-vendor refreshes the console's vendored viewers from npm, pinned:
+# bpmn-js's diagram viewer and form-js's form viewer (its UMD bundle,
+# minified with esbuild; legal comments kept at the end).
 BPMNJS_VERSION ?= 18.31.1
+FORMJS_VERSION ?= 1.23.0
+ESBUILD_VERSION ?= 0.28.2
 console-vendor:
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	(cd "$$tmp" && npm pack --silent bpmn-js@$(BPMNJS_VERSION) >/dev/null && tar xzf bpmn-js-*.tgz); \
+	(cd "$$tmp" && npm pack --silent bpmn-js@$(BPMNJS_VERSION) @bpmn-io/form-js@$(FORMJS_VERSION) >/dev/null && \
+	  mkdir bpmn-js form-js && tar xzf bpmn-js-*.tgz -C bpmn-js && tar xzf bpmn-io-form-js-*.tgz -C form-js); \
 	d=engine/console/vendor; mkdir -p $$d; \
-	cp "$$tmp/package/dist/bpmn-viewer.production.min.js" "$$tmp/package/dist/assets/bpmn-js.css" \
-	   "$$tmp/package/dist/assets/diagram-js.css" "$$tmp/package/LICENSE" $$d/; \
-	echo "bpmn-js $(BPMNJS_VERSION) (npm)" > $$d/VERSION; ls -l $$d
+	cp "$$tmp/bpmn-js/package/dist/bpmn-viewer.production.min.js" "$$tmp/bpmn-js/package/dist/assets/bpmn-js.css" \
+	   "$$tmp/bpmn-js/package/dist/assets/diagram-js.css" $$d/; \
+	cp "$$tmp/bpmn-js/package/LICENSE" $$d/LICENSE; \
+	cp "$$tmp/form-js/package/LICENSE" $$d/LICENSE-form-js; \
+	cp "$$tmp/form-js/package/dist/assets/form-js.css" $$d/; \
+	npx --yes esbuild@$(ESBUILD_VERSION) --minify --legal-comments=eof --log-level=warning \
+	  "$$tmp/form-js/package/dist/form-viewer.umd.js" --outfile=$$d/form-viewer.umd.min.js; \
+	printf 'bpmn-js %s (npm)\n@bpmn-io/form-js %s (npm; dist/form-viewer.umd.js minified by esbuild %s)\n' \
+	  $(BPMNJS_VERSION) $(FORMJS_VERSION) $(ESBUILD_VERSION) > $$d/VERSION; ls -l $$d
 
 # jsclient installs node (apt-get, when missing) and the pinned npm
 # packages TestCamunda7JSClient runs: the real camunda-external-task-client-js

@@ -82,6 +82,11 @@ func TestTaskForm(t *testing.T) {
 	}
 
 	review := taskOf("review", "r-1")
+	for task, want := range map[string]bool{old: true, review: false} {
+		if rec, err := f.client.Task(ctx, task); err != nil || rec.FormEmbedded != want {
+			t.Errorf("task %s: formEmbedded %v (%v), want %v", task, rec != nil && rec.FormEmbedded, err, want)
+		}
+	}
 	for _, c := range []struct{ task, code, msg string }{
 		{review, "not_found", `its formKey "approve-form" names a form outside the BPMN file`},
 		{"r-9.approve.1", "not_found", "not found"},

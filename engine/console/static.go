@@ -105,7 +105,7 @@ var pageModules = map[string][]string{
 	"instances": {"pages/instances.js"},
 	"instance":  {"pages/instance.js", "diagram.js", "pages/incidents.js"},
 	"incidents": {"pages/incidents.js"},
-	"tasks":     {"pages/tasks.js"},
+	"tasks":     {"pages/tasks.js", "form.js"},
 }
 
 // viewerPages draw a diagram.

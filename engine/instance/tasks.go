@@ -66,6 +66,9 @@ type Task struct {
 	FormKey           string `msgpack:"formKey,omitempty" json:"formKey,omitempty"`
 	FormID            string `msgpack:"formId,omitempty" json:"formId,omitempty"`
 	ExternalReference string `msgpack:"externalReference,omitempty" json:"externalReference,omitempty"`
+	// FormEmbedded says the task's BPMN file holds its form, which the
+	// API's task.form serves (docs/forms.md); Camunda 8's isFormEmbedded.
+	FormEmbedded bool `msgpack:"formEmbedded,omitempty" json:"formEmbedded,omitempty"`
 
 	Variables map[string]any `msgpack:"variables,omitempty" json:"variables,omitempty"`
 

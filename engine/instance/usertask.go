@@ -61,6 +61,7 @@ func (r *runner) newTask(t *Track, n *model.Node, vars map[string]any) (*Task, e
 		return task, nil // anyone may claim it, no dates, the default priority
 	}
 	task.FormKey, task.FormID, task.ExternalReference = h.FormKey, h.FormID, h.ExternalReference
+	task.FormEmbedded = h.Form != ""
 	for _, err := range []error{
 		humanField(h, model.AssigneeField, vars, taskUser, &task.Assignee),
 		humanField(h, model.CandidateUsersField, vars, taskUsers, &task.CandidateUsers),

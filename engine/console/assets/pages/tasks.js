@@ -1,4 +1,5 @@
 import { api, enc, h, instanceLink, list, onFacts, q, status, time } from '../app.js';
+import { schemaForm } from '../form.js';
 
 // The task list: tasks a user holds or may claim (as a candidate user or
 // through a group), as cards that fit a phone.
@@ -30,14 +31,14 @@ export async function render(main) {
       for (const t of list(res, 'tasks')) seen.set(t.id, t);
     }
     // Someone is filling in a form: keep the cards as they are.
-    if (body.querySelector('form.complete')) return;
+    if (body.querySelector('.complete')) return;
     const tasks = [...seen.values()].sort((a, b) => (b.priority - a.priority) || a.createdAt.localeCompare(b.createdAt));
     body.replaceChildren(...(tasks.length ? tasks.map((t) => card(t, user, load)) : [h('p', { class: 'muted' }, 'No task here.')]));
   };
   await load();
   onFacts((facts) => {
     if (!facts.some((f) => f.subject.startsWith('jetbpm.fact.task.'))) return;
-    if (body.querySelector('form.complete') || body.querySelector('.answer.err')) return; // keep what the user is doing
+    if (body.querySelector('.complete') || body.querySelector('.answer.err')) return; // keep what the user is doing
     load();
   });
 }
@@ -72,15 +73,41 @@ function card(t, user, reload) {
     open ? h('div', { class: 'actions' },
       !t.assignee ? h('button', { class: 'primary', onclick: () => needUser() && run('claim', { user }) }, 'Claim') : '',
       t.assignee ? h('button', { onclick: () => run('unclaim', { user }) }, 'Unclaim') : '',
-      h('button', { class: mine ? 'primary' : '', 'aria-expanded': 'false', onclick: (e) => {
+      h('button', { class: mine ? 'primary' : '', 'aria-expanded': 'false', onclick: async (e) => {
         if (!needUser()) return;
-        const f = el.querySelector('form.complete');
-        if (f) { f.remove(); e.target.setAttribute('aria-expanded', 'false'); return; }
-        e.target.setAttribute('aria-expanded', 'true');
-        el.insertBefore(completeForm(t, (vars) => run('complete', { user, vars })), out);
+        const button = e.currentTarget;
+        const f = el.querySelector('.complete');
+        if (f) { f.remove(); button.setAttribute('aria-expanded', 'false'); return; }
+        button.setAttribute('aria-expanded', 'true');
+        button.disabled = true; // while the form loads
+        try {
+          el.insertBefore(await taskForm(t, (vars) => run('complete', { user, vars }), out), out);
+        } finally {
+          button.disabled = false;
+        }
       } }, 'Complete…')) : '',
     out);
   return el;
+}
+
+// taskForm is the form the task's BPMN file holds, rendered by form-js,
+// else (its form lives elsewhere, or it has none) the one generated from
+// its variables. A form that fails to load says so and falls back.
+async function taskForm(t, submit, out) {
+  if (!t.formEmbedded) return completeForm(t, submit);
+  let schema;
+  try {
+    schema = (await api('GET', `/v1/tasks/${enc(t.id)}/form`)).schema;
+  } catch (err) {
+    out.className = 'answer err'; out.textContent = `The task's form could not be read (${err.message}); here is one made from its variables.`;
+    return completeForm(t, submit);
+  }
+  try {
+    return await schemaForm(schema, t.variables, submit);
+  } catch (err) {
+    out.className = 'answer err'; out.textContent = `The task's form could not be shown (${err.message}); here is one made from its variables.`;
+    return completeForm(t, submit);
+  }
 }
 
 // completeForm is generated from the task's variables: a checkbox for a
