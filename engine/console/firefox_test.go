@@ -326,6 +326,19 @@ func (f *firefox) tabTo(sel string, limit int) {
 	f.t.Fatalf("%s not reached with %d tabs; the focus is on %v", sel, limit, got)
 }
 
+// typeInto clicks the element sel selects and types text into it, a key
+// at a time.
+func (f *firefox) typeInto(sel, text string) {
+	f.t.Helper()
+	f.click(sel)
+	var keys []any
+	for _, r := range text {
+		keys = append(keys, map[string]string{"type": "keyDown", "value": string(r)}, map[string]string{"type": "keyUp", "value": string(r)})
+	}
+	f.call("input.performActions", map[string]any{"context": f.tab, "actions": []any{map[string]any{
+		"type": "key", "id": "keyboard", "actions": keys}}}, nil)
+}
+
 // screenshot saves the viewport as docs/console/<name>.png with
 // -screenshots, else in a temp dir.
 func (f *firefox) screenshot(name string) {

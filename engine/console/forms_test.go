@@ -15,13 +15,12 @@ import (
 	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
-// TestBrowserTaskForms: the forms a BPMN file holds are rendered by
-// form-js on the task list. The Zeebe embedded form shows the task's
-// variables, refuses an incomplete submit next to its fields (the task
-// stays open), and completes the task with what was typed and chosen;
-// the Camunda 7 generated form does the same with its typed fields.
-func TestBrowserTaskForms(t *testing.T) {
-	f := newFixture(t)
+// formsFixture deploys testdata/forms.bpmn and starts its instance r1
+// (amount 120); open waits for r1's open task and returns it, which
+// must be at node.
+func formsFixture(t *testing.T) (f *fixture, open func(node string) *instance.Task) {
+	t.Helper()
+	f = newFixture(t)
 	xml, err := os.ReadFile("testdata/forms.bpmn")
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +31,8 @@ func TestBrowserTaskForms(t *testing.T) {
 	if _, err := f.eng.Start(tctx(t), "review", map[string]any{"amount": 120}, engine.InstanceID("r1")); err != nil {
 		t.Fatal(err)
 	}
-	open := func(node string) *instance.Task {
+	open = func(node string) *instance.Task {
+		t.Helper()
 		var task *instance.Task
 		testwait.Until(t, 10*time.Second, "the task at "+node, func() error {
 			l, err := f.eng.Tasks(tctx(t), engine.TaskFilter{Instance: "r1"})
@@ -46,6 +46,16 @@ func TestBrowserTaskForms(t *testing.T) {
 		})
 		return task
 	}
+	return f, open
+}
+
+// TestBrowserTaskForms: the forms a BPMN file holds are rendered by
+// form-js on the task list. The Zeebe embedded form shows the task's
+// variables, refuses an incomplete submit next to its fields (the task
+// stays open), and completes the task with what was typed and chosen;
+// the Camunda 7 generated form does the same with its typed fields.
+func TestBrowserTaskForms(t *testing.T) {
+	f, open := formsFixture(t)
 	review := open("check")
 	if !review.FormEmbedded {
 		t.Fatalf("task %s: formEmbedded false", review.ID)
@@ -99,5 +109,31 @@ func TestBrowserTaskForms(t *testing.T) {
 		if got := v.Variables[k]; fmt.Sprint(got) != fmt.Sprint(w) {
 			t.Errorf("variable %s = %v (%T), want %v", k, got, got, w)
 		}
+	}
+}
+
+// TestFirefoxTaskForm: the embedded form works in Firefox too: it shows
+// the task's variables, marks a missing field, and completes the task
+// with what was typed and clicked.
+func TestFirefoxTaskForm(t *testing.T) {
+	f, open := formsFixture(t)
+	review := open("check")
+	b := newFirefox(t, f.server(t))
+	b.open("/tasks?user=alice")
+	card := fmt.Sprintf(`article[data-task=%q]`, review.ID)
+	b.waitText(card, "Review order")
+	b.click(card + ` .actions button:last-child`) // Complete…
+	b.waitText(card+` .fjs-form`, "Review the order")
+	b.waitJS(fmt.Sprintf(`document.querySelector(%q).value === "120"`, card+` .fjs-form-field-number input`))
+	b.click(card + ` .complete.schema button.primary`)
+	b.waitText(card+` .fjs-form`, "Field is required.")
+	b.typeInto(card+` .fjs-form-field-textfield input`, "ok in firefox")
+	b.waitJS(fmt.Sprintf(`!document.querySelector(%q)`, card+` .fjs-form-field-textfield.fjs-has-errors`))
+	b.click(card + ` .fjs-form-field-radio label[for$="f_decision-1"]`) // Reject
+	b.click(card + ` .complete.schema button.primary`)
+	open("then")
+	v, err := f.eng.Instance(tctx(t), "r1")
+	if err != nil || v.Variables["note"] != "ok in firefox" || v.Variables["decision"] != "reject" {
+		t.Fatalf("r1 after the form in firefox: %+v %v", v, err)
 	}
 }
