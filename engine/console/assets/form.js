@@ -3,9 +3,9 @@
 // docs/forms.md), as Camunda 8's Tasklist does.
 import { h } from './app.js';
 
-// The viewer is a classic script of 470 KB: it loads when the first form
-// is opened, with its stylesheet; a task list without forms never loads
-// it.
+// The viewer is a classic script of 470 KB: it loads, with its
+// stylesheet, once a listed task has a form (the task list asks after
+// drawing) or a form is opened; a task list without forms never loads it.
 let viewer;
 export function loadFormViewer() {
   viewer ||= new Promise((resolve, reject) => {

@@ -1,5 +1,5 @@
 import { api, enc, h, instanceLink, list, onFacts, q, status, time } from '../app.js';
-import { schemaForm } from '../form.js';
+import { loadFormViewer, schemaForm } from '../form.js';
 
 // The task list: tasks a user holds or may claim (as a candidate user or
 // through a group), as cards that fit a phone.
@@ -34,6 +34,9 @@ export async function render(main) {
     if (body.querySelector('.complete')) return;
     const tasks = [...seen.values()].sort((a, b) => (b.priority - a.priority) || a.createdAt.localeCompare(b.createdAt));
     body.replaceChildren(...(tasks.length ? tasks.map((t) => card(t, user, load)) : [h('p', { class: 'muted' }, 'No task here.')]));
+    // A listed task has a form: load the form viewer now, after the list
+    // is drawn, so "Complete…" does not wait for it (a failure shows then).
+    if (tasks.some((t) => t.formEmbedded)) loadFormViewer().catch(() => {});
   };
   await load();
   onFacts((facts) => {
