@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jetbpm/jetbpm/engine/api"
-	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
 // formXML is a Camunda 7 user task with a generated form of one field.
@@ -55,18 +53,7 @@ func TestTaskForm(t *testing.T) {
 	f.deploy(t, api.File{Name: "form.bpmn", XML: formXML("amount")}, api.File{Name: "review.bpmn", XML: reviewXML})
 	taskOf := func(process, id string) string {
 		f.start(t, api.StartRequest{ProcessID: process, ID: id, Vars: json.RawMessage(`{"amount": 1, "prio": 50}`)})
-		var task string
-		testwait.Until(t, 10*time.Second, "the task of "+id+" to be listed", func() error {
-			list, err := f.client.Tasks(ctx, api.TaskListRequest{Instance: id})
-			if err == nil && len(list) != 1 {
-				err = fmt.Errorf("listed %d", len(list))
-			}
-			if err == nil {
-				task = list[0].ID
-			}
-			return err
-		})
-		return task
+		return f.onlyTask(t, id)
 	}
 	old := taskOf("form", "f-1")
 	f.deploy(t, api.File{Name: "form.bpmn", XML: formXML("note")})

@@ -41,6 +41,12 @@ const reviewXML = header + `<bpmn:process id="review" isExecutable="true">
 func (f *fixture) taskOf(t *testing.T, id string, prio int) string {
 	t.Helper()
 	f.start(t, api.StartRequest{ProcessID: "review", ID: id, Vars: json.RawMessage(fmt.Sprintf(`{"amount": 12, "prio": %d}`, prio))})
+	return f.onlyTask(t, id)
+}
+
+// onlyTask returns the id of instance id's one open task once listed.
+func (f *fixture) onlyTask(t *testing.T, id string) string {
+	t.Helper()
 	var task string
 	testwait.Until(t, 10*time.Second, "the task of "+id+" to be listed", func() error {
 		list, err := f.client.Tasks(ctxT(t), api.TaskListRequest{Instance: id})
