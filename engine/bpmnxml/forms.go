@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/jetbpm/jetbpm/engine/form"
 )
 
 // Task forms held in the file (docs/forms.md). Both become a Camunda
-// Forms (form-js) JSON schema on model.Human.Form:
+// Forms (form-js) JSON schema (package form) on model.Human.Form:
 //
 //	<bpmn:process id="p">
 //	  <bpmn:extensionElements>
@@ -74,18 +76,11 @@ func (r *humanReader) embeddedForm(at *elem, formKey string) {
 	r.h.Form = schema
 }
 
-// checkFormSchema checks that data is a form-js schema: a JSON object
-// whose components is an array. It returns the schema compacted, or why
-// it is not one.
+// checkFormSchema checks that data is a form's schema (form.Parse). It
+// returns the schema compacted, or why it is not one.
 func checkFormSchema(data []byte) (string, string) {
-	var s struct {
-		Components *[]json.RawMessage `json:"components"`
-	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		return "", "not a form's JSON: " + err.Error()
-	}
-	if s.Components == nil {
-		return "", `not a form's JSON: it has no "components" array`
+	if _, err := form.Parse(data); err != nil {
+		return "", err.Error()
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, data); err != nil {
@@ -94,47 +89,13 @@ func checkFormSchema(data []byte) (string, string) {
 	return b.String(), ""
 }
 
-// A formSchema is the part of a form-js schema a camunda:formData makes.
-type formSchema struct {
-	Type          string          `json:"type"`
-	SchemaVersion int             `json:"schemaVersion"`
-	Components    []formComponent `json:"components"`
-}
-
-type formComponent struct {
-	Type          string        `json:"type"`
-	ID            string        `json:"id"`
-	Key           string        `json:"key"`
-	Label         string        `json:"label,omitempty"`
-	DateLabel     string        `json:"dateLabel,omitempty"`
-	Subtype       string        `json:"subtype,omitempty"`
-	DecimalDigits *int          `json:"decimalDigits,omitempty"`
-	DefaultValue  any           `json:"defaultValue,omitempty"`
-	Readonly      bool          `json:"readonly,omitempty"`
-	Values        []formOption  `json:"values,omitempty"`
-	Validate      *formValidate `json:"validate,omitempty"`
-}
-
-type formOption struct {
-	Label string `json:"label"`
-	Value string `json:"value"`
-}
-
-type formValidate struct {
-	Required  bool     `json:"required,omitempty"`
-	MinLength *int     `json:"minLength,omitempty"`
-	MaxLength *int     `json:"maxLength,omitempty"`
-	Min       *float64 `json:"min,omitempty"`
-	Max       *float64 `json:"max,omitempty"`
-}
-
 // formData makes the schema of Camunda 7's generated task form, c (nil:
 // none).
 func (r *humanReader) formData(c *elem) {
 	if c == nil {
 		return
 	}
-	s := formSchema{Type: "default", SchemaVersion: formSchemaVersion, Components: []formComponent{}}
+	s := form.Schema{Type: "default", SchemaVersion: formSchemaVersion, Components: []form.Component{}}
 	seen := map[string]bool{}
 	for _, f := range c.children {
 		if !f.is(NamespaceCamunda, "formField") {
@@ -160,17 +121,17 @@ func (r *humanReader) formData(c *elem) {
 }
 
 // formField makes the component of one camunda:formField.
-func (r *humanReader) formField(f *elem) (formComponent, bool) {
+func (r *humanReader) formField(f *elem) (form.Component, bool) {
 	id := strings.TrimSpace(f.attr("", "id"))
 	if id == "" {
 		r.report(f, "has no id: the id names the variable the field writes")
-		return formComponent{}, false
+		return form.Component{}, false
 	}
 	label := strings.TrimSpace(f.attr("", "label"))
 	if label == "" {
 		label = id
 	}
-	c := formComponent{ID: "Field_" + id, Key: id, Label: label}
+	c := form.Component{ID: "Field_" + id, Key: id, Label: label}
 	typ := strings.TrimSpace(f.attr("", "type"))
 	switch typ {
 	case "long":
@@ -188,7 +149,7 @@ func (r *humanReader) formField(f *elem) (formComponent, bool) {
 				if name == "" {
 					name = val
 				}
-				c.Values = append(c.Values, formOption{Label: name, Value: val})
+				c.Values = append(c.Values, form.Option{Label: name, Value: val})
 			}
 		}
 		if len(c.Values) == 0 {
@@ -241,11 +202,11 @@ func formDefault(typ, d string) (any, string) {
 }
 
 // constraint applies one camunda:constraint to c.
-func (r *humanReader) constraint(c *formComponent, k *elem) bool {
+func (r *humanReader) constraint(c *form.Component, k *elem) bool {
 	name, config := k.attr("", "name"), strings.TrimSpace(k.attr("", "config"))
 	v := c.Validate
 	if v == nil {
-		v = &formValidate{}
+		v = &form.Validate{}
 	}
 	bad := func(want string) bool {
 		r.report(k, "field %q: constraint %s config %q: want %s", c.Key, name, config, want)
@@ -257,10 +218,11 @@ func (r *humanReader) constraint(c *formComponent, k *elem) bool {
 	case "readonly":
 		c.Readonly = true
 	case "minlength", "maxlength":
-		n, err := strconv.Atoi(config)
-		if err != nil || n < 0 {
+		l, err := strconv.Atoi(config)
+		if err != nil || l < 0 {
 			return bad("a length, 0 or more")
 		}
+		n := float64(l)
 		if name == "minlength" {
 			v.MinLength = &n
 		} else {
@@ -283,7 +245,7 @@ func (r *humanReader) constraint(c *formComponent, k *elem) bool {
 		r.report(k, "field %q: constraint %q is not one of required, readonly, minlength, maxlength, min, max", c.Key, name)
 		return false
 	}
-	if *v != (formValidate{}) {
+	if *v != (form.Validate{}) {
 		c.Validate = v
 	}
 	return true
