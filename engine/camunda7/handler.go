@@ -161,6 +161,9 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /task/{id}/claim", h.taskOp(api.OpTaskClaim))
 	m.HandleFunc("POST /task/{id}/unclaim", h.taskOp(api.OpTaskUnclaim))
 	m.HandleFunc("POST /task/{id}/complete", h.taskOp(api.OpTaskComplete))
+	m.HandleFunc("GET /task/{id}/form", h.taskFormKey)
+	m.HandleFunc("GET /task/{id}/form-variables", h.formVariables)
+	m.HandleFunc("POST /task/{id}/submit-form", h.submitForm)
 	m.HandleFunc("GET /incident", h.listIncidents)
 	m.HandleFunc("GET /version", h.version)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

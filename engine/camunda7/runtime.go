@@ -199,11 +199,7 @@ func (h *Handler) taskOp(op string) http.HandlerFunc {
 			req.Vars = mustJSON(vars)
 		}
 		if _, err := h.do(r.Context(), op, req); err != nil {
-			if errors.Is(err, engine.ErrNotFound) {
-				writeError(w, http.StatusNotFound, "InvalidRequestException", fmt.Sprintf("Cannot find task with id %s: %v", req.ID, err))
-				return
-			}
-			writeEngineError(w, err)
+			writeTaskError(w, req.ID, err)
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
