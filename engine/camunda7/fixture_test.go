@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -221,6 +222,20 @@ func (f *fixture) waitEnded(t *testing.T, id string) *engine.InstanceView {
 		t.Fatalf("wait for %s: %v", id, err)
 	}
 	return v
+}
+
+// oneTask waits until GET /task?query lists exactly one task and returns it.
+func (f *fixture) oneTask(t *testing.T, query string) map[string]any {
+	t.Helper()
+	var tasks []map[string]any
+	waitFor(t, "one task for "+query, func() error {
+		f.call(t, "GET", "/task?"+query, nil).decode(t, &tasks)
+		if len(tasks) != 1 {
+			return fmt.Errorf("%d tasks", len(tasks))
+		}
+		return nil
+	})
+	return tasks[0]
 }
 
 func jsonOf(v any) string {

@@ -1,7 +1,6 @@
 package camunda7_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -39,15 +38,7 @@ func TestTaskFormEndpoints(t *testing.T) {
 	var pi struct{ ID string }
 	f.call(t, "POST", "/process-definition/key/approval/start", map[string]any{
 		"variables": map[string]any{"amount": map[string]any{"value": 1200, "type": "Long"}}}).decode(t, &pi)
-	var tasks []map[string]any
-	waitFor(t, "the user task", func() error {
-		f.call(t, "GET", "/task?processInstanceId="+pi.ID, nil).decode(t, &tasks)
-		if len(tasks) != 1 {
-			return errors.New("no task yet")
-		}
-		return nil
-	})
-	tid := tasks[0]["id"].(string)
+	tid := f.oneTask(t, "processInstanceId="+pi.ID)["id"].(string)
 
 	if r := f.call(t, "GET", "/task/"+tid+"/form", nil); r.status != 200 || jsonOf(decodeMap(t, r)) != `{"contextPath":null,"key":"embedded:app:forms/approve.html"}` {
 		t.Errorf("form: %d %s", r.status, r.body)
@@ -69,9 +60,8 @@ func TestTaskFormEndpoints(t *testing.T) {
 		}
 	}
 	f.call(t, "POST", "/task/"+tid+"/submit-form", map[string]any{"variables": map[string]any{}}).restErr(t, 400) // amount is required
-	f.call(t, "GET", "/task?processInstanceId="+pi.ID, nil).decode(t, &tasks)
-	if len(tasks) != 1 {
-		t.Fatalf("the task after refused submits: %v", tasks)
+	if tk := f.oneTask(t, "processInstanceId="+pi.ID); tk["id"] != tid {
+		t.Fatalf("the task after refused submits: %v", tk)
 	}
 	if r := f.call(t, "POST", "/task/"+tid+"/submit-form", map[string]any{"variables": map[string]any{
 		"amount": map[string]any{"value": 900, "type": "Long"}, "approved": map[string]any{"value": true, "type": "Boolean"}}}); r.status != 204 {
