@@ -64,8 +64,9 @@ func commands() []command {
 		{name: "tasks", summary: "list user tasks (list)", usage: tasksUsage, run: runTasks, subs: []command{
 			{name: "tasks list", summary: "list open tasks, highest priority then oldest first", usage: tasksListUsage, run: runTasksList},
 		}},
-		{name: "task", summary: "show or work on one user task (show, claim, unclaim, assign, update, complete, error)", usage: taskUsage, run: runTask, subs: []command{
+		{name: "task", summary: "show or work on one user task (show, form, claim, unclaim, assign, update, complete, error)", usage: taskUsage, run: runTask, subs: []command{
 			{name: "task show", summary: "show a task: assignee, candidates, dates, variables, last commands", usage: taskShowUsage, run: runTaskShow},
+			{name: "task form", summary: "show the form the task's BPMN file holds: fields, types, rules", usage: taskFormUsage, run: runTaskForm},
 			{name: "task claim", summary: "assign the task to yourself (--user)", usage: taskClaimUsage, run: runTaskClaim},
 			{name: "task unclaim", summary: "give the task back", usage: taskUnclaimUsage, run: runTaskUnclaim},
 			{name: "task assign", summary: "assign the task to a user, whoever holds it", usage: taskAssignUsage, run: runTaskAssign},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
+	"github.com/jetbpm/jetbpm/engine/form"
 	"github.com/jetbpm/jetbpm/engine/instance"
 )
 
@@ -30,7 +31,7 @@ holds. --state all adds the completed and canceled tasks still kept. The
 engine answers from an index of the tasks, never by reading instances.
 --json prints the tasks as a JSON array of task records.`
 
-const taskUsage = `usage: jetbpm task show|claim|unclaim|assign|update|complete|error|escalate [flags] ID
+const taskUsage = `usage: jetbpm task show|form|claim|unclaim|assign|update|complete|error|escalate [flags] ID
 
 Shows or works on one user task. Every change is made by the task's
 instance in order, so two people acting at once get one answer each: the
@@ -42,6 +43,14 @@ const taskShowUsage = `usage: jetbpm task show [flags] ID
 
 Shows a task: its process and node, state, assignee, candidates, dates,
 priority, form, its input variables, and the last commands on it.`
+
+const taskFormUsage = `usage: jetbpm task form [flags] ID
+
+Shows the form the task's BPMN file holds (a Zeebe embedded form or a
+Camunda 7 generated form): each field's variable, type, label and rules;
+--json prints the Camunda Forms (form-js) schema. A form named by a
+formId, an HTML formKey or an external reference is not in the file and
+is reported not found.`
 
 const taskClaimUsage = `usage: jetbpm task claim --user U [flags] ID
 
@@ -144,6 +153,60 @@ func runTaskShow(ctx context.Context, args []string) error {
 	return showOne(ctx, "task show", "task", args, (*apiClient).Task, printTask)
 }
 
+func runTaskForm(ctx context.Context, args []string) error {
+	return showOne(ctx, "task form", "form's schema", args, (*apiClient).TaskForm, printTaskForm)
+}
+
+// printTaskForm writes a form's fields, one a line.
+func printTaskForm(w io.Writer, f api.TaskFormResponse) error {
+	s, err := form.Parse(f.Schema)
+	if err != nil {
+		return fmt.Errorf("task %s: %w", f.TaskID, err)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIABLE\tTYPE\tLABEL\tRULES")
+	for _, c := range s.Fields() {
+		label := firstNonEmpty(c.Label, c.DateLabel)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Key, c.Type, orDash(label), orDash(formRules(c)))
+	}
+	return tw.Flush()
+}
+
+// formRules describes a field's validation and options.
+func formRules(c *form.Component) string {
+	var rules []string
+	if v := c.Validate; v != nil {
+		if v.Required {
+			rules = append(rules, "required")
+		}
+		for _, b := range []struct {
+			name string
+			v    *float64
+		}{{"min", v.Min}, {"max", v.Max}, {"minLength", v.MinLength}, {"maxLength", v.MaxLength}} {
+			if b.v != nil {
+				rules = append(rules, fmt.Sprintf("%s %v", b.name, *b.v))
+			}
+		}
+		if v.Pattern != "" {
+			rules = append(rules, "pattern "+v.Pattern)
+		}
+	}
+	if c.Readonly {
+		rules = append(rules, "readonly")
+	}
+	if len(c.Values) > 0 {
+		var opts []string
+		for _, o := range c.Values {
+			opts = append(opts, fmt.Sprint(o.Value))
+		}
+		rules = append(rules, "one of "+strings.Join(opts, ", "))
+	}
+	if c.DefaultValue != nil {
+		rules = append(rules, fmt.Sprintf("default %v", c.DefaultValue))
+	}
+	return strings.Join(rules, "; ")
+}
+
 // printTask writes the human view of a task.
 func printTask(w io.Writer, t *instance.Task) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
@@ -158,7 +221,12 @@ func printTask(w io.Writer, t *instance.Task) error {
 	fmt.Fprintf(tw, "priority:\t%d\n", t.Priority)
 	fmt.Fprintf(tw, "due:\t%s\n", optionalTime(t.DueDate))
 	fmt.Fprintf(tw, "follow-up:\t%s\n", optionalTime(t.FollowUpDate))
-	if form := firstNonEmpty(t.FormKey, t.FormID, t.ExternalReference); form != "" {
+	switch form := firstNonEmpty(t.FormKey, t.FormID, t.ExternalReference); {
+	case t.FormEmbedded && form != "":
+		fmt.Fprintf(tw, "form:\t%s (in the BPMN file: jetbpm task form %s)\n", form, t.ID)
+	case t.FormEmbedded:
+		fmt.Fprintf(tw, "form:\tin the BPMN file (jetbpm task form %s)\n", t.ID)
+	case form != "":
 		fmt.Fprintf(tw, "form:\t%s\n", form)
 	}
 	fmt.Fprintf(tw, "created:\t%s\n", formatTime(t.CreatedAt))

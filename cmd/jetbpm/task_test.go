@@ -10,15 +10,22 @@ import (
 	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
-// approvalBPMN asks accounting to approve an order; a REJECTED error ends
-// it on another path.
+// approvalBPMN asks accounting to approve an order, with a generated
+// form; a REJECTED error ends it on another path.
 const approvalBPMN = `<?xml version="1.0" encoding="UTF-8"?>
 <bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">
   <bpmn:error id="rejected" errorCode="REJECTED"/>
   <bpmn:process id="approve-order" isExecutable="true">
     <bpmn:startEvent id="s"/>
     <bpmn:userTask id="approve" name="Approve order" camunda:candidateGroups="accounting" camunda:priority="${amount > 100 ? 80 : 40}">
-      <bpmn:extensionElements><camunda:inputOutput><camunda:inputParameter name="amount">${amount}</camunda:inputParameter></camunda:inputOutput></bpmn:extensionElements>
+      <bpmn:extensionElements>
+        <camunda:inputOutput><camunda:inputParameter name="amount">${amount}</camunda:inputParameter></camunda:inputOutput>
+        <camunda:formData>
+          <camunda:formField id="approved" label="Approved" type="boolean" defaultValue="false"/>
+          <camunda:formField id="reason" label="Reason" type="enum"><camunda:value id="price" name="Price"/><camunda:value id="stock" name="Stock"/></camunda:formField>
+          <camunda:formField id="note" type="string"><camunda:validation><camunda:constraint name="required"/><camunda:constraint name="maxlength" config="200"/></camunda:validation></camunda:formField>
+        </camunda:formData>
+      </bpmn:extensionElements>
     </bpmn:userTask>
     <bpmn:boundaryEvent id="no" attachedToRef="approve"><bpmn:errorEventDefinition errorRef="rejected"/></bpmn:boundaryEvent>
     <bpmn:endEvent id="done"/>
@@ -94,10 +101,23 @@ func TestTaskCommands(t *testing.T) {
 		}
 		c.ok("task", "update", bigTask.ID, "--priority", "90", "--due", "2027-01-15")
 		show := c.ok("task", "show", bigTask.ID)
-		for _, want := range []string{"state:", "assigned", "assignee:", "alice", "priority:", "90", "due:", "2027-01-15", "group:accounting", `"amount": 500`, "claim by bob: refused"} {
+		for _, want := range []string{"state:", "assigned", "assignee:", "alice", "priority:", "90", "due:", "2027-01-15", "group:accounting", `"amount": 500`, "claim by bob: refused",
+			"form:", "in the BPMN file (jetbpm task form " + bigTask.ID + ")"} {
 			if !strings.Contains(show, want) {
 				t.Errorf("task show lacks %q:\n%s", want, show)
 			}
+		}
+		form := c.ok("task", "form", bigTask.ID)
+		want := "VARIABLE  TYPE       LABEL     RULES\n" +
+			"approved  checkbox   Approved  default false\n" +
+			"reason    select     Reason    one of price, stock\n" +
+			"note      textfield  note      required; maxLength 200\n"
+		if form != want {
+			t.Errorf("task form printed\n%s\nwant\n%s", form, want)
+		}
+		var schema struct{ Schema struct{ Components []map[string]any } }
+		if err := json.Unmarshal([]byte(c.ok("task", "form", bigTask.ID, "--json")), &schema); err != nil || len(schema.Schema.Components) != 3 {
+			t.Errorf("task form --json: %+v %v", schema, err)
 		}
 		if out := c.ok("task", "complete", bigTask.ID, "--user", "alice", "--vars", `{"approved": true}`); out != bigTask.ID+" completed\n" {
 			t.Errorf("complete printed %q", out)
@@ -140,5 +160,6 @@ func TestTaskCommands(t *testing.T) {
 		c.fails(2, `--due: "tomorrow" is not an RFC 3339 time`, "task", "update", "x", "--due", "tomorrow")
 		c.fails(2, `flag -state: want one of open, all`, "tasks", "list", "--state", "later")
 		c.fails(1, `not found`, "task", "claim", "nope.t1", "--user", "alice")
+		c.fails(1, `not found`, "task", "form", "nope.t1")
 	})
 }
