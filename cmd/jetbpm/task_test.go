@@ -115,7 +115,9 @@ func TestTaskCommands(t *testing.T) {
 		if form != want {
 			t.Errorf("task form printed\n%s\nwant\n%s", form, want)
 		}
-		var schema struct{ Schema struct{ Components []map[string]any } }
+		var schema struct {
+			Schema struct{ Components []map[string]any }
+		}
 		if err := json.Unmarshal([]byte(c.ok("task", "form", bigTask.ID, "--json")), &schema); err != nil || len(schema.Schema.Components) != 3 {
 			t.Errorf("task form --json: %+v %v", schema, err)
 		}
