@@ -44,6 +44,7 @@ func TestRolesPerRoute(t *testing.T) {
 		{"POST", "/v1/processes/review/instances", `{}`, []string{"operator"}},
 		{"GET", "/v1/tasks", "", []string{"operator", "viewer", "tasklist"}},
 		{"POST", "/v1/tasks/nosuch/claim", `{"user": "u"}`, []string{"operator", "tasklist"}},
+		{"GET", "/v1/tasks/nosuch.t1/form", "", []string{"operator", "viewer", "tasklist"}},
 		{"POST", "/v1/signals", `{"name": "s"}`, []string{"operator", "integration"}},
 		{"POST", "/v1/deployments", `{"files": []}`, []string{"operator"}},
 	}
