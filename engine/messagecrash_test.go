@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
@@ -29,15 +31,24 @@ func TestMessageCrashBetweenEntryAndEffects(t *testing.T) {
 			t.Parallel()
 			var armed, crashed atomic.Bool
 			crash := make(chan struct{})
+			// The entry as the crashed write left it, read in the hook:
+			// the partition goes on after the hook, and the message it
+			// gets again after the ack wait would complete the entry.
+			var (
+				m          *msgEnv
+				atCrash    *correlation.Entry
+				atCrashErr error
+			)
 			opts := engine.Options{}
 			engine.CrashAfterMessageEntryWrite(&opts, func(key string) bool {
 				if key == streams.MessageEntryKey("paid", "k") && armed.Load() && crashed.CompareAndSwap(false, true) {
+					atCrash, atCrashErr = m.readEntry(context.Background(), "paid", "k")
 					close(crash)
 					return true
 				}
 				return false
 			})
-			m := startMessages(t, opts, streamstest.WithFastFailover(time.Second))
+			m = startMessages(t, opts, streamstest.WithFastFailover(time.Second))
 			ctx := testCtx(t)
 			m.subscribe(t, "first", "order", "paid", "k")
 			m.subscribe(t, "second", "order", "paid", "k")
@@ -60,8 +71,8 @@ func TestMessageCrashBetweenEntryAndEffects(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatal("crash point not reached")
 			}
-			if e := m.entry(t, "paid", "k"); e == nil || len(e.Outbox) == 0 || len(e.Applied) == 0 {
-				t.Fatalf("the crashed write holds no outbox or applied message: %+v", e)
+			if e := atCrash; atCrashErr != nil || e == nil || len(e.Outbox) == 0 || len(e.Applied) == 0 {
+				t.Fatalf("the crashed write holds no outbox or applied message: %+v (%v)", e, atCrashErr)
 			}
 			if err := m.eng.Close(ctx); err != nil {
 				t.Fatal(err)

@@ -125,22 +125,31 @@ func correlatesOf(inst string) func(engine.Envelope) bool {
 // entry reads the stored entry of name/key (nil if none).
 func (m *msgEnv) entry(t *testing.T, name, key string) *correlation.Entry {
 	t.Helper()
-	kv, err := m.JS.KeyValue(testCtx(t), streams.MessagesBucket)
+	e, err := m.readEntry(testCtx(t), name, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := kv.Get(testCtx(t), streams.MessageEntryKey(name, key))
+	return e
+}
+
+// readEntry is entry for a goroutine that is not the test's.
+func (m *msgEnv) readEntry(ctx context.Context, name, key string) (*correlation.Entry, error) {
+	kv, err := m.JS.KeyValue(ctx, streams.MessagesBucket)
+	if err != nil {
+		return nil, err
+	}
+	got, err := kv.Get(ctx, streams.MessageEntryKey(name, key))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var e correlation.Entry
 	if err := streams.Unmarshal(got.Value(), &e); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return &e
+	return &e, nil
 }
 
 // storedEvents counts the events stored for inst (the stream de-duplicates
