@@ -102,6 +102,11 @@ func TestBrowserTaskForms(t *testing.T) {
 	b.click(card + ` .actions button:last-child`)
 	b.waitText(card+` .fjs-form`, "Amount paid")
 	t.Logf("the second form drawn %v after the click", time.Since(began).Round(time.Millisecond))
+	// "Complete…" again closes the form, and once more opens it afresh.
+	b.click(card + ` .actions button:last-child`)
+	b.waitJS(fmt.Sprintf(`!document.querySelector(%q)`, card+` .complete`))
+	b.click(card + ` .actions button:last-child`)
+	b.waitText(card+` .fjs-form`, "Amount paid")
 	b.click(card + ` .complete.schema button.primary`) // 0 is under the minimum
 	b.waitText(card+` .fjs-form`, "Field must have minimum value of 1.")
 	b.run(chromedp.SendKeys(chromedp.CSS(card+` .fjs-form-field-number input`), kb.End+kb.Backspace+"120"))

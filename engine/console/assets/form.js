@@ -32,13 +32,14 @@ export async function schemaForm(schema, data, submit) {
   await form.importSchema(schema, data || {});
   const send = h('button', { class: 'primary', type: 'button', onclick: () => form.submit() }, 'Complete task');
   const el = h('div', { class: 'complete schema' }, container, h('div', {}, send));
+  el.close = () => { form.destroy(); el.remove(); }; // the card's toggle closes it so
   // form.submit() (the button, or Enter in a field) validates and emits
   // submit; form-js shows the errors next to the fields.
   form.on('submit', async ({ data: values, errors }) => {
     if (Object.keys(errors).length > 0 || send.disabled) return;
     send.disabled = true;
     try {
-      if (await submit(values)) { form.destroy(); el.remove(); }
+      if (await submit(values)) el.close();
     } finally {
       send.disabled = false;
     }

@@ -80,7 +80,7 @@ function card(t, user, reload) {
         if (!needUser()) return;
         const button = e.currentTarget;
         const f = el.querySelector('.complete');
-        if (f) { f.remove(); button.setAttribute('aria-expanded', 'false'); return; }
+        if (f) { (f.close || f.remove).call(f); button.setAttribute('aria-expanded', 'false'); return; }
         button.setAttribute('aria-expanded', 'true');
         button.disabled = true; // while the form loads
         try {
