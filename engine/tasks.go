@@ -155,12 +155,9 @@ func (e *Engine) TaskForm(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p, err := e.Process(ctx, t.ProcessID, t.Version)
-	if err != nil {
-		return "", fmt.Errorf("task %q: %w", id, err)
-	}
-	if n := p.Node(t.Node); n != nil && n.Human != nil && n.Human.Form != "" {
-		return n.Human.Form, nil
+	schema, err := e.FormOf(ctx, t)
+	if err != nil || schema != "" {
+		return schema, err
 	}
 	why := "its task names no form"
 	for _, named := range []struct{ what, v string }{
@@ -172,6 +169,23 @@ func (e *Engine) TaskForm(ctx context.Context, id string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("task %q: no form in the BPMN file: %s: %w", id, why, ErrNotFound)
+}
+
+// FormOf returns the form the BPMN file of task t holds, "" for none: the
+// schema of t's node in the version t was created by. A task whose record
+// does not say formEmbedded has none, and its definition is not read.
+func (e *Engine) FormOf(ctx context.Context, t *instance.Task) (string, error) {
+	if !t.FormEmbedded {
+		return "", nil
+	}
+	p, err := e.Process(ctx, t.ProcessID, t.Version)
+	if err != nil {
+		return "", fmt.Errorf("task %q: %w", t.ID, err)
+	}
+	if n := p.Node(t.Node); n != nil && n.Human != nil {
+		return n.Human.Form, nil
+	}
+	return "", nil
 }
 
 // taskInstance returns the instance of task id (TaskID); a string that is

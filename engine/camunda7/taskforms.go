@@ -9,6 +9,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
 	"github.com/jetbpm/jetbpm/engine/form"
+	"github.com/jetbpm/jetbpm/engine/instance"
 )
 
 // Camunda 7's task form endpoints, over the form a task's BPMN file holds
@@ -41,19 +42,18 @@ func (h *Handler) taskFormKey(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, formDto{Key: nullIfEmpty(t.FormKey)})
 }
 
-// taskForm returns the task's form, nil when its file holds none.
-func (h *Handler) taskForm(r *http.Request, id string) (*form.Schema, error) {
-	schema, err := h.eng.TaskForm(r.Context(), id)
-	if errors.Is(err, engine.ErrNotFound) {
-		if _, err := h.eng.Task(r.Context(), id); err != nil {
-			return nil, err // no such task
-		}
-		return nil, nil // a task without a form in its file
-	}
+// taskForm reads task id and the form its file holds, nil for none.
+func (h *Handler) taskForm(r *http.Request, id string) (*instance.Task, *form.Schema, error) {
+	t, err := h.eng.Task(r.Context(), id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return form.Parse([]byte(schema))
+	schema, err := h.eng.FormOf(r.Context(), t)
+	if err != nil || schema == "" {
+		return t, nil, err
+	}
+	f, err := form.Parse([]byte(schema))
+	return t, f, err
 }
 
 // formVariables answers GET /task/{id}/form-variables (?variableNames=a,b).
@@ -62,7 +62,7 @@ func (h *Handler) formVariables(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	f, err := h.taskForm(r, id)
+	t, f, err := h.taskForm(r, id)
 	if err != nil {
 		writeTaskError(w, id, err)
 		return
@@ -70,11 +70,6 @@ func (h *Handler) formVariables(w http.ResponseWriter, r *http.Request) {
 	out := map[string]outVariable{}
 	if f == nil {
 		writeJSON(w, http.StatusOK, out)
-		return
-	}
-	t, err := h.eng.Task(r.Context(), id)
-	if err != nil {
-		writeTaskError(w, id, err)
 		return
 	}
 	inst, err := h.eng.Instance(r.Context(), t.Instance)
@@ -151,7 +146,7 @@ func (h *Handler) submitForm(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "InvalidRequestException", err.Error())
 		return
 	}
-	f, err := h.taskForm(r, id)
+	_, f, err := h.taskForm(r, id)
 	if err != nil {
 		writeTaskError(w, id, err)
 		return
