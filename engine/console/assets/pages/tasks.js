@@ -98,14 +98,8 @@ function card(t, user, reload) {
 // its variables. A form that fails to load says so and falls back.
 async function taskForm(t, submit, out) {
   if (!t.formEmbedded) return completeForm(t, submit);
-  let schema;
   try {
-    schema = (await api('GET', `/v1/tasks/${enc(t.id)}/form`)).schema;
-  } catch (err) {
-    out.className = 'answer err'; out.textContent = `The task's form could not be read (${err.message}); here is one made from its variables.`;
-    return completeForm(t, submit);
-  }
-  try {
+    const { schema } = await api('GET', `/v1/tasks/${enc(t.id)}/form`);
     return await schemaForm(schema, t.variables, submit);
   } catch (err) {
     out.className = 'answer err'; out.textContent = `The task's form could not be shown (${err.message}); here is one made from its variables.`;
