@@ -55,7 +55,8 @@
 // "=..." FEEL, Camunda 7's "${...}"). Zeebe's <zeebe:subscription
 // correlationKey="=expr"/> among the message's extension elements is the
 // catches' Message.CorrelationKey (a key without a leading = is a static
-// string); a message start event takes no key. In a Zeebe document
+// string); a process-level message start event takes no key, while an event
+// sub-process's message start subscribes under it like a catch. In a Zeebe document
 // (modeler:executionPlatform="Camunda Cloud", or, unmarked, one that uses
 // any zeebe: element or attribute) a catch or receive task whose message
 // has no key is refused, as Zeebe does; Camunda 7 messages carry none

@@ -80,6 +80,12 @@ func TestEventSubProcessesBothDialects(t *testing.T) {
 			if n := p.Node("anyEsc"); n.Escalation != "" || p.Node("caught").ErrorCode != "E1" {
 				t.Errorf("anyEsc %+v, caught %+v", n, p.Node("caught"))
 			}
+			// A message start of an event sub-process subscribes as a
+			// catch does: under the message's key in a Zeebe model.
+			wantKey := map[string]string{"zeebe": "=orderId", "camunda7": ""}[name]
+			if m := p.Node("cancel").Message; m == nil || m.Name != "cancel" || m.CorrelationKey != wantKey {
+				t.Errorf("cancel's message %+v, want key %q", m, wantKey)
+			}
 			if !slices.Equal(starts(p.EventSubStarts("")), []string{"cancel", "caught", "anyEsc"}) || !slices.Equal(starts(p.EventSubStarts("sub")), []string{"every"}) {
 				t.Errorf("starts: process %v, sub %v", starts(p.EventSubStarts("")), starts(p.EventSubStarts("sub")))
 			}

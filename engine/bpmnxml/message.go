@@ -202,11 +202,17 @@ func (im *importer) messageRef(e, def *elem, n *model.Node, use messageUse) {
 func (im *importer) messageEvent(e, d *elem, n *model.Node, x *nodeExt) {
 	switch {
 	case n.Kind == model.StartEvent:
-		if n.Scope != "" && im.eventSubs[n.Scope] == nil {
+		if n.Scope == "" {
+			im.messageRef(e, d, n, startMessage)
+			return
+		}
+		if im.eventSubs[n.Scope] == nil {
 			im.probs.in(e, d, "message start events are supported at process level only, not inside a sub-process")
 			return
 		}
-		im.messageRef(e, d, n, startMessage)
+		// An event sub-process's message start waits inside a running
+		// instance: it subscribes under its correlation key like a catch.
+		im.messageRef(e, d, n, catchMessage)
 	case throws(n):
 		x.definition = d
 		im.messageRef(e, d, n, throwMessage)

@@ -1,0 +1,123 @@
+package engine_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/streams/streamstest"
+)
+
+// These tests run Camunda models that jetbpm once ran wrongly or refused
+// (docs/deviations.md), imported from XML and driven end to end.
+
+// orderESP is a Zeebe model whose service task waits for a worker that
+// never comes, inside a sub-process: message event sub-processes at the
+// root (interrupting and not) and in the sub-process, all keyed by
+// orderId, beside a timer event sub-process that does not fire.
+const orderESP = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0"
+  xmlns:modeler="http://camunda.org/schema/modeler/1.0" modeler:executionPlatform="Camunda Cloud" id="d">
+  <bpmn:process id="order-esp" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:subProcess id="inner">
+      <bpmn:startEvent id="is"/>
+      <bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition type="never-worked"/></bpmn:extensionElements></bpmn:serviceTask>
+      <bpmn:endEvent id="ie"/>
+      <bpmn:sequenceFlow id="i1" sourceRef="is" targetRef="work"/>
+      <bpmn:sequenceFlow id="i2" sourceRef="work" targetRef="ie"/>
+      <bpmn:subProcess id="innerCancel" triggeredByEvent="true">
+        <bpmn:startEvent id="ics"><bpmn:messageEventDefinition messageRef="mInner"/></bpmn:startEvent>
+        <bpmn:scriptTask id="markInner"><bpmn:extensionElements><zeebe:script expression="=&quot;inner&quot;" resultVariable="via"/></bpmn:extensionElements></bpmn:scriptTask>
+        <bpmn:endEvent id="ice"/>
+        <bpmn:sequenceFlow id="c1" sourceRef="ics" targetRef="markInner"/>
+        <bpmn:sequenceFlow id="c2" sourceRef="markInner" targetRef="ice"/>
+      </bpmn:subProcess>
+    </bpmn:subProcess>
+    <bpmn:endEvent id="e"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="inner"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="inner" targetRef="e"/>
+    <bpmn:subProcess id="cancel" triggeredByEvent="true">
+      <bpmn:startEvent id="cs" isInterrupting="true"><bpmn:messageEventDefinition messageRef="mCancel"/></bpmn:startEvent>
+      <bpmn:scriptTask id="markCancel"><bpmn:extensionElements><zeebe:script expression="=&quot;cancel&quot;" resultVariable="via"/></bpmn:extensionElements></bpmn:scriptTask>
+      <bpmn:endEvent id="ce"/>
+      <bpmn:sequenceFlow id="c3" sourceRef="cs" targetRef="markCancel"/>
+      <bpmn:sequenceFlow id="c4" sourceRef="markCancel" targetRef="ce"/>
+    </bpmn:subProcess>
+    <bpmn:subProcess id="note" triggeredByEvent="true">
+      <bpmn:startEvent id="ns" isInterrupting="false"><bpmn:messageEventDefinition messageRef="mNote"/></bpmn:startEvent>
+      <bpmn:scriptTask id="count"><bpmn:extensionElements><zeebe:script expression="=notes + 1" resultVariable="notes"/></bpmn:extensionElements></bpmn:scriptTask>
+      <bpmn:endEvent id="ne"/>
+      <bpmn:sequenceFlow id="c5" sourceRef="ns" targetRef="count"/>
+      <bpmn:sequenceFlow id="c6" sourceRef="count" targetRef="ne"/>
+    </bpmn:subProcess>
+    <bpmn:subProcess id="late" triggeredByEvent="true">
+      <bpmn:startEvent id="ts"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:startEvent>
+      <bpmn:endEvent id="te"/>
+      <bpmn:sequenceFlow id="c7" sourceRef="ts" targetRef="te"/>
+    </bpmn:subProcess>
+  </bpmn:process>
+  <bpmn:message id="mCancel" name="cancelOrder"><bpmn:extensionElements><zeebe:subscription correlationKey="=orderId"/></bpmn:extensionElements></bpmn:message>
+  <bpmn:message id="mNote" name="orderNote"><bpmn:extensionElements><zeebe:subscription correlationKey="=orderId"/></bpmn:extensionElements></bpmn:message>
+  <bpmn:message id="mInner" name="cancelWork"><bpmn:extensionElements><zeebe:subscription correlationKey="=orderId"/></bpmn:extensionElements></bpmn:message>
+</bpmn:definitions>`
+
+// Message event sub-processes of a Zeebe model subscribe under their
+// message's correlation key: at the root, interrupting and not, and in a
+// sub-process; correlate and publish both reach them.
+func TestEventSubProcessMessageKeysXML(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := testCtx(t)
+	if _, err := eng.DeployXML(ctx, strings.NewReader(orderESP)); err != nil {
+		t.Fatal(err)
+	}
+	start := func(t *testing.T, key string) string {
+		t.Helper()
+		id, err := eng.Start(ctx, "order-esp", map[string]any{"orderId": key, "notes": 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		subscribed(t, env, "cancelOrder", key, 1)
+		subscribed(t, env, "orderNote", key, 1)
+		subscribed(t, env, "cancelWork", key, 1)
+		return id
+	}
+
+	t.Run("root", func(t *testing.T) {
+		id := start(t, "K9")
+		// The non-interrupting one runs twice and stays subscribed.
+		for range 2 {
+			if _, err := eng.CorrelateMessage(ctx, engine.Message{Name: "orderNote", Key: "K9"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := eng.WaitUntil(ctx, id, func(v *engine.InstanceView) bool { return v.Variables["notes"] == int64(2) }); err != nil {
+			t.Fatal(err)
+		}
+		subscribed(t, env, "orderNote", "K9", 1)
+		if _, err := eng.PublishMessage(ctx, engine.Message{Name: "cancelOrder", Key: "K9"}); err != nil {
+			t.Fatal(err)
+		}
+		if v := waitDone(t, eng, id); v.Status != instance.Completed || v.Variables["via"] != "cancel" {
+			t.Fatalf("%+v: want completed by the cancel event sub-process", v)
+		}
+		for _, name := range []string{"orderNote", "cancelWork"} {
+			if _, err := eng.CorrelateMessage(ctx, engine.Message{Name: name, Key: "K9"}); !errors.Is(err, engine.ErrNoSubscription) {
+				t.Errorf("%s after the instance ended: %v, want no subscription", name, err)
+			}
+		}
+	})
+	t.Run("sub-process", func(t *testing.T) {
+		id := start(t, "K10")
+		if _, err := eng.CorrelateMessage(ctx, engine.Message{Name: "cancelWork", Key: "K10"}); err != nil {
+			t.Fatal(err)
+		}
+		if v := waitDone(t, eng, id); v.Status != instance.Completed || v.Variables["via"] != "inner" {
+			t.Fatalf("%+v: want completed through the sub-process's event sub-process", v)
+		}
+	})
+}
