@@ -175,8 +175,8 @@ func (e *Engine) topicLocks(ctx context.Context, procs []*model.Process) ([]topi
 	index := map[string]int{}
 	for _, p := range procs {
 		for _, n := range p.Nodes {
-			if !n.IsExternal() {
-				continue
+			if !n.IsExternal() || n.Service.Worker.TopicExpr != "" {
+				continue // a topic expression's topics are ensured as jobs are queued
 			}
 			tl := topicLock{topic: n.Service.Worker.Topic, process: p.ID, node: n.ID,
 				lock: n.Service.Worker.Overrides().Resolve(e.opts.jobDefaults().For(n.Service.Worker.Topic)).LockDuration}

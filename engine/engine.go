@@ -284,7 +284,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.ops = newOperationRunner(&e.opts, js, layout.Partitions, e.metrics)
-	e.pub = newPublisher(js, e.events, jobsStream, e.incidents, e.tasks, layout.Partitions, &e.opts, e.ops)
+	e.pub = newPublisher(js, e.events, jobsStream, e.incidents, e.tasks, layout.Partitions, layout.Replicas, &e.opts, e.ops, e.log)
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	e.done.Go(func() { e.taskIndex.run(runCtx) })

@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
@@ -118,6 +120,79 @@ func TestEventSubProcessMessageKeysXML(t *testing.T) {
 		}
 		if v := waitDone(t, eng, id); v.Status != instance.Completed || v.Variables["via"] != "inner" {
 			t.Fatalf("%+v: want completed through the sub-process's event sub-process", v)
+		}
+	})
+}
+
+// topicsC7 and topicsZeebe queue their one job on the topic a variable
+// names, as Camunda 7 (camunda:topic="${...}") and Zeebe (type="=...") do.
+const topicsC7 = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">
+  <bpmn:process id="topics-c7" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:serviceTask id="work" camunda:type="external" camunda:topic="${topicName}"/>
+    <bpmn:endEvent id="e"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="work"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="work" targetRef="e"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+const topicsZeebe = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d">
+  <bpmn:process id="topics-zeebe" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition type="=region + &quot;-billing&quot;"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:endEvent id="e"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="work"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="work" targetRef="e"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// A topic expression is evaluated as each job is queued: each instance's
+// job goes to the topic it names, whose consumer the first job creates.
+// A topic that is not a string is an expression incident.
+func TestTopicExpressionsXML(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := testCtx(t)
+	for _, src := range []string{topicsC7, topicsZeebe} {
+		if _, err := eng.DeployXML(ctx, strings.NewReader(src)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		process string
+		vars    map[string]any
+		topic   string
+	}{
+		{"topics-c7", map[string]any{"topicName": "billing-eu"}, "billing-eu"},
+		{"topics-c7", map[string]any{"topicName": "billing-us"}, "billing-us"},
+		{"topics-zeebe", map[string]any{"region": "apac"}, "apac-billing"},
+	} {
+		t.Run(tc.topic, func(t *testing.T) {
+			id, err := eng.Start(ctx, tc.process, tc.vars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			awaitView(t, eng, id, "waited at work", func(v *engine.InstanceView) bool { return slices.Equal(v.ActiveNodes, []string{"work"}) })
+			workers := serveJobs(t, env, id, []string{tc.topic}, nil, nil, 30*time.Second)
+			if v := waitDone(t, eng, id); v.Status != instance.Completed {
+				t.Fatalf("%+v: want completed", v)
+			}
+			if served := workers.stop(); len(served) != 1 || served[0].Node != "work" {
+				t.Fatalf("served %+v on %s, want work's job", served, tc.topic)
+			}
+		})
+	}
+	t.Run("not a string", func(t *testing.T) {
+		id, err := eng.Start(ctx, "topics-c7", map[string]any{"topicName": 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := awaitView(t, eng, id, "had an incident", func(v *engine.InstanceView) bool { return len(v.Incidents) == 1 })
+		if in := v.Incidents[0]; in.Node != "work" || in.CauseClass != "expression" || !strings.Contains(in.Cause, `topic "${topicName}"`) {
+			t.Fatalf("incident %+v", in)
 		}
 	})
 }

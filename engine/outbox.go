@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
+	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -48,14 +50,34 @@ type publisher struct {
 	// jobSeqs remembers the stream sequence of each job this node queued,
 	// to check deliveries without a read.
 	jobSeqs sync.Map
+	// topics holds the topics whose consumer this node has seen or made
+	// (ensureTopic); replicas is their replica count.
+	topics   sync.Map
+	replicas int
+	log      *slog.Logger
 }
 
-func newPublisher(js jetstream.JetStream, events, jobs jetstream.Stream, incidents, tasks jetstream.KeyValue, partitions int, opts *Options, runner *operationRunner) *publisher {
+func newPublisher(js jetstream.JetStream, events, jobs jetstream.Stream, incidents, tasks jetstream.KeyValue, partitions, replicas int, opts *Options, runner *operationRunner, log *slog.Logger) *publisher {
 	return &publisher{
 		js: js, events: events, jobs: jobs, incidents: incidents, tasks: tasks, partitions: partitions,
 		incidentRetention: opts.IncidentRetention, taskRetention: opts.FinishedRetention, runner: runner,
-		current: nuid.Next(),
+		current: nuid.Next(), replicas: replicas, log: log,
 	}
+}
+
+// ensureTopic makes sure the consumer of a job's topic exists before the
+// job is queued, once per topic and node: a topic a topic expression gives
+// has none until its first job (deploy made the others').
+func (pub *publisher) ensureTopic(ctx context.Context, job *jobs.Job) error {
+	if _, ok := pub.topics.Load(job.Topic); ok {
+		return nil
+	}
+	lock := time.Duration(job.LockDurationMs) * time.Millisecond
+	if err := streams.CreateTopic(ctx, pub.js, job.Topic, lock, pub.replicas, pub.log); err != nil {
+		return fmt.Errorf("topic %q: %w", job.Topic, err)
+	}
+	pub.topics.Store(job.Topic, true)
+	return nil
 }
 
 // session names this node's current session: a checkpoint whose outbox
@@ -125,6 +147,10 @@ func (pub *publisher) start(ctx context.Context, partition int, s *instance.Stat
 				return nil, pub.failed(s, eff, err)
 			}
 			continue
+		case instance.EnqueueJob:
+			if err := pub.ensureTopic(ctx, eff.Job); err != nil {
+				return nil, pub.failed(s, eff, err)
+			}
 		case instance.RunOperation:
 			p.runs = append(p.runs, eff)
 			continue

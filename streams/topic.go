@@ -24,19 +24,60 @@ const TopicMaxAckPending = 100_000
 //
 // replicas 0 lets the consumer follow the stream's replica count.
 func EnsureTopic(ctx context.Context, js jetstream.JetStream, topic string, lockDuration time.Duration, replicas int, log *slog.Logger) error {
+	apply, err := topicConfig(topic, lockDuration, replicas)
+	if err != nil {
+		return err
+	}
 	if log == nil {
 		log = slog.Default()
 	}
+	return ensureConsumer(ctx, js, JobsStream, TopicConsumer(topic), apply, log)
+}
+
+// CreateTopic is EnsureTopic for a consumer that may already exist with
+// another lock: it creates a missing one and leaves an existing one as it
+// is. The engine calls it as it queues a topic's first job, which is how
+// a topic a topic expression gives gets its consumer.
+func CreateTopic(ctx context.Context, js jetstream.JetStream, topic string, lockDuration time.Duration, replicas int, log *slog.Logger) error {
+	apply, err := topicConfig(topic, lockDuration, replicas)
+	if err != nil {
+		return err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	name := TopicConsumer(topic)
+	_, err = js.Consumer(ctx, JobsStream, name)
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return err
+	}
+	cfg := jetstream.ConsumerConfig{Durable: name}
+	apply(&cfg)
+	_, err = js.CreateConsumer(ctx, JobsStream, cfg)
+	switch {
+	case err == nil:
+		log.Info("consumer created", "stream", JobsStream, "consumer", name)
+		return nil
+	case errors.Is(err, jetstream.ErrConsumerExists):
+		return nil // another node created it first, perhaps with another lock
+	default:
+		return fmt.Errorf("streams: create consumer %s on %s: %w", name, JobsStream, err)
+	}
+}
+
+// topicConfig checks a topic consumer's settings and returns what sets
+// them on a consumer's config.
+func topicConfig(topic string, lockDuration time.Duration, replicas int) (func(*jetstream.ConsumerConfig), error) {
 	if topic == "" {
-		return errors.New("streams: EnsureTopic: empty topic")
+		return nil, errors.New("streams: topic consumer: empty topic")
 	}
 	if lockDuration <= 0 {
-		return fmt.Errorf("streams: EnsureTopic %q: lock duration must be positive, got %s", topic, lockDuration)
+		return nil, fmt.Errorf("streams: topic consumer %q: lock duration must be positive, got %s", topic, lockDuration)
 	}
 	if replicas < 0 || replicas > 5 {
-		return fmt.Errorf("streams: EnsureTopic %q: replicas must be 0 to 5, got %d", topic, replicas)
+		return nil, fmt.Errorf("streams: topic consumer %q: replicas must be 0 to 5, got %d", topic, replicas)
 	}
-	return ensureConsumer(ctx, js, JobsStream, TopicConsumer(topic), func(c *jetstream.ConsumerConfig) {
+	return func(c *jetstream.ConsumerConfig) {
 		c.FilterSubjects = nil
 		c.FilterSubject = TopicFilter(topic)
 		c.AckPolicy = jetstream.AckExplicitPolicy
@@ -46,5 +87,5 @@ func EnsureTopic(ctx context.Context, js jetstream.JetStream, topic string, lock
 		if replicas > 0 {
 			c.Replicas = replicas
 		}
-	}, log)
+	}, nil
 }

@@ -113,10 +113,12 @@
 //
 // Service tasks (and message throws, which run jobs the same way):
 //   - Camunda 7 camunda:type="external" camunda:topic="T": external worker
-//     on topic T.
+//     on topic T; a topic with ${...} in it is Worker.TopicExpr, evaluated
+//     as each job is queued.
 //   - Zeebe <zeebe:taskDefinition type="T" retries="3"/>: external worker on
-//     topic T with 3 retries (type and retries may be FEEL constants such as
-//     ="T" or =3; other expressions are refused); <zeebe:taskHeaders> become
+//     topic T with 3 retries (retries may be a FEEL constant such as =3,
+//     other expressions are refused; a type that is a FEEL expression other
+//     than a constant is Worker.TopicExpr); <zeebe:taskHeaders> become
 //     Worker.Headers.
 //   - Camunda 7 <camunda:errorEventDefinition errorRef="E" expression="${true}"/>
 //     on an external task: a catch-all error mapper rule throwing E's code

@@ -95,6 +95,16 @@ func (im *importer) attributes(e *elem, n *model.Node, x *nodeExt) {
 	}
 }
 
+// camunda7Worker is the external worker of camunda:topic: an expression
+// in it (${...}) is evaluated as each job is queued, as Camunda 7 does.
+func camunda7Worker(topic string) *model.Worker {
+	t := strings.TrimSpace(topic)
+	if strings.Contains(t, "${") || strings.Contains(t, "#{") {
+		return &model.Worker{TopicExpr: t}
+	}
+	return &model.Worker{Topic: t}
+}
+
 // camundaImpl are the Camunda 7 attributes that say how a service task, a
 // send task or a message throw event does its work.
 var camundaImpl = []string{"type", "topic", "class", "delegateExpression", "expression"}
@@ -117,7 +127,7 @@ func (im *importer) serviceAttrs(e, impl *elem, n *model.Node) {
 		if t != "external" {
 			report("camunda:type=%q is not supported (only \"external\")", t)
 		} else {
-			s.Worker = &model.Worker{Topic: strings.TrimSpace(impl.attr(NamespaceCamunda, "topic"))}
+			s.Worker = camunda7Worker(impl.attr(NamespaceCamunda, "topic"))
 		}
 	}
 	for _, a := range []string{"class", "delegateExpression", "expression"} {
@@ -406,11 +416,12 @@ func (im *importer) finish(e *elem, n *model.Node, x *nodeExt) {
 func (im *importer) zeebeWorker(e *elem, n *model.Node, x *nodeExt) {
 	s := n.Service
 	if c := x.task; c != nil {
-		topic, ok := feelConst(c.attr("", "type"))
-		if !ok {
-			im.probs.in(e, c, "job type %q is an expression; only constant job types are supported", c.attr("", "type"))
+		w := &model.Worker{}
+		if topic, ok := feelConst(c.attr("", "type")); ok {
+			w.Topic = topic
+		} else {
+			w.TopicExpr = strings.TrimSpace(c.attr("", "type")) // evaluated per job
 		}
-		w := &model.Worker{Topic: topic}
 		if r, present := c.lookup("", "retries"); present {
 			v, ok := feelConst(r)
 			n, err := strconv.Atoi(v)

@@ -48,7 +48,7 @@ func (im *importer) throw(e *elem, n *model.Node, x *nodeExt) {
 // jobName says what makes s a job, for errors.
 func jobName(s *model.Service) string {
 	if s.Worker != nil {
-		return "worker topic " + s.Worker.Topic
+		return "worker topic " + s.Worker.Topic + s.Worker.TopicExpr
 	}
 	return "in-process operation " + s.Operation
 }

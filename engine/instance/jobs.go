@@ -1,6 +1,9 @@
 package instance
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -16,15 +19,20 @@ func (r *runner) enqueue(t *Track, n *model.Node) {
 		return
 	}
 	w := n.Service.Worker
-	topicLevel := r.env.Jobs.For(w.Topic)
+	topic, err := r.topic(w, t, locals)
+	if err != nil {
+		r.fault(t, n, incidents.CauseExpression, err.Error())
+		return
+	}
+	topicLevel := r.env.Jobs.For(topic)
 	policy := w.Overrides().Resolve(topicLevel)
 	id := r.waitID(n.ID, t.Activation)
 	job := &jobs.Job{
-		ID: id, Topic: w.Topic, Instance: r.s.ID, ProcessID: r.s.ProcessID, Node: n.ID,
+		ID: id, Topic: topic, Instance: r.s.ID, ProcessID: r.s.ProcessID, Node: n.ID,
 		Input: deepCopyMap(input), Headers: w.Headers, LockDurationMs: policy.LockDuration.Milliseconds(),
 		EnqueuedAt: r.env.Now,
 	}
-	st := jobs.NewState(id, w.Topic, policy, r.env.Now)
+	st := jobs.NewState(id, topic, policy, r.env.Now)
 	// Only a policy that differs from its topic's default travels with the
 	// job; the engine runs a default one itself (jobs.State.Kept).
 	if policy.Trust == jobs.WorkerTrusted {
@@ -42,6 +50,33 @@ func (r *runner) enqueue(t *Track, n *model.Node) {
 	})
 	r.s.Outbox = append(r.s.Outbox, Effect{ID: "job:" + id, Kind: EnqueueJob, Wait: id, Job: job})
 	r.armBoundaries(t, n)
+}
+
+// MaxTopicLen bounds a topic a topic expression gives, in bytes: escaped
+// into a consumer name (streams.TopicConsumer) it stays within the
+// server's 255-byte limit.
+const MaxTopicLen = 80
+
+// topic returns the job topic of worker w: its literal topic, or what its
+// topic expression gives over the variables track t sees with locals (the
+// task's inputs), a non-empty string of at most MaxTopicLen bytes.
+func (r *runner) topic(w *model.Worker, t *Track, locals map[string]any) (string, error) {
+	e := w.TopicCompiled()
+	if e == nil {
+		return w.Topic, nil
+	}
+	v, err := e.Eval(r.visibleWith(t, locals))
+	if err != nil {
+		return "", fmt.Errorf("topic %q: %w", w.TopicExpr, err)
+	}
+	topic, ok := v.(string)
+	switch {
+	case !ok || strings.TrimSpace(topic) == "":
+		return "", fmt.Errorf("topic %q is %s, want a non-empty string", w.TopicExpr, describe(v))
+	case len(topic) > MaxTopicLen:
+		return "", fmt.Errorf("topic %q gives a topic of %d bytes, at most %d", w.TopicExpr, len(topic), MaxTopicLen)
+	}
+	return topic, nil
 }
 
 // jobDone applies a job's terminal outcome: the track wakes once.

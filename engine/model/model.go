@@ -184,6 +184,12 @@ type Service struct {
 // Worker describes the external-worker locus of a service task.
 type Worker struct {
 	Topic string `msgpack:"topic"`
+	// TopicExpr, when set instead of Topic, is an expression evaluated
+	// over the task's variables each time the task starts, giving that
+	// job's topic (Camunda 7's camunda:topic="${...}", Zeebe's job type
+	// "=..."). The topic's consumer is then created when its first job
+	// is queued, not at deploy.
+	TopicExpr string `msgpack:"topicExpr,omitempty"`
 	// Retries is the number of executions allowed before the job is
 	// exhausted, as imported from zeebe:taskDefinition; 0 means the default.
 	Retries int `msgpack:"retries,omitempty"`
@@ -195,7 +201,13 @@ type Worker struct {
 	// CompleteError, when set, turns every completion of the job into
 	// the BPMN error with this code (WithCompleteError).
 	CompleteError string `msgpack:"completeError,omitempty"`
+
+	topic *expression.Expression
 }
+
+// TopicCompiled returns the compiled topic expression, nil for a literal
+// topic.
+func (w *Worker) TopicCompiled() *expression.Expression { return w.topic }
 
 // Overrides returns the service's job options, with a Zeebe retries count
 // standing in for a retry policy when none is set.

@@ -296,8 +296,10 @@ func (v *validator) service(n *Node) {
 	case s == nil || s.Operation == "" && s.Worker == nil:
 		v.nodef(n, "has neither an in-process operation nor an external worker topic")
 	case s.Operation != "" && s.Worker != nil:
-		v.nodef(n, "has both an in-process operation %q and an external worker topic %q; choose one", s.Operation, s.Worker.Topic)
-	case s.Worker != nil && strings.TrimSpace(s.Worker.Topic) == "":
+		v.nodef(n, "has both an in-process operation %q and an external worker topic %q; choose one", s.Operation, s.Worker.Topic+s.Worker.TopicExpr)
+	case s.Worker != nil && s.Worker.TopicExpr != "" && s.Worker.Topic != "":
+		v.nodef(n, "external worker has both a topic %q and a topic expression %q; choose one", s.Worker.Topic, s.Worker.TopicExpr)
+	case s.Worker != nil && s.Worker.TopicExpr == "" && strings.TrimSpace(s.Worker.Topic) == "":
 		v.nodef(n, "external worker has an empty topic")
 	case s.Timeout < 0:
 		v.nodef(n, "timeout %v is negative", s.Timeout)
@@ -308,6 +310,9 @@ func (v *validator) service(n *Node) {
 	case s.Worker != nil:
 		if err := s.Worker.Overrides().Validate(); err != nil {
 			v.nodef(n, "worker options: %v", err)
+		}
+		if s.Worker.TopicExpr != "" {
+			s.Worker.topic = v.compile(n, "topic", s.Worker.TopicExpr)
 		}
 	}
 }

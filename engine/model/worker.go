@@ -25,6 +25,16 @@ func WithWorker(topic string, opts ...WorkerOption) NodeOption {
 	}
 }
 
+// WithWorkerTopicExpr is WithWorker with a topic that expr, an
+// expression, gives over the task's variables each time the task starts
+// (Worker.TopicExpr).
+func WithWorkerTopicExpr(expr string, opts ...WorkerOption) NodeOption {
+	return func(n *Node) {
+		WithWorker("", opts...)(n)
+		n.Service.Worker.TopicExpr = expr
+	}
+}
+
 // WithRetryPolicy sets the job's retry policy, e.g.
 // jobs.FixedDelaySpec(5, time.Second).
 func WithRetryPolicy(spec jobs.RetrySpec) WorkerOption {
