@@ -23,6 +23,10 @@ type Deployment struct {
 	// TimerStart is the timer start event a new version armed, if it has
 	// one that fires (docs/timerstart.md).
 	TimerStart *TimerStart `json:"timerStart,omitempty"`
+	// Warnings are what the process deploys with but does not run as
+	// written: elements its import ignores (model.Process.Warnings) and
+	// in-process operations this engine node has not registered.
+	Warnings []model.Warning `json:"warnings,omitempty"`
 }
 
 // TimerStart describes the timer start event of a deployed version.

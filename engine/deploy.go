@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -86,6 +87,13 @@ func (e *Engine) deployAll(ctx context.Context, procs []*model.Process, sources 
 	if err != nil {
 		return nil, err
 	}
+	for i := range deps {
+		for _, p := range procs {
+			if p.ID == deps[i].ProcessID {
+				deps[i].Warnings = e.deployWarnings(p)
+			}
+		}
+	}
 	if err := e.scheduleTimerStarts(ctx, procs, deps); err != nil {
 		return deps, fmt.Errorf("deployed, but a timer start schedule is not set (docs/timerstart.md): %w", err)
 	}
@@ -158,6 +166,22 @@ func (e *Engine) DeployFile(ctx context.Context, path string) ([]Deployment, err
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return deps, nil
+}
+
+// deployWarnings are p's import warnings and one for each in-process
+// operation this node has not registered: every instance would raise an
+// incident there.
+func (e *Engine) deployWarnings(p *model.Process) []model.Warning {
+	out := slices.Clone(p.Warnings)
+	for _, n := range p.Nodes {
+		if n.Service == nil || n.Service.Operation == "" || e.opts.Operations.has(n.Service.Operation) {
+			continue
+		}
+		out = append(out, model.Warning{Node: n.ID, Line: n.Line, Message: fmt.Sprintf(
+			"in-process operation %q is not registered with this engine node: each instance raises an incident here until it is; register a Go function under that name (engine.Operations.Register) or make the task external (camunda:type=\"external\" camunda:topic, a zeebe:taskDefinition or jetbpm:worker)",
+			n.Service.Operation)})
+	}
+	return out
 }
 
 // topicLock is the lock a deploy needs on a topic, and the first task

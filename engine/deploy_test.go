@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -138,12 +139,12 @@ func TestDeployAllWriteFailsMidway(t *testing.T) {
 	setMaxMsgSize(-1)
 	deps, err = eng.DeployAll(ctx, small(), big())
 	want := []engine.Deployment{{ProcessID: "small", Version: 2, New: true}, {ProcessID: "big", Version: 1, New: true}}
-	if err != nil || !slices.Equal(deps, want) {
+	if err != nil || !reflect.DeepEqual(deps, want) {
 		t.Fatalf("deploy = %+v, %v; want %+v", deps, err, want)
 	}
 	deps, err = eng.DeployAll(ctx, small(), big())
 	want = []engine.Deployment{{ProcessID: "small", Version: 2}, {ProcessID: "big", Version: 1}}
-	if err != nil || !slices.Equal(deps, want) {
+	if err != nil || !reflect.DeepEqual(deps, want) {
 		t.Fatalf("identical redeploy = %+v, %v; want %+v", deps, err, want)
 	}
 }

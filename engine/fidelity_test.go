@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -107,7 +108,14 @@ func TestEventSubProcessMessageKeysXML(t *testing.T) {
 		if v := waitDone(t, eng, id); v.Status != instance.Completed || v.Variables["via"] != "cancel" {
 			t.Fatalf("%+v: want completed by the cancel event sub-process", v)
 		}
+		// Its subscriptions close with it (the unsubscribes reach the
+		// message partitions just after the end).
 		for _, name := range []string{"orderNote", "cancelWork"} {
+			m := &msgEnv{Env: env}
+			testwait.True(t, 10*time.Second, name+"'s subscription to close", func() bool {
+				e := m.entry(t, name, "K9")
+				return e == nil || len(e.Subs) == 0
+			})
 			if _, err := eng.CorrelateMessage(ctx, engine.Message{Name: name, Key: "K9"}); !errors.Is(err, engine.ErrNoSubscription) {
 				t.Errorf("%s after the instance ended: %v, want no subscription", name, err)
 			}
@@ -195,4 +203,84 @@ func TestTopicExpressionsXML(t *testing.T) {
 			t.Fatalf("incident %+v", in)
 		}
 	})
+}
+
+// relaxedC7 is a Camunda 7 model with what jetbpm once refused and Camunda
+// 7 deploys: sequence flows without ids, a data object and data
+// associations, a condition on an inclusive gateway's default flow, a
+// script without a result variable, an output mapping on a link throw, an
+// errorRef naming no <bpmn:error> and an operation nobody registered
+// (on a branch never taken).
+const relaxedC7 = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">
+  <bpmn:process id="relaxed" isExecutable="true">
+    <bpmn:dataObject id="order"/>
+    <bpmn:dataObjectReference id="orderRef" dataObjectRef="order"/>
+    <bpmn:startEvent id="s"/>
+    <bpmn:scriptTask id="check" scriptFormat="juel"><bpmn:script>${amount > 0}</bpmn:script>
+      <bpmn:dataInputAssociation id="in"><bpmn:sourceRef>orderRef</bpmn:sourceRef></bpmn:dataInputAssociation></bpmn:scriptTask>
+    <bpmn:inclusiveGateway id="g" default="dflt"/>
+    <bpmn:scriptTask id="big" scriptFormat="juel" camunda:resultVariable="size"><bpmn:script>${"big"}</bpmn:script></bpmn:scriptTask>
+    <bpmn:serviceTask id="legacy" camunda:class="com.example.Legacy"/>
+    <bpmn:intermediateThrowEvent id="jump"><bpmn:extensionElements><camunda:inputOutput>
+      <camunda:outputParameter name="jumped">${true}</camunda:outputParameter></camunda:inputOutput></bpmn:extensionElements>
+      <bpmn:linkEventDefinition name="L"/></bpmn:intermediateThrowEvent>
+    <bpmn:intermediateCatchEvent id="land"><bpmn:linkEventDefinition name="L"/></bpmn:intermediateCatchEvent>
+    <bpmn:subProcess id="inner">
+      <bpmn:startEvent id="is"/>
+      <bpmn:endEvent id="boom"><bpmn:errorEventDefinition errorRef="NOT_DECLARED"/></bpmn:endEvent>
+      <bpmn:sequenceFlow sourceRef="is" targetRef="boom"/>
+    </bpmn:subProcess>
+    <bpmn:boundaryEvent id="caught" attachedToRef="inner"><bpmn:errorEventDefinition errorRef="NOT_DECLARED"/></bpmn:boundaryEvent>
+    <bpmn:endEvent id="e"/>
+    <bpmn:endEvent id="never"/>
+    <bpmn:sequenceFlow sourceRef="s" targetRef="check"/>
+    <bpmn:sequenceFlow sourceRef="check" targetRef="g"/>
+    <bpmn:sequenceFlow id="dflt" sourceRef="g" targetRef="big"><bpmn:conditionExpression>${false}</bpmn:conditionExpression></bpmn:sequenceFlow>
+    <bpmn:sequenceFlow sourceRef="g" targetRef="legacy"><bpmn:conditionExpression>${amount &lt; 0}</bpmn:conditionExpression></bpmn:sequenceFlow>
+    <bpmn:sequenceFlow sourceRef="legacy" targetRef="never"/>
+    <bpmn:sequenceFlow sourceRef="big" targetRef="jump"/>
+    <bpmn:sequenceFlow sourceRef="land" targetRef="inner"/>
+    <bpmn:sequenceFlow sourceRef="inner" targetRef="never"/>
+    <bpmn:sequenceFlow sourceRef="caught" targetRef="e"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// The relaxed model deploys with a warning for each thing it ignores or
+// cannot run, and runs as Camunda 7 runs it.
+func TestRelaxedCamunda7ModelRuns(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := testCtx(t)
+	deps, err := eng.DeployXML(ctx, strings.NewReader(relaxedC7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	for _, w := range deps[0].Warnings {
+		warned = append(warned, w.Node)
+	}
+	slices.Sort(warned)
+	// The inclusive default is named by its flow; two errorRefs; the
+	// unregistered class.
+	if want := []string{"boom", "caught", "check", "dflt", "legacy", "order", "orderRef"}; !slices.Equal(warned, want) {
+		t.Fatalf("warnings on %v, want %v: %+v", warned, want, deps[0].Warnings)
+	}
+	for _, w := range deps[0].Warnings {
+		if w.Node == "legacy" && !strings.Contains(w.Message, `"com.example.Legacy" is not registered`) {
+			t.Errorf("legacy's warning: %s", w)
+		}
+	}
+	id, err := eng.Start(ctx, "relaxed", map[string]any{"amount": 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := waitDone(t, eng, id)
+	if v.Status != instance.Completed || v.Variables["size"] != "big" || v.Variables["jumped"] != true || !slices.Contains(v.Passed, "Flow_caught_e") {
+		t.Fatalf("%+v: want completed through big, the link's mapping and the error boundary", v)
+	}
+	if _, ok := v.Variables["check"]; ok || len(v.Variables) != 3 {
+		t.Errorf("variables %v: the script without a result variable wrote one", v.Variables)
+	}
 }

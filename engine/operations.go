@@ -67,6 +67,17 @@ func (o *Operations) register(name string, fn Operation, inline bool) {
 	}
 }
 
+// has reports whether an operation is registered under name; a nil
+// registry has none.
+func (o *Operations) has(name string) bool {
+	if o == nil {
+		return false
+	}
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.ops[name] != nil
+}
+
 // inline reports whether name runs inside the step.
 func (o *Operations) inline(name string) bool {
 	o.mu.RLock()

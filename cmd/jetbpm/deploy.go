@@ -18,7 +18,9 @@ Deploys the processes of BPMN 2.0 XML files to the engine and prints
 "PROCESS_ID VERSION" for each, with "(unchanged)" after a process whose
 latest version already is this definition (deploying is idempotent), or
 "(timer start NODE first fires TIME)" after a new version whose timer
-start event the deploy armed.
+start event the deploy armed. A process that deploys with warnings (an
+element jetbpm ignores, an in-process operation this engine has not
+registered) has each printed on standard error, one a line.
 
 Every file is read first and all are sent in one request. The engine
 checks every process before it writes any, and writes all new versions
@@ -73,6 +75,9 @@ func runDeploy(ctx context.Context, args []string) error {
 			suffix = fmt.Sprintf(" (timer start %s first fires %s)", d.TimerStart.Node, d.TimerStart.Next.UTC().Format(time.RFC3339))
 		}
 		fmt.Printf("%s %d%s\n", d.ProcessID, d.Version, suffix)
+		for _, w := range d.Warnings {
+			fmt.Fprintf(os.Stderr, "warning: %s: %s\n", d.ProcessID, w)
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -178,16 +179,16 @@ func TestDeploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []engine.Deployment{{ProcessID: "calc", Version: 1, New: true}, {ProcessID: "greet", Version: 1, New: true}}
-	if !slices.Equal(deps, want) {
+	if !reflect.DeepEqual(deps, want) {
 		t.Fatalf("deploy = %+v, want %+v", deps, want)
 	}
 	deps, err = f.client.Deploy(ctx, api.File{Name: "calc.bpmn", XML: calcXML})
-	if err != nil || !slices.Equal(deps, []engine.Deployment{{ProcessID: "calc", Version: 1, New: false}}) {
+	if err != nil || !reflect.DeepEqual(deps, []engine.Deployment{{ProcessID: "calc", Version: 1, New: false}}) {
 		t.Fatalf("redeploy = %+v, %v; want calc version 1, not new", deps, err)
 	}
 	// A changed definition is a new version.
 	deps, err = f.client.Deploy(ctx, api.File{Name: "calc.bpmn", XML: strings.Replace(calcXML, "=a + 1", "=a + 2", 1)})
-	if err != nil || !slices.Equal(deps, []engine.Deployment{{ProcessID: "calc", Version: 2, New: true}}) {
+	if err != nil || !reflect.DeepEqual(deps, []engine.Deployment{{ProcessID: "calc", Version: 2, New: true}}) {
 		t.Fatalf("deploy of a changed definition = %+v, %v; want version 2", deps, err)
 	}
 

@@ -1,6 +1,8 @@
 package bpmnxml
 
 import (
+	"fmt"
+
 	"github.com/jetbpm/jetbpm/engine/model"
 )
 
@@ -26,6 +28,20 @@ type importer struct {
 	// userTaskForms are the file's zeebe:userTaskForm elements by id
 	// (forms.go).
 	userTaskForms map[string]*elem
+	// proc is the process being imported; warn adds to its Warnings.
+	proc *model.Process
+}
+
+// warn records that element e deploys but does not run as written.
+func (im *importer) warn(e *elem, format string, args ...any) {
+	im.proc.Warnings = append(im.proc.Warnings, model.Warning{Node: e.attr("", "id"), Line: e.line, Message: fmt.Sprintf(format, args...)})
+}
+
+// warnIn is warn about child, part of element owner: the line is the
+// child's, the element named is the owner.
+func (im *importer) warnIn(owner, child *elem, format string, args ...any) {
+	im.proc.Warnings = append(im.proc.Warnings, model.Warning{Node: owner.attr("", "id"), Line: child.line,
+		Message: child.tag() + ": " + fmt.Sprintf(format, args...)})
 }
 
 // declarations are definitions-level elements that only matter when an
@@ -54,6 +70,7 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 		return nil, &Error{Line: root.line, Element: root.tag(),
 			Msg: "not a BPMN 2.0 document: the root element must be <definitions> in namespace " + NamespaceBPMN}
 	}
+	assignIDs(root)
 	im := &importer{errors: map[string]*elem{}, messages: map[string]*elem{}, signals: map[string]*elem{},
 		messageDecls: map[string]*messageDecl{}, zeebeModel: zeebeDialect(root), camunda7: camunda7Dialect(root),
 		escalations: map[string]*elem{}, eventSubs: map[string]*model.Node{}, userTaskForms: userTaskForms(root)}
@@ -92,6 +109,7 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 			}
 			ids[p.ID] = true
 			im.noJetbpmAttrs(c)
+			im.proc = p
 			im.flowElements(p, c, nil)
 			im.compensationHandlers(p)
 			procs = append(procs, p)
@@ -120,6 +138,7 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 	// Validation runs only on a complete import: a refused element would
 	// otherwise show up again as dangling flows.
 	for _, p := range procs {
+		p.Warnings = append(p.Warnings, ignoreDefaultConditions(p)...)
 		if err := p.Validate(); err != nil {
 			for _, e := range flatten(err) {
 				im.probs.add(e)

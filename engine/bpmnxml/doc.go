@@ -229,10 +229,8 @@
 // Accepted silently because they carry no execution semantics: diagram
 // interchange (bpmndi, dc, di), documentation, incoming/outgoing (redundant
 // with the sequence flows), laneSet/lane/flowNodeRef, textAnnotation,
-// association, group, category, dataObject, dataObjectReference,
-// dataStoreReference, ioSpecification/dataInput/dataOutput/property
-// declarations (data only moves through data associations, which are
-// refused), performers (but for a user task's humanPerformer and
+// association, group, category, ioSpecification/dataInput/dataOutput/property
+// declarations, performers (but for a user task's humanPerformer and
 // potentialOwner with a resourceAssignmentExpression, above; one naming a
 // <resource> is descriptive), message flows, definitions-level
 // declarations (signal, itemDefinition, resource, ...; <error>,
@@ -242,6 +240,24 @@
 // names, zeebe:formDefinition and camunda:formData outside user tasks (a
 // start event's form), zeebe:versionTag, camunda:properties,
 // camunda:potentialStarter.
+//
+// # Deployed with a warning
+//
+// Some elements deploy but do not run as their author may expect; each
+// adds a model.Warning (element, line, what jetbpm does) to its process's
+// Warnings, which a deploy reports: dataObject, dataObjectReference,
+// dataStoreReference, dataInputAssociation and dataOutputAssociation (data
+// moves through variables and input/output mappings, as in Camunda 7 and
+// Zeebe, so these are documentation); an errorRef naming no <bpmn:error>
+// (its text is the code, as Camunda 7 takes it); a condition on an
+// inclusive gateway's default flow (dropped, as BPMN says).
+//
+// Flow nodes and sequence flows without an id (the schema makes it
+// optional) get a stable one: Flow_<sourceRef>_<targetRef> for a flow,
+// <element>_<n> for the n-th id-less node of its kind, with _2, _3, ...
+// added on a clash. A Camunda 7 script (bpmn:script) may go without a
+// result variable, its value then dropped; a zeebe:script needs one, as in
+// Zeebe. zeebe:taskDefinition retries="" is the default.
 //
 // # Call activities
 //
@@ -283,7 +299,7 @@
 // event-based gateways and receive tasks, eventGatewayType="Parallel",
 // Camunda 7 implementation attributes on a throw event instead of its
 // messageEventDefinition, jetbpm:publish on a throw that also runs a job
-// or names no message, data associations, scripts and
+// or names no message, scripts and
 // conditions in other languages (javascript, groovy, ...), camunda:list and
 // camunda:map parameters, execution and task listeners (camunda and zeebe),
 // zeebe:assignmentDefinition, zeebe:taskSchedule, zeebe:priorityDefinition

@@ -1,6 +1,7 @@
 package bpmnxml
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -42,10 +43,27 @@ var refusedNodes = map[string]string{
 }
 
 // artifacts are flow-level elements without execution semantics: lanes,
-// annotations, and data declarations (data only moves through data
-// associations, which are refused).
+// annotations, and data declarations, which deploy with a warning (as in
+// Camunda 7 and Zeebe, data moves through variables and mappings, not
+// through data objects and associations).
 var artifacts = set("laneSet", "textAnnotation", "association", "group",
 	"dataObject", "dataObjectReference", "dataStoreReference")
+
+// dataElements are the artifacts and node children that are BPMN's data
+// flow, which jetbpm deploys as documentation.
+var dataElements = set("dataObject", "dataObjectReference", "dataStoreReference",
+	"dataInputAssociation", "dataOutputAssociation")
+
+// warnData warns that data element c (of owner, when it is a node's
+// child) is documentation here.
+func (im *importer) warnData(owner, c *elem) {
+	const msg = "deployed as documentation and ignored at run time: variables and input/output mappings carry a process's data"
+	if owner == nil {
+		im.warn(c, "%s %s", c.name.Local, msg)
+		return
+	}
+	im.warnIn(owner, c, "%s", msg)
+}
 
 // ownIgnored are children of a process or flow node that carry no execution
 // semantics for jetbpm.
@@ -100,6 +118,8 @@ func (im *importer) flowElements(p *model.Process, e *elem, owner *model.Node) {
 			im.flow(p, c)
 		case local == "association":
 			im.association(c)
+		case dataElements[local]:
+			im.warnData(nil, c)
 		case artifacts[local]:
 		case owner != nil:
 			// the sub-process's own children: handled by node
@@ -168,8 +188,8 @@ func (im *importer) node(p *model.Process, e *elem, scope string) {
 			im.loop(e, c, n)
 		case local == "standardLoopCharacteristics":
 			im.probs.in(e, c, "standard loops are not supported yet")
-		case local == "dataInputAssociation" || local == "dataOutputAssociation":
-			im.probs.in(e, c, "data associations are not supported; use input/output mappings")
+		case dataElements[local]:
+			im.warnData(e, c)
 		case local == "eventDefinitionRef":
 			im.probs.in(e, c, "references to shared event definitions are not supported")
 		case ownIgnored[local]:
@@ -269,7 +289,9 @@ func (im *importer) errorRef(e, d *elem, n *model.Node) {
 	}
 	decl, ok := im.errors[ref]
 	if !ok {
-		im.probs.in(e, d, "errorRef %q names no <error> of this document", ref)
+		// Camunda 7 takes the reference itself as the code.
+		n.ErrorCode = ref
+		im.warnIn(e, d, "errorRef %q names no <bpmn:error> of this document; its text is the error code, as in Camunda 7", ref)
 		return
 	}
 	code, ok := feelConst(decl.attr("", "errorCode"))
@@ -369,4 +391,24 @@ func (im *importer) noJetbpmAttrs(e *elem) {
 			im.probs.at(e, "unknown attribute jetbpm:%s", a.Name.Local)
 		}
 	}
+}
+
+// ignoreDefaultConditions drops the condition of an inclusive gateway's
+// default flow, with a warning: BPMN says a default flow's condition is
+// ignored, and Camunda 7 deploys such a gateway.
+func ignoreDefaultConditions(p *model.Process) []model.Warning {
+	var out []model.Warning
+	for _, n := range p.Nodes {
+		if n.Kind != model.InclusiveGateway || n.Default == "" {
+			continue
+		}
+		for _, f := range p.Flows {
+			if f.ID == n.Default && f.Source == n.ID && f.Condition != "" {
+				out = append(out, model.Warning{Node: f.ID, Line: f.Line,
+					Message: fmt.Sprintf("the condition of inclusive gateway %q's default flow is ignored, as BPMN says", n.ID)})
+				f.Condition = ""
+			}
+		}
+	}
+	return out
 }

@@ -169,9 +169,10 @@ func TestErrorEndEvent(t *testing.T) {
 	if n := node(t, p, "e"); n.Event != model.ErrorEvent || n.ErrorCode != "" {
 		t.Errorf("error end without errorRef = %+v", n)
 	}
-	e := importError(t, parseErr(t, doc(strings.Replace(body, "%s", "Nope", 1))))
-	if e.ID != "e" || !strings.Contains(e.Msg, `errorRef "Nope"`) {
-		t.Errorf("unknown errorRef: %v", e)
+	// An errorRef naming no <error> is the code itself, as in Camunda 7.
+	p = mustParse(t, doc(strings.Replace(body, "%s", "Nope", 1)))
+	if n := node(t, p, "e"); n.ErrorCode != "Nope" || len(p.Warnings) != 1 || p.Warnings[0].Node != "e" || !strings.Contains(p.Warnings[0].Message, `errorRef "Nope" names no <bpmn:error>`) {
+		t.Errorf("unknown errorRef: %+v, warnings %v", n, p.Warnings)
 	}
 	p = mustParse(t, proc(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"/>
 <bpmn:endEvent id="e"><bpmn:terminateEventDefinition/></bpmn:endEvent>`))

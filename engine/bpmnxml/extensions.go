@@ -422,7 +422,7 @@ func (im *importer) zeebeWorker(e *elem, n *model.Node, x *nodeExt) {
 		} else {
 			w.TopicExpr = strings.TrimSpace(c.attr("", "type")) // evaluated per job
 		}
-		if r, present := c.lookup("", "retries"); present {
+		if r, present := c.lookup("", "retries"); present && strings.TrimSpace(r) != "" { // "" is the default, as in Zeebe
 			v, ok := feelConst(r)
 			n, err := strconv.Atoi(v)
 			if !ok || err != nil || n < 1 {
@@ -462,6 +462,9 @@ func (im *importer) script(e *elem, n *model.Node, x *nodeExt) {
 	case x.script != nil && x.bpmnScript != nil:
 		im.probs.in(e, x.script, "the task has both a bpmn:script and a zeebe:script; keep one")
 	case x.script != nil:
+		if result == "" {
+			im.probs.in(e, x.script, "a zeebe:script needs a resultVariable, as in Zeebe")
+		}
 		n.Script = &model.Script{Expression: strings.TrimSpace(x.script.attr("", "expression")), ResultVariable: result}
 	case x.bpmnScript != nil:
 		src, msg := scriptSource(e.attr("", "scriptFormat"), x.bpmnScript.text, true)

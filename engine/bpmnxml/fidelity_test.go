@@ -36,3 +36,47 @@ func TestTopicExpressions(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// Elements without an id get stable ones; a clash with a written id adds
+// a suffix.
+func TestMissingIDs(t *testing.T) {
+	xml := proc(`<bpmn:startEvent/>
+<bpmn:task id="t"/>
+<bpmn:task/>
+<bpmn:endEvent id="Flow_t_endEvent_1"/>
+<bpmn:endEvent/>
+<bpmn:sequenceFlow sourceRef="startEvent_1" targetRef="t"/>
+<bpmn:sequenceFlow sourceRef="t" targetRef="task_1"/>
+<bpmn:sequenceFlow sourceRef="task_1" targetRef="Flow_t_endEvent_1"/>
+<bpmn:sequenceFlow id="" sourceRef="t" targetRef="endEvent_1"/>`)
+	for range 2 { // the same document, the same ids
+		p := mustParse(t, xml)
+		var ids []string
+		for _, n := range p.Nodes {
+			ids = append(ids, n.ID)
+		}
+		for _, f := range p.Flows {
+			ids = append(ids, f.ID)
+		}
+		want := "startEvent_1 t task_1 Flow_t_endEvent_1 endEvent_1 Flow_startEvent_1_t Flow_t_task_1 Flow_task_1_Flow_t_endEvent_1 Flow_t_endEvent_1_2"
+		if got := strings.Join(ids, " "); got != want {
+			t.Fatalf("ids %s\nwant %s", got, want)
+		}
+	}
+}
+
+// Zeebe's retries="" is the default; a zeebe:script still needs its
+// result variable (Zeebe refuses one without), a Camunda 7 script not.
+func TestZeebeRetriesAndScripts(t *testing.T) {
+	w := node(t, mustParse(t, around(`<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="x" retries=""/></bpmn:extensionElements></bpmn:serviceTask>`)), "t").Service.Worker
+	if w.Topic != "x" || w.Retries != 0 {
+		t.Errorf("worker %+v, want the default retries", w)
+	}
+	err := parseErr(t, around(`<bpmn:scriptTask id="t"><bpmn:extensionElements><zeebe:script expression="=1"/></bpmn:extensionElements></bpmn:scriptTask>`))
+	if !strings.Contains(err.Error(), "a zeebe:script needs a resultVariable") {
+		t.Errorf("error %v", err)
+	}
+	if s := node(t, mustParse(t, around(`<bpmn:scriptTask id="t" scriptFormat="juel"><bpmn:script>${1}</bpmn:script></bpmn:scriptTask>`)), "t").Script; s.ResultVariable != "" || s.Compiled() == nil {
+		t.Errorf("script %+v", s)
+	}
+}

@@ -23,8 +23,6 @@ func TestRefusals(t *testing.T) {
 		{"unknown BPMN element", `<bpmn:task id="t"/><bpmn:fancyThing id="x"/>`, "bpmn:fancyThing", "<bpmn:fancyThing", "fancyThing elements are not supported"},
 		{"standardLoop", `<bpmn:task id="t">
   <bpmn:standardLoopCharacteristics/></bpmn:task>`, "bpmn:task", "<bpmn:standardLoop", "standard loops are not supported yet"},
-		{"dataAssociation", `<bpmn:task id="t">
-  <bpmn:dataInputAssociation id="a"/></bpmn:task>`, "bpmn:task", "<bpmn:dataInputAssociation", "data associations are not supported"},
 		{"signal boundary without a signal", `<bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t">
   <bpmn:signalEventDefinition/></bpmn:boundaryEvent>`, "bpmn:boundaryEvent", "<bpmn:signalEventDefinition", "a signal event needs signalRef"},
 		{"escalation without its declaration", `<bpmn:task id="t"/><bpmn:endEvent id="x">

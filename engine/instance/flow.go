@@ -224,6 +224,10 @@ func (r *runner) script(t *Track, n *model.Node) {
 		r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("script: %v", err))
 		return
 	}
+	if n.Script.ResultVariable == "" {
+		r.complete(t, n, locals, nil) // evaluated for nothing but its errors, as Camunda 7 does
+		return
+	}
 	r.complete(t, n, locals, map[string]any{n.Script.ResultVariable: v})
 }
 

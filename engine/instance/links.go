@@ -9,5 +9,19 @@ func (r *runner) throwLink(t *Track, n *model.Node) {
 	if c == nil {
 		r.bug("link throw %q has no link catch", n.ID)
 	}
+	if len(n.Inputs) > 0 || len(n.Outputs) > 0 {
+		// Its mappings run before the jump, as a none throw's do.
+		locals, ok := r.inputs(t, n)
+		if !ok {
+			return
+		}
+		names, values, ok := r.outputs(t, n, locals, nil)
+		if !ok {
+			return
+		}
+		for _, k := range names {
+			r.storeVar(t.Scope, k, values[k])
+		}
+	}
 	r.moveTo(t, c.ID, "")
 }

@@ -82,7 +82,7 @@ func TestLinkValidation(t *testing.T) {
 }
 
 // A none intermediate throw event may have input and output mappings (a
-// milestone); other events without a job may not.
+// milestone), and so may a link throw; other events without a job may not.
 func TestMilestoneMappings(t *testing.T) {
 	b := model.NewBuilder("p").StartEvent("s").ThrowEvent("m", model.Input("x", "1"), model.Output("reached", "x + 1")).EndEvent("e").
 		Sequence("s", "m", "e")
@@ -91,8 +91,11 @@ func TestMilestoneMappings(t *testing.T) {
 	}
 	b = model.NewBuilder("p").StartEvent("s").LinkThrowEvent("t", "l", model.Output("x", "1")).LinkCatchEvent("c", "l").EndEvent("e").
 		Flow("s", "t").Flow("c", "e")
-	_, err := b.Build()
-	if err == nil || !strings.Contains(err.Error(), "have output mappings") {
+	if _, err := b.Build(); err != nil {
 		t.Fatalf("a link throw with outputs: %v", err)
+	}
+	b = model.NewBuilder("p").StartEvent("s").EndEvent("e", model.Output("x", "1")).Sequence("s", "e")
+	if _, err := b.Build(); err == nil || !strings.Contains(err.Error(), "have output mappings") {
+		t.Fatalf("an end event with outputs: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/jetbpm/jetbpm/expression"
@@ -70,8 +71,31 @@ type Process struct {
 	Version int     `msgpack:"version,omitempty"` // assigned at deploy
 	Nodes   []*Node `msgpack:"nodes"`
 	Flows   []*Flow `msgpack:"flows"`
+	// Warnings are what its import found that deploys but does not run as
+	// written (a data association, say); a deploy reports them. They are
+	// not stored with the version.
+	Warnings []Warning `msgpack:"-"`
 
 	index *index // built by Validate
+}
+
+// Warning is one thing a model deploys with that does not run as its
+// author may expect: Node names the element (and Line its XML line, when
+// it was imported) and Message says what jetbpm does with it.
+type Warning struct {
+	Node    string `json:"node,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+func (w Warning) String() string {
+	switch {
+	case w.Line > 0:
+		return fmt.Sprintf("line %d: %q: %s", w.Line, w.Node, w.Message)
+	case w.Node != "":
+		return fmt.Sprintf("%q: %s", w.Node, w.Message)
+	}
+	return w.Message
 }
 
 // Node is one flow node: an event, an activity or a gateway.
@@ -164,7 +188,8 @@ type Flow struct {
 }
 
 // Script is the work of a script task: an expression whose value is written
-// to ResultVariable.
+// to ResultVariable; with none, the value is dropped (Camunda 7 runs a
+// script without camunda:resultVariable for its effects).
 type Script struct {
 	Expression     string `msgpack:"expr"`
 	ResultVariable string `msgpack:"result"`

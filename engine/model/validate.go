@@ -47,14 +47,20 @@ func (v *validator) run() {
 	}
 	seen := map[string]bool{}
 	for _, n := range p.Nodes {
-		if n.ID == "" || seen[n.ID] {
-			v.nodef(n, "id is empty or used twice")
+		switch {
+		case n.ID == "":
+			v.nodef(n, "has no id")
+		case seen[n.ID]:
+			v.nodef(n, "id %q is used twice", n.ID)
 		}
 		seen[n.ID] = true
 	}
 	for _, f := range p.Flows {
-		if f.ID == "" || seen[f.ID] {
-			v.addf(f.ID, f.Line, "sequence flow id is empty or used twice")
+		switch {
+		case f.ID == "":
+			v.addf(f.ID, f.Line, "sequence flow has no id")
+		case seen[f.ID]:
+			v.addf(f.ID, f.Line, "sequence flow id %q is used twice", f.ID)
 		}
 		seen[f.ID] = true
 	}
@@ -179,9 +185,6 @@ func (v *validator) node(n *Node) {
 			v.nodef(n, "has no script expression")
 			break
 		}
-		if n.Script.ResultVariable == "" {
-			v.nodef(n, "has no result variable for its expression's value")
-		}
 		n.Script.compiled = v.compile(n, "script", n.Script.Expression)
 	case ServiceTask:
 		v.service(n)
@@ -265,7 +268,8 @@ func (v *validator) node(n *Node) {
 	// them on job-worker throw and end events); a none throw event
 	// (a milestone) has them to record that it was reached.
 	jobThrow := n.throwsMessage() && n.Service != nil
-	milestone := n.Kind == IntermediateThrowEvent && n.Event == NoneEvent
+	// A link throw maps before it jumps, as in Camunda 7.
+	milestone := n.Kind == IntermediateThrowEvent && (n.Event == NoneEvent || n.Event == LinkEvent)
 	// A signal throw's input mappings are the signal's variables.
 	signalThrow := n.Event == SignalEvent && (n.Kind == IntermediateThrowEvent || n.Kind == EndEvent)
 	if len(n.Inputs) > 0 && !n.Kind.IsActivity() && !jobThrow && !milestone && !signalThrow {

@@ -118,7 +118,10 @@ func TestValidationRules(t *testing.T) {
 		}, "x", "used twice"},
 		{"empty node id", func() *model.Builder {
 			return model.NewBuilder("p").StartEvent("s").Task("").EndEvent("e").Sequence("s", "e")
-		}, "", "id is empty"},
+		}, "", "has no id"},
+		{"node id used twice", func() *model.Builder {
+			return model.NewBuilder("p").StartEvent("s").Task("s").EndEvent("e").Sequence("s", "e")
+		}, "s", `id "s" is used twice`},
 		{"no none start", func() *model.Builder {
 			return model.NewBuilder("p").Task("a").EndEvent("e").Flow("a", "e")
 		}, "", "has no none start event"},
@@ -173,9 +176,6 @@ func TestValidationRules(t *testing.T) {
 			return model.NewBuilder("p").StartEvent("s").ExclusiveGateway("g").EndEvent("e").
 				Flow("s", "g").Flow("g", "e", model.When("x > > ("), model.FlowID("fc"))
 		}, "fc", "condition"},
-		{"script without result variable", func() *model.Builder {
-			return chain(func(b *model.Builder) { b.ScriptTask("t", "1 + 1", "") })
-		}, "t", "no result variable"},
 		{"script without expression", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.ScriptTask("t", "  ", "r") })
 		}, "t", "no script expression"},
@@ -373,9 +373,9 @@ func TestErrorText(t *testing.T) {
 
 	// A validation problem on an element with a line shows it.
 	_, err := chain(func(b *model.Builder) {
-		b.ScriptTask("t", "1", "", set(func(n *model.Node) { n.Line = 12 }))
+		b.ScriptTask("t", " ", "r", set(func(n *model.Node) { n.Line = 12 }))
 	}).Build()
-	if want := `process "p": element "t" (line 12): scriptTask: has no result variable`; err == nil || !strings.HasPrefix(err.Error(), want) {
+	if want := `process "p": element "t" (line 12): scriptTask: has no script expression`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error = %v, want prefix %q", err, want)
 	}
 	var me *model.Error
@@ -392,7 +392,7 @@ func TestErrorText(t *testing.T) {
 func TestValidateAtMostTwentyProblems(t *testing.T) {
 	b := model.NewBuilder("p").StartEvent("s").EndEvent("e").Flow("s", "e")
 	for i := range 30 {
-		b.ScriptTask(fmt.Sprintf("t%02d", i), "1", "")
+		b.ScriptTask(fmt.Sprintf("t%02d", i), " ", "r")
 	}
 	_, err := b.Build()
 	if err == nil {
