@@ -21,8 +21,11 @@
 // empty x is true for null and for empty strings, lists and maps, and false
 // for any other value (a number is never empty and never an error).
 // Refused: method and function calls (execution.getVariable("x"), fn:f()),
-// instanceof, assignment, lambdas, collection literals, composite texts such
-// as "${a} and ${b}".
+// instanceof, assignment, lambdas, collection literals. Compile takes one
+// whole ${...}; a composite text such as "user-${id}" or "${a} and ${b}"
+// (text and expressions, concatenated as strings, null as "") is
+// translated by TranslateComposite, whose result Compile takes (IsComposite
+// tells one apart). The importer does that for Camunda 7 attributes.
 //
 // # Supported FEEL subset
 //

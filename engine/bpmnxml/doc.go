@@ -252,6 +252,13 @@
 // (its text is the code, as Camunda 7 takes it); a condition on an
 // inclusive gateway's default flow (dropped, as BPMN says).
 //
+// Camunda 7 text that mixes text and ${...} ("user-${id}") in an
+// assignee, candidate list, due date, priority, message or signal name,
+// camunda:topic or input/output parameter is an expression that
+// concatenates its parts as Camunda 7 does (expression.TranslateComposite);
+// the model then holds the translated expr-lang source. A Camunda 7 signal
+// name may be an expression (the name of a signal start event may not).
+//
 // Flow nodes and sequence flows without an id (the schema makes it
 // optional) get a stable one: Flow_<sourceRef>_<targetRef> for a flow,
 // <element>_<n> for the n-th id-less node of its kind, with _2, _3, ...
@@ -293,8 +300,7 @@
 // waitForCompletion="false" on a compensation throw, a link throw whose
 // name has no catch in its scope, a message
 // catch, receive task or message start without messageRef, a messageRef
-// naming no <bpmn:message>, a message without name, a name mixing text and
-// ${...}, a Zeebe catch whose message has no correlation key,
+// naming no <bpmn:message>, a message without name, a Zeebe catch whose message has no correlation key,
 // zeebe:subscription anywhere but in a message, instantiate="true" on
 // event-based gateways and receive tasks, eventGatewayType="Parallel",
 // Camunda 7 implementation attributes on a throw event instead of its

@@ -97,7 +97,7 @@ func TestCamundaInputOutput(t *testing.T) {
 	for _, c := range []struct{ param, want string }{
 		{`<camunda:script scriptFormat="javascript">x = 1</camunda:script>`, `script format "javascript" is not supported`},
 		{`<camunda:list><camunda:value>a</camunda:value></camunda:list>`, "list and map values are not supported"},
-		{`Hello ${name}`, "composite expressions are not supported"},
+		{`Hello ${name`, `missing closing "}"`},
 	} {
 		src := around(`<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"><bpmn:extensionElements>
   <camunda:inputOutput>

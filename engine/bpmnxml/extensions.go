@@ -97,12 +97,17 @@ func (im *importer) attributes(e *elem, n *model.Node, x *nodeExt) {
 
 // camunda7Worker is the external worker of camunda:topic: an expression
 // in it (${...}) is evaluated as each job is queued, as Camunda 7 does.
+// A composite topic ("orders-${region}") that does not translate is kept
+// as written, for validation to refuse with the expression's error.
 func camunda7Worker(topic string) *model.Worker {
-	t := strings.TrimSpace(topic)
-	if strings.Contains(t, "${") || strings.Contains(t, "#{") {
-		return &model.Worker{TopicExpr: t}
+	src, isExpr, err := juelText(topic)
+	switch {
+	case err != nil:
+		return &model.Worker{TopicExpr: strings.TrimSpace(topic)}
+	case isExpr:
+		return &model.Worker{TopicExpr: src}
 	}
-	return &model.Worker{Topic: t}
+	return &model.Worker{Topic: src}
 }
 
 // camundaImpl are the Camunda 7 attributes that say how a service task, a
@@ -366,11 +371,13 @@ func (im *importer) camundaParamValue(owner, p *elem) (string, bool) {
 	switch {
 	case text == "":
 		return "nil", true
-	case expression.DialectOf(text) == expression.JUEL:
-		return text, true
 	case strings.Contains(text, "${") || strings.Contains(text, "#{"):
-		im.probs.in(owner, p, "parameter %q mixes text and ${...}; composite expressions are not supported", p.attr("", "name"))
-		return "", false
+		src, _, err := juelText(text)
+		if err != nil {
+			im.probs.in(owner, p, "parameter %q: %v", p.attr("", "name"), err)
+			return "", false
+		}
+		return src, true
 	}
 	return expression.Literal(text), true
 }

@@ -90,3 +90,20 @@ func isoToken(s string) bool {
 	}
 	return true
 }
+
+// juelText reads Camunda 7 text that may hold ${...}: a whole ${...} or
+// #{...} is kept as written, a composite text such as "user-${id}"
+// becomes the expr-lang source of its concatenation
+// (expression.TranslateComposite), and plain text is no expression
+// (isExpr false). err says why a composite does not translate.
+func juelText(text string) (src string, isExpr bool, err error) {
+	t := strings.TrimSpace(text)
+	switch {
+	case expression.IsComposite(t):
+		src, err := expression.TranslateComposite(t)
+		return src, true, err
+	case expression.DialectOf(t) == expression.JUEL:
+		return t, true, nil
+	}
+	return t, false, nil
+}

@@ -3,6 +3,9 @@ package bpmnxml
 import (
 	"strings"
 	"testing"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/expression"
 )
 
 // These tests cover Camunda models jetbpm once imported wrongly or refused
@@ -79,4 +82,42 @@ func TestZeebeRetriesAndScripts(t *testing.T) {
 	if s := node(t, mustParse(t, around(`<bpmn:scriptTask id="t" scriptFormat="juel"><bpmn:script>${1}</bpmn:script></bpmn:scriptTask>`)), "t").Script; s.ResultVariable != "" || s.Compiled() == nil {
 		t.Errorf("script %+v", s)
 	}
+}
+
+// Camunda 7 text with ${...} in it (a composite) is an expression that
+// concatenates, wherever Camunda 7 evaluates one: assignees and candidate
+// lists, message and signal names, parameters, topics.
+func TestCamunda7CompositeText(t *testing.T) {
+	body := `<bpmn:message id="m" name="order-${id}"/>
+<bpmn:signal id="sg" name="alarm-${zone}"/>
+<bpmn:process id="p" isExecutable="true">
+<bpmn:startEvent id="s"/>
+<bpmn:userTask id="u" camunda:assignee="user-${id}" camunda:candidateGroups="sales, ${dept}"/>
+<bpmn:serviceTask id="w" camunda:type="external" camunda:topic="orders-${zone}"><bpmn:extensionElements><camunda:inputOutput>
+  <camunda:inputParameter name="greeting">Hello ${name}!</camunda:inputParameter></camunda:inputOutput></bpmn:extensionElements></bpmn:serviceTask>
+<bpmn:receiveTask id="r" messageRef="m"/>
+<bpmn:intermediateThrowEvent id="a"><bpmn:signalEventDefinition signalRef="sg"/></bpmn:intermediateThrowEvent>
+<bpmn:endEvent id="e"/>
+<bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="u"/><bpmn:sequenceFlow id="f2" sourceRef="u" targetRef="w"/>
+<bpmn:sequenceFlow id="f3" sourceRef="w" targetRef="r"/><bpmn:sequenceFlow id="f4" sourceRef="r" targetRef="a"/>
+<bpmn:sequenceFlow id="f5" sourceRef="a" targetRef="e"/>
+</bpmn:process>`
+	p := mustParse(t, doc(body))
+	vars := map[string]any{"id": int64(42), "dept": "ops", "zone": "eu", "name": nil}
+	eval := func(what string, e *expression.Expression, want any) {
+		t.Helper()
+		if e == nil {
+			t.Fatalf("%s: no expression", what)
+		}
+		if v, err := e.Eval(vars); err != nil || v != want {
+			t.Errorf("%s = %#v, %v; want %#v", what, v, err, want)
+		}
+	}
+	h := node(t, p, "u").Human
+	eval("assignee", h.Compiled(model.AssigneeField), "user-42")
+	eval("candidate groups", h.Compiled(model.CandidateGroupsField), "sales, ops")
+	eval("topic", node(t, p, "w").Service.Worker.TopicCompiled(), "orders-eu")
+	eval("parameter", node(t, p, "w").Inputs[0].Compiled(), "Hello !")
+	eval("message name", node(t, p, "r").Message.NameCompiled(), "order-42")
+	eval("signal name", node(t, p, "a").Signal.NameCompiled(), "alarm-eu")
 }

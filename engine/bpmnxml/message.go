@@ -105,10 +105,12 @@ func (im *importer) declaredMessage(ref string) (*messageDecl, bool) {
 		} else {
 			d.nameExpr = name
 		}
-	case expression.DialectOf(name) == expression.JUEL:
-		d.nameExpr = name
 	case strings.Contains(name, "${") || strings.Contains(name, "#{"):
-		bad("name %q mixes text and ${...}; write the whole name as one expression", name)
+		src, _, err := juelText(name)
+		if err != nil {
+			bad("name %q: %v", name, err)
+		}
+		d.nameExpr = src
 	default:
 		d.name = name
 	}

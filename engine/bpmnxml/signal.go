@@ -62,8 +62,15 @@ func (im *importer) signalEvent(e, d *elem, n *model.Node) {
 			}
 		}
 	case strings.Contains(name, "${") || strings.Contains(name, "#{"):
-		im.probs.at(decl, "signal name %q is a Camunda 7 expression; only literal names (or Zeebe FEEL names) are supported", name)
-		return
+		src, _, err := juelText(name)
+		if err == nil {
+			_, err = expression.Compile(src)
+		}
+		if err != nil {
+			im.probs.at(decl, "signal name %q: %v", name, err)
+			return
+		}
+		sig.NameExpr = src
 	default:
 		sig.Name = name
 	}

@@ -52,8 +52,8 @@ func TestSignalImportRefusals(t *testing.T) {
 	cases := []struct{ name, src, marker, msg string }{
 		{"no signalRef", catch(`<bpmn:signalEventDefinition/>`), "<bpmn:signalEventDefinition", "a signal event needs signalRef"},
 		{"unknown signalRef", catch(`<bpmn:signalEventDefinition signalRef="nope"/>`), "<bpmn:signalEventDefinition", `signalRef "nope" names no <signal>`},
-		{"Camunda 7 expression name", strings.Replace(catch(`<bpmn:signalEventDefinition signalRef="x"/>`), `<bpmn:process`, `<bpmn:signal id="x" name="${name}"/><bpmn:process`, 1),
-			`<bpmn:signal id="x"`, "is a Camunda 7 expression"},
+		{"Camunda 7 bad expression name", strings.Replace(catch(`<bpmn:signalEventDefinition signalRef="x"/>`), `<bpmn:process`, `<bpmn:signal id="x" name="${name"/><bpmn:process`, 1),
+			`<bpmn:signal id="x"`, `missing closing "}"`},
 		{"Camunda 7 variables", strings.Replace(around(`<bpmn:intermediateThrowEvent id="t"><bpmn:signalEventDefinition signalRef="x">
   <bpmn:extensionElements><camunda:in variables="all"/></bpmn:extensionElements></bpmn:signalEventDefinition></bpmn:intermediateThrowEvent>`),
 			`<bpmn:process`, `<bpmn:signal id="x" name="n"/><bpmn:process`, 1), "<camunda:in", "camunda:in is not supported on a signal event"},

@@ -275,10 +275,12 @@ func camunda7Value(v string, f model.HumanField) (src, msg string) {
 	switch {
 	case t == "":
 		return "", ""
-	case expression.DialectOf(t) == expression.JUEL:
-		return t, ""
 	case strings.Contains(t, "${") || strings.Contains(t, "#{"):
-		return "", "mixes text and ${...}; write the whole value as one expression"
+		src, _, err := juelText(t)
+		if err != nil {
+			return "", err.Error()
+		}
+		return src, ""
 	}
 	return staticValue(t, f)
 }

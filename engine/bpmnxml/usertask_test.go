@@ -307,10 +307,8 @@ func TestUserTaskRefusals(t *testing.T) {
 		marker    string // the error's line is this text's line
 		msg       string
 	}{
-		{"camunda mixed text", around(`<bpmn:userTask id="t"
-  camunda:assignee="user-${id}"/>`), "<bpmn:userTask", `camunda:assignee="user-${id}": mixes text and ${...}; write the whole value as one expression`},
-		{"camunda mixed list", around(`<bpmn:userTask id="t" camunda:candidateGroups="sales, ${dept}"/>`), "<bpmn:userTask",
-			`camunda:candidateGroups="sales, ${dept}": mixes text and ${...}`},
+		{"camunda unclosed composite", around(`<bpmn:userTask id="t"
+  camunda:assignee="user-${id"/>`), "<bpmn:userTask", `camunda:assignee="user-${id": expression "user-${id": missing closing "}"`},
 		{"camunda method call", around(`<bpmn:userTask id="t" camunda:candidateUsers="${users.find(x)}"/>`), "<bpmn:userTask",
 			`camunda:candidateUsers="${users.find(x)}": expression "${users.find(x)}": unsupported JUEL method call`},
 		{"camunda priority", around(`<bpmn:userTask id="t" camunda:priority="high"/>`), "<bpmn:userTask",
