@@ -142,7 +142,7 @@ func (e *Engine) DeployResources(ctx context.Context, files ...Resource) ([]Depl
 		}
 		ps, err := bpmnxml.Parse(bytes.NewReader(f.XML))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, &resourceError{name: name, err: err})
 		}
 		for _, p := range ps {
 			if prev, dup := sources[p.ID]; dup {

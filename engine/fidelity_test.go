@@ -284,3 +284,30 @@ func TestRelaxedCamunda7ModelRuns(t *testing.T) {
 		t.Errorf("variables %v: the script without a result variable wrote one", v.Variables)
 	}
 }
+
+// A refused deploy's problems come apart with their file, line and
+// element: import problems and validation problems alike.
+func TestDeployProblems(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	imported := `<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL">
+<bpmn:process id="a"><bpmn:startEvent id="s"/>
+<bpmn:complexGateway id="c"/></bpmn:process></bpmn:definitions>`
+	validated := `<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL">
+<bpmn:process id="b"><bpmn:startEvent id="s"/>
+<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="ghost"/></bpmn:process></bpmn:definitions>`
+	_, err := eng.DeployResources(testCtx(t), engine.Resource{Name: "ok.bpmn", XML: []byte(topicsC7)},
+		engine.Resource{Name: "a.bpmn", XML: []byte(imported)})
+	ps := engine.Problems(err)
+	if !errors.Is(err, engine.ErrInvalid) || len(ps) != 1 || ps[0].File != "a.bpmn" || ps[0].Line != 3 || ps[0].Element != "c" {
+		t.Errorf("import problems %+v of %v", ps, err)
+	}
+	_, err = eng.DeployResources(testCtx(t), engine.Resource{Name: "b.bpmn", XML: []byte(validated)})
+	if ps := engine.Problems(err); len(ps) != 1 || ps[0].File != "b.bpmn" || ps[0].Line != 3 || ps[0].Element != "f" || !strings.Contains(ps[0].Message, "ghost") {
+		t.Errorf("validation problems %+v of %v", ps, err)
+	}
+	if ps := engine.Problems(errors.New("other")); ps != nil {
+		t.Errorf("problems of another error: %+v", ps)
+	}
+}

@@ -167,6 +167,32 @@ func TestClientCommands(t *testing.T) {
 		// The good file goes down with the bad one: nothing is deployed.
 		never := writeFile(t, dir, "never.bpmn", strings.Replace(string(src), `id="order"`, `id="never"`, 1))
 		c.fails(1, `multi\.bpmn: line 4: <bpmn:businessRuleTask id="u1">: .* \(and 1 more problem\)$`, "deploy", never, multi)
+		// --verbose prints every problem, --json each with its file, line
+		// and element.
+		stdout, stderr, code := c.run("deploy", "--verbose", never, multi)
+		wantErr := multi + ": line 4: <bpmn:businessRuleTask id=\"u1\">: business rule tasks are not supported\n" +
+			multi + ": line 5: <bpmn:businessRuleTask id=\"u2\">: business rule tasks are not supported\n" +
+			"jetbpm: nothing deployed: 2 problems\n"
+		if code != 1 || stdout != "" || stderr != wantErr {
+			t.Errorf("deploy --verbose: exit %d, stdout %q, stderr %q; want exit 1 and stderr %q", code, stdout, stderr, wantErr)
+		}
+		stdout, _, code = c.run("deploy", "--json", never, multi)
+		var refusal struct {
+			Error struct {
+				Code     string
+				Problems []struct {
+					File, Element, Message string
+					Line                   int
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(stdout), &refusal); err != nil || code != 1 {
+			t.Fatalf("deploy --json: exit %d, stdout %q: %v", code, stdout, err)
+		}
+		if ps := refusal.Error.Problems; refusal.Error.Code != "invalid" || len(ps) != 2 || ps[0].File != multi || ps[0].Line != 4 || ps[0].Element != "u1" ||
+			ps[1].Line != 5 || ps[1].Element != "u2" || !strings.Contains(ps[1].Message, "business rule tasks are not supported") {
+			t.Errorf("deploy --json: %+v", refusal)
+		}
 		c.fails(1, `^jetbpm: process "never": not found$`, "start", "never")
 	})
 

@@ -26,12 +26,16 @@ Every file is read first and all are sent in one request. The engine
 checks every process before it writes any, and writes all new versions
 in one atomic batch: a bad file, or a write that fails, deploys nothing.
 When a file has several import problems the error shows the first and
-"(and N more problems)"; jetbpm's importer reports at most 20.`
+"(and N more problems)"; --verbose prints every one, a line each, and
+--json prints {"error": {"code", "message", "problems": [{"file", "line",
+"element", "message"}, ...]}} on standard output (exiting 1 as well).
+jetbpm's importer reports at most 20 problems a file.`
 
 func runDeploy(ctx context.Context, args []string) error {
 	flags := newFlagSet("deploy")
 	cf := addClientFlags(flags)
-	asJSON := flags.Bool("json", false, "print the deployments as a JSON array")
+	asJSON := flags.Bool("json", false, "print the deployments as a JSON array (or the refusal, every problem with its file, line and element)")
+	verbose := flags.Bool("verbose", false, "print every problem of a refused deploy, a line each")
 	rest, err := parseArgs(flags, args)
 	if err != nil {
 		return err
@@ -60,7 +64,20 @@ func runDeploy(ctx context.Context, args []string) error {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	deps, err := c.Deploy(ctx, files...)
-	if err != nil {
+	var apiErr *api.Error
+	switch {
+	case err == nil:
+	case *asJSON && errors.As(err, &apiErr):
+		if perr := printJSON(map[string]any{"error": apiErr}); perr != nil {
+			return perr
+		}
+		return firstProblem(err)
+	case *verbose && errors.As(err, &apiErr) && len(apiErr.Problems) > 0:
+		for _, p := range apiErr.Problems {
+			fmt.Fprintf(os.Stderr, "%s: %s\n", p.File, p.Message)
+		}
+		return fmt.Errorf("nothing deployed: %d problems", len(apiErr.Problems))
+	default:
 		return firstProblem(c.explain(err))
 	}
 	if *asJSON {

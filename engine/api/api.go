@@ -227,6 +227,9 @@ type reply struct {
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Problems are a refused deploy's problems, each with its file,
+	// line and element (engine.Problems).
+	Problems []engine.Problem `json:"problems,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -259,7 +262,7 @@ var codes = []struct {
 func toError(err error) *Error {
 	for _, c := range codes {
 		if errors.Is(err, c.err) {
-			return &Error{Code: c.code, Message: err.Error()}
+			return &Error{Code: c.code, Message: err.Error(), Problems: engine.Problems(err)}
 		}
 	}
 	return &Error{Code: "internal", Message: err.Error()}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/expression"
 )
 
 // nodeKinds are the BPMN elements jetbpm executes.
@@ -372,6 +373,12 @@ func (im *importer) flow(p *model.Process, e *elem) {
 			if src == "" {
 				im.probs.in(e, c, "the condition is empty")
 				continue
+			}
+			if im.zeebeModel && expression.DialectOf(src) == expression.Expr {
+				if _, err := expression.Compile(src); err != nil {
+					im.probs.in(e, c, "%q: a Zeebe condition is a FEEL expression and starts with \"=\" (write \"=%s\"); without it the text is read as expr-lang: %v", src, src, err)
+					continue
+				}
 			}
 			f.Condition = src
 		case "extensionElements":

@@ -121,3 +121,24 @@ func TestCamunda7CompositeText(t *testing.T) {
 	eval("message name", node(t, p, "r").Message.NameCompiled(), "order-42")
 	eval("signal name", node(t, p, "a").Signal.NameCompiled(), "alarm-eu")
 }
+
+// A Zeebe condition without its leading "=" is refused with a message that
+// says what a Zeebe condition is.
+func TestZeebeConditionWithoutEquals(t *testing.T) {
+	src := doc(`<bpmn:process id="p" isExecutable="true">
+<bpmn:startEvent id="s"/>
+<bpmn:exclusiveGateway id="g" default="f3"/>
+<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="x"/></bpmn:extensionElements></bpmn:serviceTask>
+<bpmn:endEvent id="e"/>
+<bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="g"/>
+<bpmn:sequenceFlow id="f2" sourceRef="g" targetRef="e"><bpmn:conditionExpression>hasReachedMaxAttempts=true</bpmn:conditionExpression></bpmn:sequenceFlow>
+<bpmn:sequenceFlow id="f3" sourceRef="g" targetRef="t"/>
+<bpmn:sequenceFlow id="f4" sourceRef="t" targetRef="e"/>
+</bpmn:process>`)
+	e := importError(t, parseErr(t, src))
+	if e.ID != "f2" || !strings.Contains(e.Msg, `a Zeebe condition is a FEEL expression and starts with "=" (write "=hasReachedMaxAttempts=true")`) {
+		t.Errorf("error %v", e)
+	}
+	// With the "=", it imports.
+	mustParse(t, strings.Replace(src, ">hasReached", ">=hasReached", 1))
+}
