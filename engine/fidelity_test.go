@@ -10,6 +10,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/internal/testwait"
+	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -184,6 +185,12 @@ func TestTopicExpressionsXML(t *testing.T) {
 				t.Fatal(err)
 			}
 			awaitView(t, eng, id, "waited at work", func(v *engine.InstanceView) bool { return slices.Equal(v.ActiveNodes, []string{"work"}) })
+			// The job, and with it the topic's consumer, goes out after
+			// the checkpoint that shows the instance waiting.
+			testwait.Until(t, 10*time.Second, "topic "+tc.topic+"'s consumer", func() error {
+				_, err := env.JS.Consumer(ctx, streams.JobsStream, streams.TopicConsumer(tc.topic))
+				return err
+			})
 			workers := serveJobs(t, env, id, []string{tc.topic}, nil, nil, 30*time.Second)
 			if v := waitDone(t, eng, id); v.Status != instance.Completed {
 				t.Fatalf("%+v: want completed", v)
