@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"errors"
-
 	"github.com/jetbpm/jetbpm/engine/bpmnxml"
 	"github.com/jetbpm/jetbpm/engine/model"
 )
@@ -28,7 +26,7 @@ func Problems(err error) []Problem {
 		var me *model.Error
 		switch {
 		case err == nil:
-		case errors.As(err, &re) && re.name != file:
+		case asDirect(err, &re):
 			walk(re.err, re.name)
 		case asDirect(err, &ie):
 			out = append(out, Problem{File: file, Line: ie.Line, Element: ie.ID, Message: ie.Error()})
