@@ -68,14 +68,9 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 		}
 		return "", fmt.Errorf("%w: process %s v%d has no none start event", ErrInvalid, def.ID, def.Version)
 	}
-	clean, err := instance.NormalizeVars(vars)
+	clean, err := e.checkVars(vars)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	for name, v := range clean {
-		if err := e.opts.checkValue(name, v); err != nil {
-			return "", fmt.Errorf("variable %q: %w", name, err)
-		}
+		return "", err
 	}
 	req := &startRequest{ProcessID: def.ID, Version: def.Version, Vars: clean, BusinessKey: o.businessKey}
 	if err := e.send(ctx, o.id, envelope{Instance: o.id, Start: req}, "start:"+o.id); err != nil {

@@ -318,3 +318,106 @@ func TestDeployProblems(t *testing.T) {
 		t.Errorf("problems of another error: %+v", ps)
 	}
 }
+
+// waitStates is a Camunda 7 model with two plain receive tasks on
+// parallel branches ("approve" maps the trigger's "ok" to "approved") and a
+// signal race after an event-based gateway: signal "go" or a one-hour timer.
+const waitStates = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">
+  <bpmn:signal id="sigGo" name="go-${orderId}"/>
+  <bpmn:process id="wait-states" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:parallelGateway id="fork"/>
+    <bpmn:receiveTask id="approve">
+      <bpmn:extensionElements><camunda:inputOutput><camunda:outputParameter name="approved">${ok}</camunda:outputParameter></camunda:inputOutput></bpmn:extensionElements>
+    </bpmn:receiveTask>
+    <bpmn:receiveTask id="ship"/>
+    <bpmn:parallelGateway id="join"/>
+    <bpmn:eventBasedGateway id="race"/>
+    <bpmn:intermediateCatchEvent id="go"><bpmn:signalEventDefinition signalRef="sigGo"/></bpmn:intermediateCatchEvent>
+    <bpmn:intermediateCatchEvent id="late"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+    <bpmn:endEvent id="e"/>
+    <bpmn:endEvent id="timedOut"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="fork"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="fork" targetRef="approve"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="fork" targetRef="ship"/>
+    <bpmn:sequenceFlow id="f4" sourceRef="approve" targetRef="join"/>
+    <bpmn:sequenceFlow id="f5" sourceRef="ship" targetRef="join"/>
+    <bpmn:sequenceFlow id="f6" sourceRef="join" targetRef="race"/>
+    <bpmn:sequenceFlow id="f7" sourceRef="race" targetRef="go"/>
+    <bpmn:sequenceFlow id="f8" sourceRef="race" targetRef="late"/>
+    <bpmn:sequenceFlow id="f9" sourceRef="go" targetRef="e"/>
+    <bpmn:sequenceFlow id="f10" sourceRef="late" targetRef="timedOut"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// Plain receive tasks wait until triggered (Camunda 7's signal on an
+// execution); a signal catch after an event-based gateway wins its race.
+func TestPlainReceiveTasksAndSignalRaceXML(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := testCtx(t)
+	if _, err := eng.DeployXML(ctx, strings.NewReader(waitStates)); err != nil {
+		t.Fatal(err)
+	}
+	id, err := eng.Start(ctx, "wait-states", map[string]any{"orderId": "A1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitView(t, eng, id, "waited at both receive tasks", func(v *engine.InstanceView) bool {
+		return slices.Equal(v.ActiveNodes, []string{"approve", "ship"})
+	})
+
+	// Refusals change nothing.
+	for _, tc := range []struct {
+		node string
+		vars map[string]any
+		want error
+		text string
+	}{
+		{"", nil, engine.ErrInvalid, "waits at several receive tasks (approve, ship): name one"},
+		{"nope", nil, engine.ErrConflict, `does not wait at receive task "nope" (it waits at approve, ship)`},
+		{"approve", map[string]any{"": 1}, engine.ErrInvalid, "a variable name is empty"},
+	} {
+		if _, err := eng.Trigger(ctx, id, tc.node, tc.vars); !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.text) {
+			t.Errorf("Trigger(%q, %v): %v, want %v saying %q", tc.node, tc.vars, err, tc.want, tc.text)
+		}
+	}
+	if _, err := eng.Trigger(ctx, "no-such-instance", "approve", nil); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Trigger on an unknown instance: %v, want ErrNotFound", err)
+	}
+
+	v, err := eng.Trigger(ctx, id, "approve", map[string]any{"ok": true}, engine.RequestID("approve-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(v.ActiveNodes, []string{"join", "ship"}) || v.Variables["approved"] != true {
+		t.Fatalf("after approve: %+v", v)
+	}
+	// A retry of the same request applies nothing more.
+	if v, err = eng.Trigger(ctx, id, "approve", map[string]any{"ok": false}, engine.RequestID("approve-1")); err != nil || v.Variables["approved"] != true {
+		t.Fatalf("retried trigger: %+v, %v", v, err)
+	}
+	// The one plain wait left needs no name.
+	if v, err = eng.Trigger(ctx, id, "", map[string]any{"carrier": "ups"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(v.ActiveNodes, []string{"race"}) || v.Variables["carrier"] != "ups" {
+		t.Fatalf("after ship: %+v", v)
+	}
+	if _, err := eng.Trigger(ctx, id, "", nil); !errors.Is(err, engine.ErrConflict) || !strings.Contains(err.Error(), "waits at no receiveTask without a message") {
+		t.Errorf("Trigger with nothing to trigger: %v, want ErrConflict", err)
+	}
+
+	signalsSubscribed(t, env, "go-A1", 1)
+	if _, err := eng.BroadcastSignal(ctx, engine.Signal{Name: "go-A1"}); err != nil {
+		t.Fatal(err)
+	}
+	if v := waitDone(t, eng, id); v.Status != instance.Completed || !slices.Contains(v.Passed, "e") || slices.Contains(v.Passed, "timedOut") {
+		t.Fatalf("%+v: want completed at e through the signal", v)
+	}
+	if _, err := eng.Trigger(ctx, id, "approve", nil); !errors.Is(err, engine.ErrFinished) {
+		t.Errorf("Trigger on a completed instance: %v, want ErrFinished", err)
+	}
+}

@@ -10,17 +10,17 @@ import (
 	"github.com/jetbpm/jetbpm/engine/instance"
 )
 
-// SetVarsOption configures SetVariables.
-type SetVarsOption func(*setVarsOptions)
+// RequestOption configures SetVariables and Trigger.
+type RequestOption func(*requestOptions)
 
-type setVarsOptions struct{ requestID string }
+type requestOptions struct{ requestID string }
 
-// RequestID names a SetVariables request (letters, digits, '-' and '_',
+// RequestID names a SetVariables or Trigger request (letters, digits, '-' and '_',
 // up to 128), so a retried request applies once: the instance remembers
 // the ids of the last requests it applied, and sending the same id again
 // returns the instance's view without writing anything. Without it every
 // call is a new request.
-func RequestID(id string) SetVarsOption { return func(o *setVarsOptions) { o.requestID = id } }
+func RequestID(id string) RequestOption { return func(o *requestOptions) { o.requestID = id } }
 
 // SetVariables writes vars to the process-level (root) scope of an active
 // instance, the operator's variable modification (Camunda 7's
@@ -36,15 +36,10 @@ func RequestID(id string) SetVarsOption { return func(o *setVarsOptions) { o.req
 // over the variable limit, ErrNotFound for an unknown instance and
 // ErrFinished for a finished one (also when the instance ends before the
 // request reaches it).
-func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]any, opts ...SetVarsOption) (*InstanceView, error) {
-	var o setVarsOptions
-	for _, fn := range opts {
-		fn(&o)
-	}
-	if o.requestID == "" {
-		o.requestID = nuid.Next()
-	} else if !validInstanceID(o.requestID) {
-		return nil, fmt.Errorf("%w: request id %q: use 1-128 letters, digits, '-' or '_'", ErrInvalid, o.requestID)
+func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]any, opts ...RequestOption) (*InstanceView, error) {
+	requestID, err := requestIDOf(opts)
+	if err != nil {
+		return nil, err
 	}
 	if !validInstanceID(id) {
 		return nil, fmt.Errorf("instance %q: %w", id, ErrNotFound)
@@ -52,17 +47,9 @@ func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]an
 	if len(vars) == 0 {
 		return nil, fmt.Errorf("%w: no variables to set", ErrInvalid)
 	}
-	if _, ok := vars[""]; ok {
-		return nil, fmt.Errorf("%w: a variable name is empty", ErrInvalid)
-	}
-	clean, err := instance.NormalizeVars(vars)
+	clean, err := e.checkVars(vars)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	for name, v := range clean {
-		if err := e.opts.checkValue(name, v); err != nil {
-			return nil, fmt.Errorf("variable %q: %w", name, err)
-		}
+		return nil, err
 	}
 	// Watch before reading: a step that lands between the read and the
 	// watch would otherwise go unseen.
@@ -71,7 +58,7 @@ func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]an
 		return nil, fmt.Errorf("instance %s: watch: %w", id, err)
 	}
 	defer w.Stop()
-	cmd := "vars:" + o.requestID
+	cmd := "vars:" + requestID
 	s, _, err := e.current(ctx, id)
 	switch {
 	case err != nil:
@@ -98,4 +85,38 @@ func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]an
 		return false, nil
 	})
 	return view, err
+}
+
+// requestIDOf returns the request id opts name, or a new one.
+func requestIDOf(opts []RequestOption) (string, error) {
+	var o requestOptions
+	for _, fn := range opts {
+		fn(&o)
+	}
+	switch {
+	case o.requestID == "":
+		return nuid.Next(), nil
+	case !validInstanceID(o.requestID):
+		return "", fmt.Errorf("%w: request id %q: use 1-128 letters, digits, '-' or '_'", ErrInvalid, o.requestID)
+	}
+	return o.requestID, nil
+}
+
+// checkVars returns vars made JSON-like, refusing an empty name
+// (ErrInvalid), a value that cannot be stored (ErrInvalid) or one over the
+// variable limit (ErrTooLarge).
+func (e *Engine) checkVars(vars map[string]any) (map[string]any, error) {
+	if _, ok := vars[""]; ok {
+		return nil, fmt.Errorf("%w: a variable name is empty", ErrInvalid)
+	}
+	clean, err := instance.NormalizeVars(vars)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	for name, v := range clean {
+		if err := e.opts.checkValue(name, v); err != nil {
+			return nil, fmt.Errorf("variable %q: %w", name, err)
+		}
+	}
+	return clean, nil
 }

@@ -59,6 +59,19 @@ unknown instance.
 
   jetbpm instance set-vars order-1 --vars '{"approved": true}'`
 
+const instanceTriggerUsage = `usage: jetbpm instance trigger [flags] ID
+
+Moves on a token waiting at a receive task without a message — Camunda
+7's plain wait state — waits until the instance has applied it and
+prints the instance as "instance show" does. --node N names the receive
+task (needed when the instance waits at several); --vars (a JSON object)
+are the task's results: its output mappings see them, without mappings
+they are written to its scope. --request-id R names the request: sending
+R again moves nothing (a safe retry). Refused, changing nothing, when the
+instance does not wait at such a task.
+
+  jetbpm instance trigger order-1 --node waitForCall --vars '{"answer": "yes"}'`
+
 const instancesUsage = `usage: jetbpm instances list [flags]
 
 Lists process instances.`
@@ -277,6 +290,34 @@ func runInstanceSetVars(ctx context.Context, args []string) error {
 	return instanceCommand(ctx, name, cf, *asJSON,
 		func(ctx context.Context, c *apiClient) (*engine.InstanceView, error) {
 			return c.SetVariables(ctx, rest[0], raw, *requestID)
+		},
+		func(v *engine.InstanceView) error { return printInstance(os.Stdout, v) })
+}
+
+func runInstanceTrigger(ctx context.Context, args []string) error {
+	const name = "instance trigger"
+	fs := newFlagSet(name)
+	cf := addClientFlags(fs)
+	node := fs.String("node", "", "the receive task `N` (needed when the instance waits at several)")
+	vars := fs.String("vars", "", "the task's results (a JSON `OBJECT`)")
+	requestID := fs.String("request-id", "", "name the request `R`: sending R again moves nothing")
+	asJSON := fs.Bool("json", false, "print the instance as JSON")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(name, rest, "ID"); err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if *vars != "" {
+		if raw, err = jsonObject(*vars); err != nil {
+			return usageErrorf(name, "--vars: %v", err)
+		}
+	}
+	return instanceCommand(ctx, name, cf, *asJSON,
+		func(ctx context.Context, c *apiClient) (*engine.InstanceView, error) {
+			return c.Trigger(ctx, rest[0], *node, raw, *requestID)
 		},
 		func(v *engine.InstanceView) error { return printInstance(os.Stdout, v) })
 }

@@ -46,6 +46,7 @@ func commands() []command {
 			{name: "instance cancel", summary: "terminate an active instance", usage: instanceCancelUsage, run: runInstanceCancel},
 			{name: "instance compensate", summary: "run an instance's compensation handlers, then terminate it", usage: instanceCompensateUsage, run: runInstanceCompensate},
 			{name: "instance set-vars", summary: "write variables to an active instance", usage: instanceSetVarsUsage, run: runInstanceSetVars},
+			{name: "instance trigger", summary: "move on a token waiting at a receive task without a message", usage: instanceTriggerUsage, run: runInstanceTrigger},
 		}},
 		{name: "instances", summary: "list instances (list)", usage: instancesUsage, run: runInstances, subs: []command{
 			{name: "instances list", summary: "list instances, newest first", usage: instancesListUsage, run: runInstancesList},

@@ -39,6 +39,9 @@ const (
 	// OpInstanceSetVars writes variables to an active instance's root
 	// scope (engine.Engine.SetVariables).
 	OpInstanceSetVars = "instance.setVariables"
+	// OpInstanceTrigger moves on a token waiting at a plain receive task
+	// (engine.Engine.Trigger).
+	OpInstanceTrigger = "instance.trigger"
 
 	OpIncidentList    = "incident.list"
 	OpIncidentGet     = "incident.get"
@@ -101,6 +104,16 @@ type CompensateRequest struct {
 type SetVarsRequest struct {
 	ID        string          `json:"id"`
 	Vars      json.RawMessage `json:"vars"`
+	RequestID string          `json:"requestId,omitempty"`
+}
+
+// TriggerRequest moves on the token waiting at plain receive task Node
+// ("": the instance's only one); Vars, a JSON object, are the task's
+// results. RequestID, when set, makes a retried request apply once.
+type TriggerRequest struct {
+	ID        string          `json:"id"`
+	Node      string          `json:"node,omitempty"`
+	Vars      json.RawMessage `json:"vars,omitempty"`
 	RequestID string          `json:"requestId,omitempty"`
 }
 

@@ -101,6 +101,18 @@ func (c *Client) SetVariables(ctx context.Context, id string, vars json.RawMessa
 	return &out, nil
 }
 
+// Trigger moves on the token of instance id waiting at plain receive task
+// node ("": its only one) with vars (a JSON object, may be nil) as the
+// task's results, and answers with the instance once it has applied it;
+// requestID (may be empty) makes a retried request apply once.
+func (c *Client) Trigger(ctx context.Context, id, node string, vars json.RawMessage, requestID string) (*engine.InstanceView, error) {
+	var out engine.InstanceView
+	if err := c.call(ctx, OpInstanceTrigger, TriggerRequest{ID: id, Node: node, Vars: vars, RequestID: requestID}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Incidents lists incident records.
 func (c *Client) Incidents(ctx context.Context, req IncidentListRequest) ([]*incidents.Record, error) {
 	var out IncidentListResponse

@@ -102,11 +102,25 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		var opts []engine.SetVarsOption
+		var opts []engine.RequestOption
 		if req.RequestID != "" {
 			opts = append(opts, engine.RequestID(req.RequestID))
 		}
 		return h.eng.SetVariables(ctx, req.ID, vars, opts...)
+	case OpInstanceTrigger:
+		var req TriggerRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		vars, err := decodeVars(req.Vars)
+		if err != nil {
+			return nil, err
+		}
+		var opts []engine.RequestOption
+		if req.RequestID != "" {
+			opts = append(opts, engine.RequestID(req.RequestID))
+		}
+		return h.eng.Trigger(ctx, req.ID, req.Node, vars, opts...)
 	case OpIncidentList:
 		var req IncidentListRequest
 		if err := decode(&req); err != nil {

@@ -50,7 +50,9 @@
 // # Messages
 //
 // Message events and receive and send tasks name a definitions-level
-// <bpmn:message> with messageRef; it becomes Node.Message. Its name is
+// <bpmn:message> with messageRef; it becomes Node.Message. A receive task
+// without messageRef is Camunda 7's plain wait state: it has no message
+// and waits for Engine.Trigger. Its name is
 // Message.Name, or Message.NameExpr when it is an expression (Zeebe's
 // "=..." FEEL, Camunda 7's "${...}"). Zeebe's <zeebe:subscription
 // correlationKey="=expr"/> among the message's extension elements is the
@@ -299,7 +301,7 @@
 // create, update, delete), cancel event definitions,
 // waitForCompletion="false" on a compensation throw, a link throw whose
 // name has no catch in its scope, a message
-// catch, receive task or message start without messageRef, a messageRef
+// catch or message start without messageRef, a messageRef
 // naming no <bpmn:message>, a message without name, a Zeebe catch whose message has no correlation key,
 // zeebe:subscription anywhere but in a message, instantiate="true" on
 // event-based gateways and receive tasks, eventGatewayType="Parallel",

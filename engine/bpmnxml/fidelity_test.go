@@ -142,3 +142,43 @@ func TestZeebeConditionWithoutEquals(t *testing.T) {
 	// With the "=", it imports.
 	mustParse(t, strings.Replace(src, ">hasReached", ">=hasReached", 1))
 }
+
+// A receive task without messageRef is Camunda 7's plain wait state: it
+// imports without a message (and keeps its boundary events).
+func TestPlainReceiveTask(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:receiveTask id="t" name="Wait for the call"/>`))
+	if n := node(t, p, "t"); n.Kind != model.ReceiveTask || n.Message != nil {
+		t.Fatalf("receive task %+v, want a receive task without a message", n)
+	}
+}
+
+// A signal catch event may follow an event-based gateway, as in Camunda 7
+// and Zeebe.
+func TestSignalAfterEventGateway(t *testing.T) {
+	p := mustParse(t, signalDoc(`<bpmn:startEvent id="s"/>
+<bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="g"/>
+<bpmn:eventBasedGateway id="g"/>
+<bpmn:sequenceFlow id="f2" sourceRef="g" targetRef="sig"/>
+<bpmn:sequenceFlow id="f3" sourceRef="g" targetRef="timer"/>
+<bpmn:intermediateCatchEvent id="sig"><bpmn:signalEventDefinition signalRef="go"/></bpmn:intermediateCatchEvent>
+<bpmn:intermediateCatchEvent id="timer"><bpmn:timerEventDefinition><bpmn:timeDuration>PT10S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+<bpmn:sequenceFlow id="f4" sourceRef="sig" targetRef="e"/>
+<bpmn:sequenceFlow id="f5" sourceRef="timer" targetRef="e"/>
+<bpmn:endEvent id="e"/>`))
+	if n := node(t, p, "sig"); n.Signal == nil || n.Signal.Name != "order-go" {
+		t.Fatalf("signal branch %+v", n)
+	}
+	err := parseErr(t, signalDoc(`<bpmn:startEvent id="s"/>
+<bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="g"/>
+<bpmn:eventBasedGateway id="g"/>
+<bpmn:sequenceFlow id="f2" sourceRef="g" targetRef="a"/>
+<bpmn:sequenceFlow id="f3" sourceRef="g" targetRef="b"/>
+<bpmn:intermediateCatchEvent id="a"><bpmn:signalEventDefinition signalRef="go"/></bpmn:intermediateCatchEvent>
+<bpmn:intermediateCatchEvent id="b"><bpmn:signalEventDefinition signalRef="go"/></bpmn:intermediateCatchEvent>
+<bpmn:sequenceFlow id="f4" sourceRef="a" targetRef="e"/>
+<bpmn:sequenceFlow id="f5" sourceRef="b" targetRef="e"/>
+<bpmn:endEvent id="e"/>`))
+	if !strings.Contains(err.Error(), `branches "a" and "b" both catch signal "order-go"`) {
+		t.Fatalf("two branches on one signal: %v", err)
+	}
+}

@@ -256,7 +256,9 @@ func (im *importer) messageActivity(e *elem, n *model.Node) {
 	switch n.Kind {
 	case model.ReceiveTask:
 		im.noInstantiate(e, "receive tasks that start a process")
-		im.messageRef(e, e, n, catchMessage)
+		if strings.TrimSpace(e.attr("", "messageRef")) != "" {
+			im.messageRef(e, e, n, catchMessage)
+		} // without: a plain wait state (Engine.Trigger)
 	case model.SendTask:
 		im.messageRef(e, e, n, throwMessage)
 	case model.EventBasedGateway:

@@ -289,8 +289,6 @@ func TestMessageRefusals(t *testing.T) {
 <bpmn:sequenceFlow id="f2" sourceRef="a" targetRef="e"/><bpmn:endEvent id="e"/><bpmn:boundaryEvent id="t" attachedToRef="a">
   <bpmn:messageEventDefinition/></bpmn:boundaryEvent><bpmn:sequenceFlow id="f3" sourceRef="t" targetRef="e"/>`), "bpmn:boundaryEvent", "",
 			"<bpmn:messageEventDefinition", "a message catch needs messageRef"},
-		{"receive task without messageRef", around(`<bpmn:receiveTask id="t"/>`), "bpmn:receiveTask", "",
-			"<bpmn:receiveTask", "a message catch needs messageRef"},
 		{"receive task unknown messageRef", around(`<bpmn:receiveTask id="t" messageRef="x"/>`), "bpmn:receiveTask", "",
 			"<bpmn:receiveTask", `messageRef "x" names no <bpmn:message>`},
 		{"start without messageRef", proc(`<bpmn:startEvent id="t">
@@ -410,6 +408,11 @@ func TestMessageValidation(t *testing.T) {
 			`<bpmn:startEvent id="t"`, "a message start event's name must be a literal"},
 		{"gateway to a task", around(`<bpmn:eventBasedGateway id="t"/>`),
 			"<bpmn:eventBasedGateway", "needs at least two outgoing sequence flows"},
+		{"gateway to a plain receive task", proc(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="t"/>
+<bpmn:eventBasedGateway id="t"/><bpmn:sequenceFlow id="f2" sourceRef="t" targetRef="r"/><bpmn:sequenceFlow id="f3" sourceRef="t" targetRef="w"/>
+<bpmn:receiveTask id="r"/><bpmn:intermediateCatchEvent id="w"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+<bpmn:sequenceFlow id="f4" sourceRef="r" targetRef="e"/><bpmn:sequenceFlow id="f5" sourceRef="w" targetRef="e"/><bpmn:endEvent id="e"/>`),
+			"<bpmn:eventBasedGateway", `receive task "r" after the gateway has no message`},
 		{"input mapping on a publishing throw event", withMessages(`<bpmn:message id="m" name="go"/>`, around(`<bpmn:intermediateThrowEvent id="t"><bpmn:extensionElements>
   <jetbpm:publish/><zeebe:ioMapping><zeebe:input source="=a" target="b"/></zeebe:ioMapping></bpmn:extensionElements>
   <bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateThrowEvent>`)),

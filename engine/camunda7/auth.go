@@ -24,7 +24,7 @@ func AuthorizePrincipal(r *http.Request, a Access) error {
 		if p.Allows(httpauth.Work) && len(a.Topics) > 0 {
 			need = httpauth.Work // a worker reads the tasks of its topics
 		}
-	case OpDeploy, OpStart, OpCancel, OpModify:
+	case OpDeploy, OpStart, OpCancel, OpModify, OpSignal:
 		need = httpauth.Operate
 	case OpRead:
 		need = httpauth.Read

@@ -63,7 +63,8 @@ const (
 	OpStart            = "start"               // POST /process-definition/…/start
 	OpCancel           = "cancel"              // DELETE /process-instance/{id}
 	OpModify           = "modify"              // POST /process-instance/{id}/variables
-	OpRead             = "read"                // GET /process-definition, /process-instance/{id}, /incident
+	OpSignal           = "execution.signal"    // POST /execution/{id}/signal
+	OpRead             = "read"                // GET /process-definition, /process-instance/{id}, /incident, /execution
 	OpMessage          = "message"             // POST /message
 	OpTaskRead         = "task.read"           // GET /task
 	OpTaskWork         = "task.work"           // POST /task/{id}/claim, unclaim, complete
@@ -156,6 +157,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /process-instance/{id}", h.getProcessInstance)
 	m.HandleFunc("DELETE /process-instance/{id}", h.deleteProcessInstance)
 	m.HandleFunc("POST /process-instance/{id}/variables", h.modifyVariables)
+	m.HandleFunc("GET /execution", h.listExecutions)
+	m.HandleFunc("POST /execution/{id}/signal", h.signalExecution)
 	m.HandleFunc("POST /message", h.correlateMessage)
 	m.HandleFunc("GET /task", h.listTasks)
 	m.HandleFunc("POST /task/{id}/claim", h.taskOp(api.OpTaskClaim))

@@ -50,3 +50,34 @@ func TestSetVariablesRoute(t *testing.T) {
 	f.ok(f.post("/v1/instances/g-1/cancel", `{}`), 200)
 	f.problem(f.post("/v1/instances/g-1/variables", `{"vars": {"go": true}}`), 409, "finished", "")
 }
+
+// plainWaitXML waits at a receive task without a message.
+const plainWaitXML = header + `<bpmn:process id="plain" isExecutable="true">
+  <bpmn:startEvent id="s"/>
+  <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="w"/>
+  <bpmn:receiveTask id="w"/>
+  <bpmn:sequenceFlow id="f2" sourceRef="w" targetRef="e"/>
+  <bpmn:endEvent id="e"/>
+</bpmn:process>
+</bpmn:definitions>
+`
+
+// POST /v1/instances/{id}/trigger moves on a plain receive task, its vars
+// the task's results; a node it does not wait at is a conflict.
+func TestTriggerRoute(t *testing.T) {
+	t.Parallel()
+	f := setup(t, nil)
+	f.deploy("plain.bpmn", plainWaitXML)
+	f.ok(f.post("/v1/processes/plain/instances", `{"id": "w-1"}`), 201)
+	f.waitFor("/v1/instances/w-1", "w-1 to wait at w", func(v map[string]any) bool {
+		nodes := asList(v["activeNodes"])
+		return len(nodes) == 1 && nodes[0] == "w"
+	})
+	f.problem(f.post("/v1/instances/w-1/trigger", `{"node": "x"}`), 409, "conflict", `does not wait at receive task "x"`)
+	f.problem(f.post("/v1/instances/w-1/trigger", `{"vars": [1]}`), 422, "unprocessable", "JSON object")
+	f.problem(f.post("/v1/instances/nosuch/trigger", `{}`), 404, "not-found", "")
+	v := f.ok(f.post("/v1/instances/w-1/trigger", `{"node": "w", "vars": {"answer": "yes"}}`), 200)
+	if vars, _ := v["variables"].(map[string]any); v["status"] != "completed" || vars["answer"] != "yes" {
+		t.Fatalf("after the trigger: %v", v)
+	}
+}

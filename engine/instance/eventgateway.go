@@ -9,8 +9,8 @@ import (
 )
 
 // An event-based gateway parks its token on one wait per outgoing flow:
-// a message wait for a message catch event or a receive task, a timer wait
-// for a timer catch event. Each wait is owned by the gateway's track and
+// a message wait for a message catch event or a receive task, a signal
+// wait for a signal catch event, a timer wait for a timer catch event. Each wait is owned by the gateway's track and
 // names the catch node (Wait.Node). The first to fire wins: the others
 // close in the same step (Unsubscribe, CancelTimer), the token moves along
 // the winning flow and the catch node completes at once, with the
@@ -41,22 +41,31 @@ func (r *runner) eventGateway(t *Track, g *model.Node) {
 	}
 	vars := r.visible(t)
 	subs := make([]*Subscription, len(out))
+	signals := make([]string, len(out))
 	for i, f := range out {
 		if !dues[i].IsZero() {
 			continue
 		}
 		c := r.p.Node(f.Target)
-		sub, err := r.subscription(c, vars)
+		var err error
+		if c.Event == model.SignalEvent {
+			signals[i], err = r.signalName(c, vars)
+		} else {
+			subs[i], err = r.subscription(c, vars)
+		}
 		if err != nil {
 			r.fault(t, g, incidents.CauseExpression, fmt.Sprintf("branch %q: %v", c.ID, err))
 			return
 		}
-		subs[i] = sub
 	}
 	t.State = Waiting
 	for i, f := range out {
-		if subs[i] != nil {
+		switch {
+		case subs[i] != nil:
 			r.subscribe(t, f.Target, t.Activation, subs[i])
+			continue
+		case signals[i] != "":
+			r.signalSubscribe(t, f.Target, t.Activation, signals[i], false)
 			continue
 		}
 		r.arm(&Wait{ID: r.waitID(f.Target, t.Activation), Kind: TimerWait, Track: t.ID, Node: f.Target, Due: dues[i], Armed: r.env.Now})

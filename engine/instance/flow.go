@@ -40,7 +40,11 @@ func (r *runner) execute(t *Track) {
 			r.catchTimer(t, n)
 		}
 	case model.ReceiveTask:
-		r.receive(t, n)
+		if n.Message == nil {
+			r.waitTrigger(t, n)
+		} else {
+			r.receive(t, n)
+		}
 	case model.SendTask:
 		r.throwMessage(t, n)
 	case model.IntermediateThrowEvent:

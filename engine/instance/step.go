@@ -260,6 +260,8 @@ func (r *runner) apply(ev Event) bool {
 		return r.operatorCompensate(ev.Node)
 	case SetVars:
 		return r.setVars(ev)
+	case Trigger:
+		return r.trigger(ev)
 	case Cancel:
 		reason := ev.Reason
 		if reason == "" {

@@ -119,7 +119,7 @@ func (r *runner) unschedule(w *Wait) {
 	case UserTaskWait:
 		r.cancelTask(w)
 		return
-	case ConditionalWait:
+	case ConditionalWait, TriggerWait:
 		return // nothing outside the instance knows it
 	}
 	n := len(r.s.Outbox)

@@ -137,7 +137,8 @@ func (v *validator) throw(n *Node) {
 }
 
 // eventGateway checks an event-based gateway: two or more unconditional
-// flows, each to a message or timer catch event or a receive task that
+// flows, each to a message, signal or timer catch event or a receive task
+// with a message that
 // only this gateway reaches.
 func (v *validator) eventGateway(n *Node) {
 	out := v.p.Outgoing(n.ID)
@@ -152,10 +153,12 @@ func (v *validator) eventGateway(n *Node) {
 		if f.Condition != "" {
 			v.nodef(n, "outgoing sequence flow %q has a condition; an event-based gateway's flows have none", f.ID)
 		}
-		catch := t.Kind == IntermediateCatchEvent && (t.Event == MessageEvent || t.Event == TimerEvent) || t.Kind == ReceiveTask
+		catch := t.Kind == IntermediateCatchEvent && (t.Event == MessageEvent || t.Event == TimerEvent || t.Event == SignalEvent) || t.Kind == ReceiveTask
 		switch {
 		case !catch:
-			v.nodef(n, "sequence flow %q leads to %s %q; an event-based gateway leads to message or timer catch events or receive tasks", f.ID, t.Kind, t.ID)
+			v.nodef(n, "sequence flow %q leads to %s %q; an event-based gateway leads to message, signal or timer catch events or receive tasks", f.ID, t.Kind, t.ID)
+		case t.Kind == ReceiveTask && t.Message == nil:
+			v.nodef(n, "receive task %q after the gateway has no message; a branch waits for an event (a plain receive task waits for Engine.Trigger)", t.ID)
 		case len(v.p.Incoming(t.ID)) != 1:
 			v.nodef(n, "%q after the gateway must have no other incoming sequence flow", t.ID)
 		case t.Kind == ReceiveTask && len(v.p.Boundaries(t.ID)) > 0:
@@ -178,6 +181,18 @@ func (v *validator) eventGateway(n *Node) {
 		}
 	}
 	v.distinctMessages(n, catches, "branches")
+	seen := map[string]string{}
+	for _, f := range out {
+		t := v.p.Node(f.Target)
+		if t == nil || t.Signal == nil || t.Signal.NameExpr != "" || t.Signal.Name == "" {
+			continue
+		}
+		if first, dup := seen[t.Signal.Name]; dup {
+			v.nodef(n, "branches %q and %q both catch signal %q", first, t.ID, t.Signal.Name)
+			continue
+		}
+		seen[t.Signal.Name] = t.ID
+	}
 }
 
 // distinctMessages refuses two catches of one event scope (the branches

@@ -22,6 +22,14 @@ func (b *Builder) ReceiveTask(id, name, key string, opts ...NodeOption) *Builder
 	return b.node(id, ReceiveTask, NoneEvent, append([]NodeOption{withMessage(name, key)}, opts...))
 }
 
+// WaitTask adds a receive task without a message: Camunda 7's plain wait
+// state. Its token waits until the engine is told to move it on
+// (Engine.Trigger); like any activity it can have boundary events,
+// mappings and a loop.
+func (b *Builder) WaitTask(id string, opts ...NodeOption) *Builder {
+	return b.node(id, ReceiveTask, NoneEvent, opts)
+}
+
 // MessageBoundary attaches a message boundary event to activity. An
 // interrupting one cancels the activity when the message arrives; a
 // non-interrupting one starts a parallel token each time one arrives.
@@ -31,8 +39,8 @@ func (b *Builder) MessageBoundary(id, activity, name, key string, interrupting b
 	}}, opts...))
 }
 
-// EventBasedGateway adds a gateway whose outgoing flows lead to message
-// and timer catch events or receive tasks: the first of them to fire takes
+// EventBasedGateway adds a gateway whose outgoing flows lead to message,
+// signal and timer catch events or receive tasks with a message: the first of them to fire takes
 // the token, and the others are closed.
 func (b *Builder) EventBasedGateway(id string, opts ...NodeOption) *Builder {
 	return b.node(id, EventBasedGateway, NoneEvent, opts)

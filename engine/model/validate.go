@@ -169,7 +169,9 @@ func (v *validator) node(n *Node) {
 			v.nodef(n, "%s intermediate throw events are not supported", n.Event)
 		}
 	case ReceiveTask:
-		v.message(n, true)
+		if n.Message != nil {
+			v.message(n, true) // without: a plain wait state
+		}
 	case SendTask:
 		v.throw(n)
 	case EventBasedGateway:
