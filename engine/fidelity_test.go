@@ -421,3 +421,45 @@ func TestPlainReceiveTasksAndSignalRaceXML(t *testing.T) {
 		t.Errorf("Trigger on a completed instance: %v, want ErrFinished", err)
 	}
 }
+
+// reminders waits on timers whose values come from variables: a Zeebe
+// FEEL duration and a Camunda 7 composite text.
+const reminders = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d">
+  <bpmn:process id="reminders" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:intermediateCatchEvent id="feel"><bpmn:timerEventDefinition><bpmn:timeDuration>=reminderDelay</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+    <bpmn:intermediateCatchEvent id="juel"><bpmn:timerEventDefinition><bpmn:timeDuration>PT${seconds}S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+    <bpmn:endEvent id="e"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="feel"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="feel" targetRef="juel"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="juel" targetRef="e"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// Timers from variables fire after the durations the variables give; a
+// value that is no duration is an incident naming it.
+func TestTimerExpressionsXML(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := testCtx(t)
+	if _, err := eng.DeployXML(ctx, strings.NewReader(reminders)); err != nil {
+		t.Fatal(err)
+	}
+	id, err := eng.Start(ctx, "reminders", map[string]any{"reminderDelay": "PT0.2S", "seconds": 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := waitDone(t, eng, id); v.Status != instance.Completed {
+		t.Fatalf("%+v: want completed after both timers", v)
+	}
+	id, err = eng.Start(ctx, "reminders", map[string]any{"reminderDelay": "later"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := awaitView(t, eng, id, "raised an incident", func(v *engine.InstanceView) bool { return len(v.Incidents) == 1 })
+	if inc := v.Incidents[0]; inc.Node != "feel" || !strings.Contains(inc.Cause, `timer duration "=reminderDelay" gave "later"`) {
+		t.Fatalf("incident %+v", inc)
+	}
+}

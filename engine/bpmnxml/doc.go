@@ -34,7 +34,10 @@
 // ISO-8601 text or, for a cycle, a cron expression (Quartz in a Camunda 7
 // document, else Spring's syntax as Zeebe reads it); Zeebe's FEEL literals =PT5S, ="PT5S", =duration("PT5S"),
 // =date and time("..."), =cycle(duration("PT1H")) (read as R/PT1H) are
-// accepted, any other timer expression is refused. A Camunda 7
+// read as their text. Any other FEEL (=reminderDelay,
+// =duration(delay)) and Camunda 7's ${...} (whole, or inside text:
+// PT${minutes}M) become Timer.Expr, evaluated each time the timer is
+// armed; a process-level timer start event refuses them. A Camunda 7
 // timeDuration written R[n]/duration is read as its duration, as Camunda 7
 // does (it fires once).
 //

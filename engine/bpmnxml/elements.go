@@ -319,7 +319,7 @@ func (im *importer) timer(e, d *elem, n *model.Node) {
 			im.probs.in(e, c, "a timer has one of timeDuration, timeDate and timeCycle, not several")
 			return
 		}
-		v, msg := timerValue(c.text)
+		v, expr, msg := timerValue(c.text)
 		if msg != "" {
 			im.probs.in(e, c, "%s", msg)
 			return
@@ -327,7 +327,7 @@ func (im *importer) timer(e, d *elem, n *model.Node) {
 		if tt == model.TimerDuration && !im.zeebeModel {
 			v = camundaDuration(v)
 		}
-		t = &model.Timer{Type: tt, Value: v, Quartz: tt == model.TimerCycle && im.camunda7}
+		t = &model.Timer{Type: tt, Value: v, Expr: expr, Quartz: tt == model.TimerCycle && im.camunda7}
 	}
 	n.Timer = t // nil: Validate reports the missing definition
 }

@@ -38,26 +38,35 @@ func feelString(s string) (string, bool) {
 	return v, err == nil
 }
 
-// timerValue returns the ISO-8601 text of a timeDuration, timeDate or
-// timeCycle. Zeebe writes timers as FEEL; the literal forms =PT5S,
-// ="PT5S", =duration("PT5S"), =date and time("..."), =cycle(duration("..."))
-// are accepted. msg explains a refusal.
-func timerValue(text string) (value, msg string) {
+// timerValue reads a timeDuration, timeDate or timeCycle: value is its
+// ISO-8601 (or cron) text, or expr an expression that gives that text
+// when the timer is armed (model.Timer.Expr). Zeebe writes timers as
+// FEEL: the literal forms =PT5S, ="PT5S", =duration("PT5S"), =date and
+// time("..."), =cycle(duration("...")) are read as their text; any other
+// FEEL (=reminderDelay, =duration(delay)) is an expression, its
+// duration(...) or date and time(...) wrapper dropped, since the value is
+// read as text anyway. Camunda 7's ${...}, whole or inside text
+// (PT${minutes}M), is an expression too. msg explains a refusal.
+func timerValue(text string) (value, expr, msg string) {
 	t := strings.TrimSpace(text)
-	switch {
-	case t == "":
-		return "", "the timer is empty"
-	case expression.DialectOf(t) == expression.JUEL:
-		return "", "timer expression " + strconv.Quote(t) + " is not supported; write the ISO-8601 value"
-	case !strings.HasPrefix(t, "="):
-		return t, ""
+	if t == "" {
+		return "", "", "the timer is empty"
+	}
+	if src, isExpr, err := juelText(t); isExpr {
+		if err != nil {
+			return "", "", "timer expression " + strconv.Quote(t) + ": " + err.Error()
+		}
+		return "", src, ""
+	}
+	if !strings.HasPrefix(t, "=") {
+		return t, "", ""
 	}
 	body, cycle := strings.TrimSpace(t[1:]), false
 	for changed := true; changed; {
 		changed = false
 		for _, fn := range []string{"duration", "date and time", "date", "cycle"} {
-			if strings.HasPrefix(body, fn+"(") && strings.HasSuffix(body, ")") {
-				body = strings.TrimSpace(body[len(fn)+1 : len(body)-1])
+			if inner, ok := unwrapCall(body, fn); ok {
+				body = inner
 				cycle = cycle || fn == "cycle"
 				changed = true
 			}
@@ -67,13 +76,41 @@ func timerValue(text string) (value, msg string) {
 	if !ok && isoToken(body) {
 		v, ok = body, true
 	}
-	if !ok {
-		return "", "FEEL timer expression " + strconv.Quote(t) + " is not supported; write the ISO-8601 value (e.g. PT5S or =\"PT5S\")"
+	switch {
+	case ok && cycle && !strings.HasPrefix(v, "R"):
+		return "R/" + v, "", ""
+	case ok:
+		return v, "", ""
+	case cycle:
+		return "", "", "FEEL timer expression " + strconv.Quote(t) + ": cycle(...) of an expression is not supported; let the expression give the cycle's text (e.g. \"R/PT1H\")"
 	}
-	if cycle && !strings.HasPrefix(v, "R") {
-		v = "R/" + v
+	return "", "=" + body, ""
+}
+
+// unwrapCall returns the argument of s when s is one call of function fn,
+// fn(...), whose closing parenthesis is its last character.
+func unwrapCall(s, fn string) (string, bool) {
+	if !strings.HasPrefix(s, fn+"(") || !strings.HasSuffix(s, ")") {
+		return "", false
 	}
-	return v, ""
+	inner := s[len(fn)+1 : len(s)-1]
+	depth, quoted := 0, false
+	for i := 0; i < len(inner); i++ {
+		switch c := inner[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '(':
+			depth++
+		case c == ')':
+			if depth--; depth < 0 {
+				return "", false // fn(a) + (b): the call ends before the text does
+			}
+		}
+	}
+	return strings.TrimSpace(inner), depth == 0 && !quoted
 }
 
 // isoToken reports whether s looks like an ISO-8601 duration, date or

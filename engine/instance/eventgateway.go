@@ -26,20 +26,26 @@ import (
 // wins at once and nothing is opened.
 func (r *runner) eventGateway(t *Track, g *model.Node) {
 	out := r.p.Outgoing(g.ID)
+	vars := r.visible(t)
 	dues := make([]time.Time, len(out)) // zero: not a timer branch
+	values := make([]string, len(out))
 	for i, f := range out {
 		c := r.p.Node(f.Target)
 		if c.Event != model.TimerEvent {
 			continue
 		}
-		due, _ := c.Timer.Due(r.env.Now, 0)
+		tm, value, err := resolveTimer(c, vars)
+		if err != nil {
+			r.fault(t, g, incidents.CauseExpression, fmt.Sprintf("branch %q: %v", c.ID, err))
+			return
+		}
+		due, _ := tm.Due(r.env.Now, 0)
 		if !due.After(r.env.Now) {
 			r.branchWon(t, c, nil)
 			return
 		}
-		dues[i] = due
+		dues[i], values[i] = due, value
 	}
-	vars := r.visible(t)
 	subs := make([]*Subscription, len(out))
 	signals := make([]string, len(out))
 	for i, f := range out {
@@ -68,7 +74,7 @@ func (r *runner) eventGateway(t *Track, g *model.Node) {
 			r.signalSubscribe(t, f.Target, t.Activation, signals[i], false)
 			continue
 		}
-		r.arm(&Wait{ID: r.waitID(f.Target, t.Activation), Kind: TimerWait, Track: t.ID, Node: f.Target, Due: dues[i], Armed: r.env.Now})
+		r.arm(&Wait{ID: r.waitID(f.Target, t.Activation), Kind: TimerWait, Track: t.ID, Node: f.Target, Due: dues[i], Armed: r.env.Now, Timer: values[i]})
 	}
 }
 

@@ -56,14 +56,26 @@ func (r *runner) eventSubStarts(scopeID string) []*model.Node {
 
 // openEventSubs arms the timer, message and signal start events of the
 // event sub-processes of scope sc, which has just started; vars are the
-// variables it sees. When a message subscription or a signal name cannot
-// be evaluated nothing is armed and the error is returned.
+// variables it sees. When a message subscription, a signal name or a
+// timer expression cannot be evaluated nothing is armed and the error is
+// returned.
 func (r *runner) openEventSubs(sc *Scope, vars map[string]any) error {
 	starts := r.eventSubStarts(sc.ID)
 	subs := map[string]*Subscription{}
 	signals := map[string]string{}
+	type timer struct {
+		t     *model.Timer
+		value string
+	}
+	timers := map[string]timer{}
 	for _, s := range starts {
 		switch s.Event {
+		case model.TimerEvent:
+			tm, value, err := resolveTimer(s, vars)
+			if err != nil {
+				return fmt.Errorf("event sub-process %q: %w", s.Scope, err)
+			}
+			timers[s.ID] = timer{tm, value}
 		case model.MessageEvent:
 			sub, err := r.subscription(s, vars)
 			if err != nil {
@@ -82,8 +94,9 @@ func (r *runner) openEventSubs(sc *Scope, vars map[string]any) error {
 	for _, s := range starts {
 		switch s.Event {
 		case model.TimerEvent:
-			if due, ok := s.Timer.Due(r.env.Now, 0); ok {
-				r.arm(&Wait{ID: r.waitID(s.ID, r.next()), Kind: EventSubTimer, Scope: sc.ID, Node: s.ID, Due: due, Armed: r.env.Now})
+			tm := timers[s.ID]
+			if due, ok := tm.t.Due(r.env.Now, 0); ok {
+				r.arm(&Wait{ID: r.waitID(s.ID, r.next()), Kind: EventSubTimer, Scope: sc.ID, Node: s.ID, Due: due, Armed: r.env.Now, Timer: tm.value})
 			}
 		case model.MessageEvent:
 			sub := subs[s.ID]
@@ -132,8 +145,8 @@ func (r *runner) eventSubTimerFired(w *Wait) {
 	}
 	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
 	if !r.p.Node(start.Scope).Interrupting {
-		if due, ok := start.Timer.Following(w.Armed, w.Due, w.Firing+1); ok {
-			r.arm(&Wait{ID: w.ID, Kind: EventSubTimer, Scope: w.Scope, Node: w.Node, Due: due, Armed: w.Armed, Firing: w.Firing + 1})
+		if due, ok := r.waitTimer(start, w).Following(w.Armed, w.Due, w.Firing+1); ok {
+			r.arm(&Wait{ID: w.ID, Kind: EventSubTimer, Scope: w.Scope, Node: w.Node, Due: due, Armed: w.Armed, Firing: w.Firing + 1, Timer: w.Timer})
 		}
 	}
 	r.triggerEventSub(w.Scope, start, nil)

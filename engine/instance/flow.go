@@ -320,11 +320,16 @@ func (r *runner) enterSubProcess(t *Track, n *model.Node) {
 }
 
 func (r *runner) catchTimer(t *Track, n *model.Node) {
-	due, _ := n.Timer.Due(r.env.Now, 0)
-	if !due.After(r.env.Now) {
+	tm, value, err := resolveTimer(n, r.visible(t))
+	if err != nil {
+		r.fault(t, n, incidents.CauseExpression, err.Error())
+		return
+	}
+	due, ok := tm.Due(r.env.Now, 0)
+	if !ok || !due.After(r.env.Now) {
 		r.complete(t, n, nil, nil)
 		return
 	}
 	t.State = Waiting
-	r.arm(&Wait{ID: r.waitID(n.ID, t.Activation), Kind: TimerWait, Track: t.ID, Node: n.ID, Due: due, Armed: r.env.Now})
+	r.arm(&Wait{ID: r.waitID(n.ID, t.Activation), Kind: TimerWait, Track: t.ID, Node: n.ID, Due: due, Armed: r.env.Now, Timer: value})
 }

@@ -90,7 +90,9 @@ func (r *runner) raise(t *Track, n *model.Node, class, cause string) {
 // Its message boundaries are subscribed too, so a message can still
 // interrupt the stuck activity; one whose subscription cannot be evaluated
 // is left out (a retry that gets the activity to park evaluates it again,
-// and faults on it).
+// and faults on it). When a timer boundary's expression cannot be
+// evaluated, no timer boundary is armed: the incident is what the
+// operator sees.
 func (r *runner) armStuckBoundaries(t *Track, n *model.Node) {
 	if t.Inner {
 		return
@@ -108,15 +110,8 @@ func (r *runner) armStuckBoundaries(t *Track, n *model.Node) {
 		return
 	}
 	t.BoundariesArmed = true
-	for _, b := range r.p.Boundaries(n.ID) {
-		if b.Event != model.TimerEvent {
-			continue
-		}
-		due, ok := b.Timer.Due(t.EnteredAt, 0)
-		if !ok {
-			continue
-		}
-		r.arm(&Wait{ID: r.waitID(b.ID, t.Activation), Kind: BoundaryWait, Track: t.ID, Node: b.ID, Due: due, Armed: t.EnteredAt})
+	if timers, err := r.timerBoundaries(n, r.visible(t)); err == nil {
+		r.armTimerBoundaries(t, timers, t.EnteredAt)
 	}
 }
 

@@ -199,6 +199,9 @@ type Wait struct {
 	// Task is a user task wait's task, without its variables (they are
 	// the track's locals).
 	Task *Task `msgpack:"task,omitempty"`
+	// Timer is the value a timer wait's expression gave when it was armed
+	// (model.Timer.Expr); a cycle's next firings keep it.
+	Timer string `msgpack:"timer,omitempty"`
 }
 
 // Job returns the state of the live job with the given id, nil if the

@@ -3,6 +3,7 @@ package instance
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
@@ -14,6 +15,63 @@ func (r *runner) arm(w *Wait) {
 	r.s.Outbox = append(r.s.Outbox, Effect{
 		ID: fmt.Sprintf("timer:%s:%d", w.ID, w.Firing), Kind: ScheduleTimer, Wait: w.ID, Due: w.Due, Firing: w.Firing,
 	})
+}
+
+// resolveTimer returns the timer of node n given the variables it sees,
+// and the value to keep on its wait when an expression gave it ("" for a
+// literal timer).
+func resolveTimer(n *model.Node, vars map[string]any) (*model.Timer, string, error) {
+	tm, err := n.Timer.Resolve(vars)
+	if err != nil || n.Timer.Expr == "" {
+		return tm, "", err
+	}
+	return tm, tm.Value, nil
+}
+
+// waitTimer returns the timer timer wait w at node n was armed with.
+func (r *runner) waitTimer(n *model.Node, w *Wait) *model.Timer {
+	if w.Timer == "" {
+		return n.Timer
+	}
+	tm, err := n.Timer.WithValue(w.Timer)
+	if err != nil {
+		r.bug("timer wait %q: value %q no longer parses: %v", w.ID, w.Timer, err)
+	}
+	return tm
+}
+
+// timerBoundary is a timer boundary event resolved for arming.
+type timerBoundary struct {
+	node  *model.Node
+	timer *model.Timer
+	value string
+}
+
+// timerBoundaries resolves the timers of activity n's timer boundaries
+// over vars, in declaration order.
+func (r *runner) timerBoundaries(n *model.Node, vars map[string]any) ([]timerBoundary, error) {
+	var out []timerBoundary
+	for _, b := range r.p.Boundaries(n.ID) {
+		if b.Event != model.TimerEvent {
+			continue
+		}
+		tm, v, err := resolveTimer(b, vars)
+		if err != nil {
+			return nil, fmt.Errorf("timer boundary %q: %w", b.ID, err)
+		}
+		out = append(out, timerBoundary{b, tm, v})
+	}
+	return out, nil
+}
+
+// armTimerBoundaries arms timer boundaries tbs of t's activity, counted
+// from armed.
+func (r *runner) armTimerBoundaries(t *Track, tbs []timerBoundary, armed time.Time) {
+	for _, b := range tbs {
+		if due, ok := b.timer.Due(armed, 0); ok {
+			r.arm(&Wait{ID: r.waitID(b.node.ID, t.Activation), Kind: BoundaryWait, Track: t.ID, Node: b.node.ID, Due: due, Armed: armed, Timer: b.value})
+		}
+	}
 }
 
 // armBoundaries arms the timer and message boundary events of an
@@ -42,6 +100,10 @@ func (r *runner) armBoundaries(t *Track, n *model.Node) bool {
 		subs = append(subs, &Wait{Node: b.ID, Sub: sub})
 	}
 	signals, err := r.signalBoundaries(t, n)
+	var timers []timerBoundary
+	if err == nil && !t.BoundariesArmed {
+		timers, err = r.timerBoundaries(n, r.visible(t))
+	}
 	if err != nil {
 		r.unpark(t, n)
 		r.fault(t, n, incidents.CauseExpression, err.Error())
@@ -49,16 +111,7 @@ func (r *runner) armBoundaries(t *Track, n *model.Node) bool {
 	}
 	if !t.BoundariesArmed {
 		t.BoundariesArmed = true
-		for _, b := range r.p.Boundaries(n.ID) {
-			if b.Event != model.TimerEvent {
-				continue
-			}
-			due, ok := b.Timer.Due(r.env.Now, 0)
-			if !ok {
-				continue
-			}
-			r.arm(&Wait{ID: r.waitID(b.ID, t.Activation), Kind: BoundaryWait, Track: t.ID, Node: b.ID, Due: due, Armed: r.env.Now})
-		}
+		r.armTimerBoundaries(t, timers, r.env.Now)
 	}
 	for _, w := range subs {
 		r.subscribe(t, w.Node, t.Activation, w.Sub)
@@ -186,8 +239,8 @@ func (r *runner) timerFired(w *Wait) {
 		return
 	}
 	r.spawn(n.ID, t.Scope, t.ID, "")
-	if due, ok := n.Timer.Following(w.Armed, w.Due, w.Firing+1); ok {
-		r.arm(&Wait{ID: w.ID, Kind: BoundaryWait, Track: w.Track, Node: w.Node, Due: due, Armed: w.Armed, Firing: w.Firing + 1})
+	if due, ok := r.waitTimer(n, w).Following(w.Armed, w.Due, w.Firing+1); ok {
+		r.arm(&Wait{ID: w.ID, Kind: BoundaryWait, Track: w.Track, Node: w.Node, Due: due, Armed: w.Armed, Firing: w.Firing + 1, Timer: w.Timer})
 	}
 }
 

@@ -223,6 +223,10 @@ func Date(iso string) Timer { return Timer{Type: TimerDate, Value: iso} }
 // Cycle makes a repeating timer, R[n]/duration.
 func Cycle(iso string) Timer { return Timer{Type: TimerCycle, Value: iso} }
 
+// TimerExpr is a timer of type typ whose value expr gives when the timer
+// is armed (Timer.Expr): TimerExpr(TimerDuration, "reminderDelay").
+func TimerExpr(typ TimerType, expr string) Timer { return Timer{Type: typ, Expr: expr} }
+
 // WithIncidentRetry retries an incident on this activity automatically, per
 // spec (its attempts count incident retries), before an operator is needed.
 func WithIncidentRetry(spec jobs.RetrySpec) NodeOption {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine/cron"
+	"github.com/jetbpm/jetbpm/expression"
 )
 
 // TimerType says how a timer's value is read.
@@ -23,6 +24,14 @@ const (
 // Timer is a timer event definition. Value keeps the ISO-8601 or cron
 // text.
 //
+// Expr, when set instead of Value, is an expression (FEEL "=...", JUEL
+// "${...}" or expr-lang) evaluated over the variables the timer's node
+// sees each time the timer is armed: a catch event when its token
+// arrives, a boundary when its activity is entered, an event
+// sub-process's start when its scope starts. Its value must be a string
+// in the form Type wants (Resolve). A timer start event takes no
+// expression: there are no variables before the instance starts.
+//
 // A cycle is a cron expression when it is not R[n]/...: six fields with
 // seconds first, a macro such as @daily, optionally after CRON_TZ=<zone>
 // (package engine/cron). Quartz says how to read it: Camunda 7's Quartz
@@ -32,10 +41,49 @@ const (
 type Timer struct {
 	Type   TimerType `msgpack:"type"`
 	Value  string    `msgpack:"value"`
+	Expr   string    `msgpack:"expr,omitempty"`
 	Quartz bool      `msgpack:"quartz,omitempty"`
 
 	spec timerSpec
+	expr *expression.Expression
 }
+
+// Resolve returns the timer to arm given the variables its node sees: t
+// itself, or, when t's value is an expression, a timer of the value it
+// evaluates to (see WithValue).
+func (t *Timer) Resolve(vars map[string]any) (*Timer, error) {
+	if t.Expr == "" {
+		return t, nil
+	}
+	if t.expr == nil {
+		return nil, fmt.Errorf("timer expression %q was not compiled (the process was not validated)", t.Expr)
+	}
+	v, err := t.expr.Eval(vars)
+	if err != nil {
+		return nil, fmt.Errorf("timer %s: %w", t.Type, err)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("timer %s %q gave %v (%T), want a string such as %q", t.Type, t.Expr, v, v, timerExample[t.Type])
+	}
+	r, err := t.WithValue(s)
+	if err != nil {
+		return nil, fmt.Errorf("timer %s %q gave %q: %w", t.Type, t.Expr, s, err)
+	}
+	return r, nil
+}
+
+// WithValue returns a copy of t (without its expression) whose value is
+// v, parsed.
+func (t *Timer) WithValue(v string) (*Timer, error) {
+	r := &Timer{Type: t.Type, Value: strings.TrimSpace(v), Quartz: t.Quartz}
+	if err := r.parse(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+var timerExample = map[TimerType]string{TimerDuration: "PT15M", TimerDate: "2026-12-24T09:00:00Z", TimerCycle: "R3/PT1H"}
 
 type timerSpec struct {
 	period  Period

@@ -365,6 +365,9 @@ func (v *validator) boundary(n *Node) {
 // since the engine keeps one schedule per process (docs/timerstart.md).
 func (v *validator) timerStart(n *Node) {
 	v.timer(n)
+	if n.Timer != nil && n.Timer.Expr != "" {
+		v.nodef(n, "a timer start event's value must be a literal, not an expression: there are no variables before the instance starts")
+	}
 	if first := v.p.TimerStarts()[0]; first != n {
 		v.nodef(n, "a process has at most one timer start event; %q is already one", first.ID)
 	}
@@ -373,6 +376,15 @@ func (v *validator) timerStart(n *Node) {
 func (v *validator) timer(n *Node) {
 	if n.Timer == nil {
 		v.nodef(n, "has no timer definition")
+		return
+	}
+	if n.Timer.Expr != "" {
+		n.Timer.expr = v.compile(n, "timer "+string(n.Timer.Type), n.Timer.Expr)
+		switch n.Timer.Type {
+		case TimerDuration, TimerDate, TimerCycle:
+		default:
+			v.nodef(n, "unknown timer type %q (want duration, date or cycle)", n.Timer.Type)
+		}
 		return
 	}
 	if err := n.Timer.parse(); err != nil {
