@@ -33,7 +33,12 @@ environment variables:
 (a value over 64 KiB is left out of the environment; stdin has it all).
 
 Exit status 0 completes the task with the JSON object CMD printed on
-stdout (no output is {}). Any other exit status is a technical fault whose
+stdout (no output is {}). Exit status 90 (--bpmn-error-exit) throws a BPMN
+error, as a Camunda 8 worker's ThrowError does: CMD prints
+  {"code": "NO_STOCK", "message": "none left", "variables": {"left": 0}}
+on stdout (message and variables optional; the variables are set on the
+task's scope first), and an error boundary or event sub-process of that
+code catches it. Any other exit status is a technical fault whose
 code is the exit status and whose body is {"stderr": "...", "stdout": ...}
 (stdout only if it is JSON): the task's error mapper rules may classify it
 (a rule for code "3" raising a BPMN error, say), else it is retried per the
@@ -51,6 +56,7 @@ func runWork(ctx context.Context, args []string) error {
 	concurrency := fs.Int("concurrency", 1, "run up to `N` commands at once")
 	name := fs.String("name", "", "the worker's `NAME` in its reports (default HOST-PID)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGINT or SIGTERM, wait `DURATION` for running commands before killing them")
+	bpmnErrorExit := fs.Int("bpmn-error-exit", defaultBpmnErrorExit, "the exit `STATUS` by which CMD throws the BPMN error its stdout names (0: none)")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -62,6 +68,8 @@ func runWork(ctx context.Context, args []string) error {
 		return usageErrorf("work", "--concurrency must be 1 or more")
 	case *shutdown <= 0:
 		return usageErrorf("work", "--shutdown-timeout must be positive")
+	case *bpmnErrorExit < 0 || *bpmnErrorExit > 255:
+		return usageErrorf("work", "--bpmn-error-exit must be an exit status from 1 to 255, or 0 for none")
 	case len(rest) == 0:
 		return usageErrorf("work", "missing CMD")
 	}
@@ -85,16 +93,21 @@ func runWork(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	c := commandWorker{path: path, args: rest[1:], name: rest[0]}
+	c := commandWorker{path: path, args: rest[1:], name: rest[0], bpmnErrorExit: *bpmnErrorExit}
 	w.Handle(*topic, c.handle, workerkit.Concurrency(*concurrency))
 	return w.Run(ctx)
 }
 
+// defaultBpmnErrorExit is the exit status by which a command throws a
+// BPMN error: outside the 64-78 of sysexits.h and the 126-165 of shells.
+const defaultBpmnErrorExit = 90
+
 // commandWorker runs one command per job.
 type commandWorker struct {
-	path string
-	args []string
-	name string // as given, for messages
+	path          string
+	args          []string
+	name          string // as given, for messages
+	bpmnErrorExit int    // 0: no status throws a BPMN error
 }
 
 // maxStderr bounds the stderr kept for a fault's body: its last bytes.
@@ -124,6 +137,8 @@ func (c commandWorker) handle(ctx context.Context, job *workerkit.Job) (map[stri
 	}
 	var exit *exec.ExitError
 	switch {
+	case errors.As(err, &exit) && exit.Exited() && exit.ExitCode() == c.bpmnErrorExit:
+		return nil, c.bpmnError(stdout.Bytes())
 	case errors.As(err, &exit) && exit.Exited():
 		body := map[string]any{"stderr": stderr.String()}
 		var v any
@@ -147,6 +162,31 @@ func (c commandWorker) handle(ctx context.Context, job *workerkit.Job) (map[stri
 		return nil, fmt.Errorf("command %s exited 0 but printed a JSON %s on stdout, not an object", c.name, jsonKind(v))
 	}
 	return obj, nil
+}
+
+// thrownError is what a command prints on stdout to throw a BPMN error.
+type thrownError struct {
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
+	Variables map[string]any `json:"variables"`
+}
+
+// bpmnError reads the BPMN error a command that exited with
+// c.bpmnErrorExit printed. Output that names none is a technical fault
+// saying so (the task retries, then raises an incident).
+func (c commandWorker) bpmnError(stdout []byte) error {
+	var e thrownError
+	dec := json.NewDecoder(bytes.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&e)
+	if err == nil && strings.TrimSpace(e.Code) == "" {
+		err = errors.New(`"code" is missing or empty`)
+	}
+	if err != nil {
+		return fmt.Errorf("exit %d throws a BPMN error: %v; print {\"code\": \"...\", \"message\": \"...\", \"variables\": {...}} on stdout (command %s printed %.200q)",
+			c.bpmnErrorExit, err, c.name, bytes.TrimSpace(stdout))
+	}
+	return workerkit.BpmnError(e.Code, e.Message, e.Variables)
 }
 
 // jobEnv is the job's environment for the command.

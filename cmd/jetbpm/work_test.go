@@ -55,6 +55,26 @@ const workBPMN = `<?xml version="1.0" encoding="UTF-8"?>
   </bpmn:process>
 </bpmn:definitions>`
 
+// zeebeStockBPMN is a Zeebe model whose job type zstock has no error
+// mapper: its worker throws NO_STOCK itself, which a boundary catches.
+const zeebeStockBPMN = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0"
+  xmlns:modeler="http://camunda.org/schema/modeler/1.0" modeler:executionPlatform="Camunda Cloud" id="z">
+  <bpmn:error id="no-stock" errorCode="NO_STOCK"/>
+  <bpmn:process id="zstock" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition type="TYPE"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:endEvent id="e"/>
+    <bpmn:boundaryEvent id="caught" attachedToRef="work"><bpmn:errorEventDefinition errorRef="no-stock"/></bpmn:boundaryEvent>
+    <bpmn:scriptTask id="backorder"><bpmn:extensionElements><zeebe:script expression="=&quot;backorder&quot;" resultVariable="path"/></bpmn:extensionElements></bpmn:scriptTask>
+    <bpmn:endEvent id="e2"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="work"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="work" targetRef="e"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="caught" targetRef="backorder"/>
+    <bpmn:sequenceFlow id="f4" sourceRef="backorder" targetRef="e2"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
 const simpleProcess = `
   <bpmn:process id="TOPIC" isExecutable="true">
     <bpmn:startEvent id="s"/>
@@ -215,11 +235,21 @@ echo boom >&2
 exit 1
 `)
 	array := writeScript(t, dir, "array.sh", `echo '[1, 2]'`)
+	c.ok("deploy", writeFile(t, dir, "zstock.bpmn", strings.Replace(zeebeStockBPMN, "TYPE", "zstock", 1)))
+	c.ok("deploy", writeFile(t, dir, "zbad.bpmn", strings.NewReplacer("TYPE", "zbad", `"zstock"`, `"zbad"`).Replace(zeebeStockBPMN)))
+	throws := writeScript(t, dir, "throws.sh", `echo '{"code": "NO_STOCK", "message": "none left", "variables": {"left": 0}}'
+exit 90
+`)
+	throwsBadly := writeScript(t, dir, "throws-badly.sh", `echo '{"message": "no code"}'
+exit 90
+`)
 
 	startWork(t, env, "--topic", "greet", "--", greet)
 	startWork(t, env, "--topic", "stock", "--concurrency", "2", "--", stock)
 	startWork(t, append(env, "RUNS="+runs), "--topic", "flaky", "--name", "flaky-1", "--", flaky)
 	startWork(t, env, "--topic", "array", "--", array)
+	startWork(t, env, "--topic", "zstock", "--", throws)
+	startWork(t, env, "--topic", "zbad", "--", throwsBadly)
 
 	t.Run("success with JSON output", func(t *testing.T) {
 		c := client{t: t, env: env}
@@ -241,6 +271,18 @@ exit 1
 		id := strings.TrimSpace(c.ok("start", "stock", "--vars", `{"sku": "A-1"}`))
 		if v := c.finished(id); v.Status != "completed" || v.Variables["path"] != "backorder" {
 			t.Errorf("instance = %+v, want completed through the NO_STOCK boundary", v)
+		}
+	})
+
+	t.Run("exit 90 throws the BPMN error stdout names", func(t *testing.T) {
+		c := client{t: t, env: env}
+		id := strings.TrimSpace(c.ok("start", "zstock"))
+		if v := c.finished(id); v.Status != "completed" || v.Variables["path"] != "backorder" || v.Variables["left"] != 0.0 {
+			t.Errorf("instance = %+v, want completed through the NO_STOCK boundary with left = 0", v)
+		}
+		id = strings.TrimSpace(c.ok("start", "zbad"))
+		if cause := c.finished(id).incident(t, "retriesExhausted"); !strings.Contains(cause, `exit 90 throws a BPMN error: \"code\" is missing or empty; print {`) {
+			t.Errorf("incident cause %q, want it to say what exit 90 needs", cause)
 		}
 	})
 
@@ -292,6 +334,7 @@ func TestWorkUsageErrors(t *testing.T) {
 		{[]string{"work", "--", "true"}, `^jetbpm: missing --topic; run 'jetbpm help work'$`},
 		{[]string{"work", "--topic", "t"}, `^jetbpm: missing CMD; run 'jetbpm help work'$`},
 		{[]string{"work", "--topic", "t", "--concurrency", "0", "--", "true"}, `^jetbpm: --concurrency must be 1 or more; run 'jetbpm help work'$`},
+		{[]string{"work", "--topic", "t", "--bpmn-error-exit", "256", "--", "true"}, `^jetbpm: --bpmn-error-exit must be an exit status from 1 to 255, or 0 for none; run 'jetbpm help work'$`},
 		{[]string{"work", "--topic", "t", "--", "no-such-command-xyz"}, `^jetbpm: exec: "no-such-command-xyz": executable file not found in \$PATH; run 'jetbpm help work'$`},
 	}
 	for _, tc := range cases {
