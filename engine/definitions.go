@@ -27,6 +27,11 @@ type Deployment struct {
 	// written: elements its import ignores (model.Process.Warnings) and
 	// in-process operations this engine node has not registered.
 	Warnings []model.Warning `json:"warnings,omitempty"`
+	// DeploymentID names the deploy that made the version (one id for
+	// all the versions a deploy makes) and Resource the document it was
+	// imported from; both are empty for a process built in Go.
+	DeploymentID string `json:"deploymentId,omitempty"`
+	Resource     string `json:"resource,omitempty"`
 }
 
 // TimerStart describes the timer start event of a deployed version.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/engine/bpmnxml"
 	"github.com/jetbpm/jetbpm/engine/model"
@@ -244,8 +245,9 @@ const deployAttempts = 10
 // what each became. A batch refused because another deploy moved one of
 // its version pointers first is planned again from the new pointers.
 func (d *definitions) deploy(ctx context.Context, procs []*model.Process, sources map[string]Resource) ([]Deployment, error) {
+	id := nuid.Next()
 	for range deployAttempts {
-		plan, err := d.plan(ctx, procs, sources)
+		plan, err := d.plan(ctx, procs, sources, id)
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +284,7 @@ type deployPlan struct {
 // maxHeaderBytes is room left in a message for the headers of a batch.
 const maxHeaderBytes = 1 << 10
 
-func (d *definitions) plan(ctx context.Context, procs []*model.Process, sources map[string]Resource) (deployPlan, error) {
+func (d *definitions) plan(ctx context.Context, procs []*model.Process, sources map[string]Resource, deployment string) (deployPlan, error) {
 	var plan deployPlan
 	var moved []movedProcess
 	for _, p := range procs {
@@ -298,7 +300,11 @@ func (d *definitions) plan(ctx context.Context, procs []*model.Process, sources 
 			return plan, err
 		}
 		if bytes.Equal(latest.Hash, sum[:]) {
-			plan.deps = append(plan.deps, Deployment{ProcessID: p.ID, Version: latest.Version})
+			src, _, err := d.sourceOf(ctx, p.ID, latest.Version)
+			if err != nil {
+				return plan, err
+			}
+			plan.deps = append(plan.deps, Deployment{ProcessID: p.ID, Version: latest.Version, DeploymentID: src.Deployment, Resource: src.Name})
 			continue
 		}
 		v, stored, err := d.freeVersion(ctx, &cp, latest.Version+1)
@@ -316,12 +322,14 @@ func (d *definitions) plan(ctx context.Context, procs []*model.Process, sources 
 			}
 			plan.msgs = append(plan.msgs, kvWrite(streams.DefinitionKey(p.ID, v), body, 0))
 		}
+		dep := Deployment{ProcessID: p.ID, Version: v, New: true}
 		if src, ok := sources[p.ID]; ok {
-			m, err := sourceWrite(p.ID, v, src, int(d.nc.MaxPayload())-maxHeaderBytes)
+			m, err := sourceWrite(p.ID, v, src, deployment, int(d.nc.MaxPayload())-maxHeaderBytes)
 			if err != nil {
 				return plan, err
 			}
 			plan.msgs = append(plan.msgs, m)
+			dep.DeploymentID, dep.Resource = deployment, src.Name
 		}
 		ptr, err := streams.Marshal(latestRecord{Version: v, Hash: sum[:]})
 		if err != nil {
@@ -329,7 +337,7 @@ func (d *definitions) plan(ctx context.Context, procs []*model.Process, sources 
 		}
 		plan.msgs = append(plan.msgs, kvWrite(streams.LatestKey(p.ID), ptr, rev))
 		plan.stored = append(plan.stored, &cp)
-		plan.deps = append(plan.deps, Deployment{ProcessID: p.ID, Version: v, New: true})
+		plan.deps = append(plan.deps, dep)
 		m := movedProcess{process: p.ID, after: &cp}
 		if latest.Version > 0 {
 			if m.before, err = d.storedProcess(ctx, p.ID, latest.Version); err != nil {

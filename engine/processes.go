@@ -31,6 +31,10 @@ type ProcessInfo struct {
 	// HasSource says whether the BPMN document it was imported from is kept
 	// (ProcessSource): processes built in Go have none.
 	HasSource bool `json:"hasSource"`
+	// Resource names that document (the file name of its deploy) and
+	// DeploymentID the deploy that made the version, when it is kept.
+	Resource     string `json:"resource,omitempty"`
+	DeploymentID string `json:"deploymentId,omitempty"`
 }
 
 // TimerStartInfo is one timer start event of a process.
@@ -108,17 +112,35 @@ func (e *Engine) ProcessSource(ctx context.Context, processID string, version in
 // maxSourceBytes bounds a BPMN document kept by a deploy, uncompressed.
 const maxSourceBytes = 64 << 20
 
-// sourceRecord is the value of a SourceKey.
+// sourceRecord is the value of a SourceKey: the document's name (a file
+// name), the id of the deploy that wrote it and the document.
 type sourceRecord struct {
-	Name string `msgpack:"name,omitempty"`
-	Gzip []byte `msgpack:"gzip"`
+	Name       string `msgpack:"name,omitempty"`
+	Deployment string `msgpack:"deployment,omitempty"`
+	Gzip       []byte `msgpack:"gzip"`
+}
+
+// sourceOf reads the source record of version v of processID; ok is false
+// for a version deployed without one (built in Go).
+func (d *definitions) sourceOf(ctx context.Context, processID string, v int) (rec sourceRecord, ok bool, err error) {
+	entry, err := d.kv.Get(ctx, streams.SourceKey(processID, v))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return rec, false, nil
+	case err != nil:
+		return rec, false, fmt.Errorf("process %s v%d: read source: %w", processID, v, err)
+	}
+	if err := streams.Unmarshal(entry.Value(), &rec); err != nil {
+		return rec, false, fmt.Errorf("process %s v%d: decode source: %w", processID, v, err)
+	}
+	return rec, true, nil
 }
 
 // sourceWrite is the write, in a deploy's batch, of the document version v
 // of processID was imported from. Written without expectations: a
 // version's source is only ever written by the batch that moves the
 // pointer to it.
-func sourceWrite(processID string, v int, src Resource, limit int) (*nats.Msg, error) {
+func sourceWrite(processID string, v int, src Resource, deployment string, limit int) (*nats.Msg, error) {
 	if len(src.XML) > maxSourceBytes {
 		return nil, fmt.Errorf("%w: process %s: its BPMN document is %d bytes; at most %d", ErrTooLarge, processID, len(src.XML), maxSourceBytes)
 	}
@@ -130,7 +152,7 @@ func sourceWrite(processID string, v int, src Resource, limit int) (*nats.Msg, e
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
-	body, err := streams.Marshal(sourceRecord{Name: src.Name, Gzip: buf.Bytes()})
+	body, err := streams.Marshal(sourceRecord{Name: src.Name, Deployment: deployment, Gzip: buf.Bytes()})
 	if err != nil {
 		return nil, err
 	}
@@ -193,12 +215,11 @@ func (d *definitions) info(ctx context.Context, processID, latestKey string, v i
 	if info.Versions, err = d.versions(ctx, processID, rec.Version); err != nil {
 		return ProcessInfo{}, err
 	}
-	switch _, err := d.kv.Get(ctx, streams.SourceKey(processID, v)); {
-	case err == nil:
-		info.HasSource = true
-	case !errors.Is(err, jetstream.ErrKeyNotFound):
-		return ProcessInfo{}, fmt.Errorf("process %s v%d: read source: %w", processID, v, err)
+	src, ok, err := d.sourceOf(ctx, processID, v)
+	if err != nil {
+		return ProcessInfo{}, err
 	}
+	info.HasSource, info.Resource, info.DeploymentID = ok, src.Name, src.Deployment
 	return info, nil
 }
 

@@ -2,6 +2,7 @@ package bpmnxml
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/jetbpm/jetbpm/engine/model"
 )
@@ -103,7 +104,8 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 			if !exec {
 				continue
 			}
-			p := &model.Process{ID: c.attr("", "id"), Name: c.attr("", "name")}
+			p := &model.Process{ID: c.attr("", "id"), Name: c.attr("", "name"),
+				HistoryTimeToLive: strings.TrimSpace(c.attr(NamespaceCamunda, "historyTimeToLive"))}
 			if ids[p.ID] {
 				im.probs.at(c, "process id %q is used twice", p.ID)
 			}

@@ -78,3 +78,48 @@ func TestSignalExecution(t *testing.T) {
 		t.Fatalf("after the signal: %+v", v)
 	}
 }
+
+// The deploy answer and GET /process-definition show a definition's name,
+// resource, deployment and history time to live, as Camunda does; a
+// deploy with duplicate filtering that changes nothing deploys no
+// definition.
+func TestDeploymentFidelity(t *testing.T) {
+	f := setup(t, camunda7.Options{})
+	xml := strings.Replace(callXML, `<bpmn:process id="call" isExecutable="true">`,
+		`<bpmn:process id="call" name="Wait for a call" isExecutable="true" camunda:historyTimeToLive="P30D">`, 1)
+	var dep struct {
+		ID                         string
+		DeployedProcessDefinitions map[string]map[string]any
+	}
+	f.deploy(t, "call.bpmn", xml).decode(t, &dep)
+	pd := dep.DeployedProcessDefinitions["call:1"]
+	if pd == nil || pd["name"] != "Wait for a call" || pd["resource"] != "call.bpmn" || pd["deploymentId"] != dep.ID || pd["historyTimeToLive"] != 30.0 {
+		t.Fatalf("deployment %s: %v", dep.ID, dep.DeployedProcessDefinitions)
+	}
+
+	r := f.deploy(t, "call.bpmn", xml)
+	var again map[string]any
+	r.decode(t, &again)
+	if v, ok := again["deployedProcessDefinitions"]; !ok || v != nil || again["id"] == dep.ID {
+		t.Fatalf("unchanged redeploy answered %s, want deployedProcessDefinitions null under a deployment of its own", r.body)
+	}
+
+	var defs []map[string]any
+	f.call(t, "GET", "/process-definition?key=call", nil).decode(t, &defs)
+	if len(defs) != 1 || defs[0]["deploymentId"] != dep.ID || defs[0]["resource"] != "call.bpmn" || defs[0]["name"] != "Wait for a call" || defs[0]["historyTimeToLive"] != 30.0 {
+		t.Fatalf("definitions %v, want deployment %s", defs, dep.ID)
+	}
+}
+
+func TestHistoryDays(t *testing.T) {
+	for in, want := range map[string]int{"30": 30, "P30D": 30, "0": 0} {
+		if got := camunda7.HistoryDays(in); got == nil || *got != want {
+			t.Errorf("historyDays(%q) = %v, want %d", in, got, want)
+		}
+	}
+	for _, in := range []string{"", "P", "PD", "P30", "30D", "-1", "P1M", "${ttl}"} {
+		if got := camunda7.HistoryDays(in); got != nil {
+			t.Errorf("historyDays(%q) = %d, want null", in, *got)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package camunda7
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,8 +33,42 @@ type processDefinition struct {
 	StartableInTasklist bool    `json:"startableInTasklist"`
 }
 
-func definitionOf(processID string, version int, deployment *string) processDefinition {
-	return processDefinition{ID: definitionID(processID, version), Key: processID, Version: version, DeploymentID: deployment, StartableInTasklist: true}
+// definition describes version version of process processID; name,
+// resource and deployment are "" when unknown, ttl as the model writes it.
+func definition(processID string, version int, name, resource, deployment, ttl string) processDefinition {
+	return processDefinition{ID: definitionID(processID, version), Key: processID, Version: version, Name: nullIfEmpty(name),
+		Resource: nullIfEmpty(resource), DeploymentID: nullIfEmpty(deployment), HistoryTimeToLive: historyDays(ttl), StartableInTasklist: true}
+}
+
+// historyDays reads camunda:historyTimeToLive, days or P<n>D, as Camunda
+// 7 does; anything else is null.
+func historyDays(ttl string) *int {
+	s := ttl
+	if strings.HasPrefix(s, "P") {
+		if len(s) < 3 || !strings.HasSuffix(s, "D") {
+			return nil
+		}
+		s = s[1 : len(s)-1]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return nil
+	}
+	return &n
+}
+
+// describeDefinition reads what GET /process-definition and a deploy's answer
+// show of version v of processID.
+func (h *Handler) describeDefinition(ctx context.Context, processID string, v int) (processDefinition, error) {
+	info, err := h.eng.ProcessInfo(ctx, processID, v)
+	if err != nil {
+		return processDefinition{}, err
+	}
+	p, err := h.eng.Process(ctx, processID, v)
+	if err != nil {
+		return processDefinition{}, err
+	}
+	return definition(processID, v, p.Name, info.Resource, info.DeploymentID, p.HistoryTimeToLive), nil
 }
 
 // parseDefinitionID splits "<processId>:<version>".
@@ -108,7 +143,16 @@ func (h *Handler) createDeployment(w http.ResponseWriter, r *http.Request) {
 	}
 	deps := res.(api.DeployResponse).Deployments
 	now := time.Now()
+	// The deploy's id is its new versions'; one that changed nothing gets
+	// an id of its own, as Camunda makes an empty deployment.
 	id := "deployment-" + strconv.FormatInt(now.UnixNano(), 36)
+	for _, d := range deps {
+		if d.New && d.DeploymentID != "" {
+			id = d.DeploymentID
+			break
+		}
+	}
+	changedOnly := fields["deploy-changed-only"] == "true" || fields["enable-duplicate-filtering"] == "true"
 	out := map[string]any{
 		"links": []any{}, "id": id, "name": nullIfEmpty(fields["deployment-name"]), "source": nullIfEmpty(fields["deployment-source"]),
 		"tenantId": nil, "deploymentTime": formatDate(now), "deployedCaseDefinitions": nil, "deployedDecisionDefinitions": nil,
@@ -116,10 +160,21 @@ func (h *Handler) createDeployment(w http.ResponseWriter, r *http.Request) {
 	}
 	defs := map[string]processDefinition{}
 	for _, d := range deps {
-		pd := definitionOf(d.ProcessID, d.Version, &id)
+		if changedOnly && !d.New {
+			continue // Camunda deploys no new definition for it
+		}
+		pd, err := h.describeDefinition(r.Context(), d.ProcessID, d.Version)
+		if err != nil {
+			writeEngineError(w, err)
+			return
+		}
 		defs[pd.ID] = pd
 	}
-	out["deployedProcessDefinitions"] = defs
+	if len(defs) > 0 {
+		out["deployedProcessDefinitions"] = defs
+	} else {
+		out["deployedProcessDefinitions"] = nil
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -185,9 +240,10 @@ func (h *Handler) listProcessDefinitions(w http.ResponseWriter, r *http.Request)
 			if version != 0 && v != version {
 				continue
 			}
-			pd := definitionOf(info.ID, v, nil)
-			if v == info.Version {
-				pd.Name = nullIfEmpty(info.Name)
+			pd, err := h.describeDefinition(r.Context(), info.ID, v)
+			if err != nil {
+				writeEngineError(w, err)
+				return
 			}
 			out = append(out, pd)
 		}

@@ -71,6 +71,11 @@ type Process struct {
 	Version int     `msgpack:"version,omitempty"` // assigned at deploy
 	Nodes   []*Node `msgpack:"nodes"`
 	Flows   []*Flow `msgpack:"flows"`
+	// HistoryTimeToLive is how long Camunda 7 keeps the history of its
+	// instances (camunda:historyTimeToLive: days, or P<n>D), kept as
+	// written for the Camunda 7 REST API to show; jetbpm's retention is
+	// its own (finished-instance retention, docs/engine.md).
+	HistoryTimeToLive string `msgpack:"historyTTL,omitempty"`
 	// Warnings are what its import found that deploys but does not run as
 	// written (a data association, say); a deploy reports them. They are
 	// not stored with the version.
