@@ -205,13 +205,17 @@ func TestDeployAndProcesses(t *testing.T) {
 	}
 	// raw XML body, named by ?name=
 	res = f.ok(f.do("POST", "/v1/deployments?name=review.bpmn", "application/xml", strings.NewReader(reviewXML)), 200)
-	if fmt.Sprint(res["deployments"]) != "[map[new:true processId:review version:1]]" {
+	deps, _ := res["deployments"].([]any)
+	first, _ := deps[0].(map[string]any)
+	deployID, _ := first["deploymentId"].(string)
+	if len(deps) != 1 || deployID == "" || fmt.Sprint(res["deployments"]) != "[map[deploymentId:"+deployID+" new:true processId:review resource:review.bpmn version:1]]" {
 		t.Fatalf("raw deploy answered %v", res)
 	}
-	// JSON, the engine API's request: the same document again is no new version.
+	// JSON, the engine API's request: the same document again is no new
+	// version, still of the first deploy and file.
 	body, _ := json.Marshal(map[string]any{"files": []any{map[string]string{"name": "r.bpmn", "xml": reviewXML}}})
 	res = f.ok(f.post("/v1/deployments", string(body)), 200)
-	if fmt.Sprint(res["deployments"]) != "[map[new:false processId:review version:1]]" {
+	if fmt.Sprint(res["deployments"]) != "[map[deploymentId:"+deployID+" new:false processId:review resource:review.bpmn version:1]]" {
 		t.Fatalf("JSON deploy answered %v", res)
 	}
 
@@ -228,7 +232,7 @@ func TestDeployAndProcesses(t *testing.T) {
 	if len(procs) != 3 {
 		t.Fatalf("processes: %v", list)
 	}
-	first, _ := procs[0].(map[string]any)
+	first, _ = procs[0].(map[string]any)
 	if first["id"] != "calc" || first["name"] != "Calc" || first["version"] != float64(1) || first["hasSource"] != true || first["deployedAt"] == "" {
 		t.Errorf("processes[0] = %v", first)
 	}
