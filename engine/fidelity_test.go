@@ -463,3 +463,62 @@ func TestTimerExpressionsXML(t *testing.T) {
 		t.Fatalf("incident %+v", inc)
 	}
 }
+
+// booking is a Camunda 7 transaction: book (undone by unbook), then a
+// cancel end event when cancel is true; the cancel boundary marks the
+// outcome.
+const booking = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">
+  <bpmn:process id="booking" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:transaction id="tx">
+      <bpmn:startEvent id="ts"/>
+      <bpmn:task id="book"/>
+      <bpmn:boundaryEvent id="bookComp" attachedToRef="book"><bpmn:compensateEventDefinition/></bpmn:boundaryEvent>
+      <bpmn:scriptTask id="unbook" isForCompensation="true" scriptFormat="juel" camunda:resultVariable="unbooked"><bpmn:script>${true}</bpmn:script></bpmn:scriptTask>
+      <bpmn:association id="a1" associationDirection="One" sourceRef="bookComp" targetRef="unbook"/>
+      <bpmn:exclusiveGateway id="ok" default="fine"/>
+      <bpmn:endEvent id="abort"><bpmn:cancelEventDefinition/></bpmn:endEvent>
+      <bpmn:endEvent id="te"/>
+      <bpmn:sequenceFlow id="t1" sourceRef="ts" targetRef="book"/>
+      <bpmn:sequenceFlow id="t2" sourceRef="book" targetRef="ok"/>
+      <bpmn:sequenceFlow id="t3" sourceRef="ok" targetRef="abort"><bpmn:conditionExpression>${cancel}</bpmn:conditionExpression></bpmn:sequenceFlow>
+      <bpmn:sequenceFlow id="fine" sourceRef="ok" targetRef="te"/>
+    </bpmn:transaction>
+    <bpmn:boundaryEvent id="onCancel" attachedToRef="tx"><bpmn:cancelEventDefinition/></bpmn:boundaryEvent>
+    <bpmn:scriptTask id="mark" scriptFormat="juel" camunda:resultVariable="outcome"><bpmn:script>${"cancelled"}</bpmn:script></bpmn:scriptTask>
+    <bpmn:endEvent id="cancelled"/>
+    <bpmn:endEvent id="done"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="tx"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="tx" targetRef="done"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="onCancel" targetRef="mark"/>
+    <bpmn:sequenceFlow id="f4" sourceRef="mark" targetRef="cancelled"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// A cancel end event compensates its transaction and leaves by the cancel
+// boundary, as in Camunda 7; without it the transaction completes.
+func TestTransactionXML(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := openEngine(t, env, nil)
+	ctx := testCtx(t)
+	if _, err := eng.DeployXML(ctx, strings.NewReader(booking)); err != nil {
+		t.Fatal(err)
+	}
+	for _, cancel := range []bool{true, false} {
+		id, err := eng.Start(ctx, "booking", map[string]any{"cancel": cancel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := waitDone(t, eng, id)
+		switch {
+		case v.Status != instance.Completed:
+			t.Fatalf("cancel=%v: %+v", cancel, v)
+		case cancel && (v.Variables["unbooked"] != true || v.Variables["outcome"] != "cancelled" || !slices.Contains(v.Passed, "cancelled")):
+			t.Errorf("cancelled: %+v, want book compensated and out by the cancel boundary", v)
+		case !cancel && (v.Variables["unbooked"] != nil || !slices.Contains(v.Passed, "done")):
+			t.Errorf("not cancelled: %+v, want the transaction completed without compensation", v)
+		}
+	}
+}

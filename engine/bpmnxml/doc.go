@@ -43,7 +43,8 @@
 //
 // Activities: task, manualTask, userTask, scriptTask, serviceTask,
 // receiveTask, sendTask and nested subProcess (its contents get Node.Scope = the
-// sub-process id). Gateways: exclusive, parallel, inclusive and event-based
+// sub-process id); a transaction is a subProcess with Node.Transaction,
+// with its cancel end event and cancel boundary event (CancelEvent). Gateways: exclusive, parallel, inclusive and event-based
 // (eventGatewayType Exclusive, the default). Sequence flows with conditionExpression (trimmed;
 // language expr, feel or juel when given) and the default attribute of
 // gateways and activities. Expressions are kept as written: ${...} and #{...}
@@ -293,7 +294,7 @@
 // # Refused
 //
 // With an error naming element, id and line, never dropped:
-// businessRuleTask, standard loops (not yet), complexGateway, transaction, adHocSubProcess,
+// businessRuleTask, standard loops (not yet), complexGateway, adHocSubProcess,
 // start events other than none, message, signal and timer (in an event
 // sub-process: timer, message, signal, error and escalation starts), message
 // start events inside a sub-process, isInterrupting="false" outside an
@@ -301,7 +302,8 @@
 // event without signalRef, conditional events in the
 // Zeebe dialect and at process-level start (and a conditionalEventDefinition
 // without one condition, or with a camunda:variableEvents other than
-// create, update, delete), cancel event definitions,
+// create, update, delete), cancel event definitions other than a
+// transaction's cancel end and boundary events,
 // waitForCompletion="false" on a compensation throw, a link throw whose
 // name has no catch in its scope, a message
 // catch or message start without messageRef, a messageRef

@@ -23,6 +23,7 @@ var nodeKinds = map[string]model.Kind{
 	"parallelGateway":        model.ParallelGateway,
 	"inclusiveGateway":       model.InclusiveGateway,
 	"subProcess":             model.SubProcess,
+	"transaction":            model.SubProcess, // Node.Transaction
 	"callActivity":           model.CallActivity,
 	"receiveTask":            model.ReceiveTask,
 	"sendTask":               model.SendTask,
@@ -36,7 +37,6 @@ var refusedNodes = map[string]string{
 	"businessRuleTask":   "business rule tasks are not supported",
 	"complexGateway":     "complex gateways are not supported",
 	"implicitThrowEvent": "implicit throw events are not supported",
-	"transaction":        "transactions are not supported",
 	"adHocSubProcess":    "ad-hoc sub-processes are not supported",
 	"choreographyTask":   "choreographies are not supported",
 	"subChoreography":    "choreographies are not supported",
@@ -85,7 +85,7 @@ var eventDefinitions = map[string]model.EventType{
 	"conditionalEventDefinition": model.ConditionalEvent,
 	"linkEventDefinition":        model.LinkEvent,
 	"compensateEventDefinition":  model.CompensateEvent,
-	"cancelEventDefinition":      "",
+	"cancelEventDefinition":      model.CancelEvent,
 }
 
 func isFlowLevel(local string) bool {
@@ -141,6 +141,7 @@ func (im *importer) node(p *model.Process, e *elem, scope string) {
 		if event, _ := boolAttr(e, "triggeredByEvent", false); event {
 			im.eventSub(n)
 		}
+		n.Transaction = e.name.Local == "transaction"
 	}
 	if kind == model.StartEvent {
 		im.eventSubStart(e, n)
@@ -233,10 +234,10 @@ func (im *importer) eventDefinition(e *elem, n *model.Node, x *nodeExt, defs []*
 		// A process-level conditional start is refused by the model's
 		// validation, which says why.
 		model.StartEvent:             {model.MessageEvent, model.SignalEvent, model.TimerEvent, model.ConditionalEvent},
-		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent, model.CompensateEvent},
+		model.EndEvent:               {model.ErrorEvent, model.TerminateEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent, model.CompensateEvent, model.CancelEvent},
 		model.IntermediateCatchEvent: {model.TimerEvent, model.MessageEvent, model.LinkEvent, model.SignalEvent, model.ConditionalEvent},
 		model.IntermediateThrowEvent: {model.MessageEvent, model.LinkEvent, model.EscalationEvent, model.SignalEvent, model.CompensateEvent},
-		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent, model.ConditionalEvent, model.CompensateEvent},
+		model.BoundaryEvent:          {model.ErrorEvent, model.TimerEvent, model.MessageEvent, model.EscalationEvent, model.SignalEvent, model.ConditionalEvent, model.CompensateEvent, model.CancelEvent},
 	}[n.Kind]
 	if n.Kind == model.StartEvent && im.eventSubs[n.Scope] != nil {
 		allowed = eventSubStarts

@@ -182,3 +182,33 @@ func TestSignalAfterEventGateway(t *testing.T) {
 		t.Fatalf("two branches on one signal: %v", err)
 	}
 }
+
+// A transaction imports as a sub-process marked Transaction, with its
+// cancel end event and cancel boundary; a cancel end event outside a
+// transaction is refused by validation, naming why.
+func TestTransactionImport(t *testing.T) {
+	p := mustParse(t, proc(`<bpmn:startEvent id="s"/>
+<bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="tx"/>
+<bpmn:transaction id="tx">
+  <bpmn:startEvent id="ts"/><bpmn:sequenceFlow id="t1" sourceRef="ts" targetRef="abort"/>
+  <bpmn:endEvent id="abort"><bpmn:cancelEventDefinition/></bpmn:endEvent>
+</bpmn:transaction>
+<bpmn:boundaryEvent id="onCancel" attachedToRef="tx"><bpmn:cancelEventDefinition/></bpmn:boundaryEvent>
+<bpmn:sequenceFlow id="f2" sourceRef="tx" targetRef="e"/>
+<bpmn:sequenceFlow id="f3" sourceRef="onCancel" targetRef="e"/>
+<bpmn:endEvent id="e"/>`))
+	if tx := node(t, p, "tx"); tx.Kind != model.SubProcess || !tx.Transaction {
+		t.Errorf("transaction %+v", tx)
+	}
+	if a := node(t, p, "abort"); a.Event != model.CancelEvent || a.Scope != "tx" {
+		t.Errorf("cancel end %+v", a)
+	}
+	if b := node(t, p, "onCancel"); b.Event != model.CancelEvent || !b.Interrupting || p.CancelBoundaryOf("tx") != b {
+		t.Errorf("cancel boundary %+v", b)
+	}
+	err := parseErr(t, around(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/><bpmn:sequenceFlow id="s1" sourceRef="ss" targetRef="x"/>
+<bpmn:endEvent id="x"><bpmn:cancelEventDefinition/></bpmn:endEvent></bpmn:subProcess>`))
+	if !strings.Contains(err.Error(), `element "x"`) || !strings.Contains(err.Error(), "a cancel end event belongs directly in a transaction") {
+		t.Errorf("cancel end in a plain sub-process: %v", err)
+	}
+}

@@ -54,7 +54,7 @@ func assignIDs(root *elem) {
 				}
 				e.setAttr("id", unique(base))
 			}
-			if local == "subProcess" {
+			if local == "subProcess" || local == "transaction" {
 				visit(e)
 			}
 		}

@@ -15,7 +15,6 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"businessRuleTask", `<bpmn:businessRuleTask id="t"/>`, "bpmn:businessRuleTask", "<bpmn:businessRuleTask", "business rule tasks are not supported"},
 		{"complexGateway", `<bpmn:complexGateway id="t"/>`, "bpmn:complexGateway", "<bpmn:complexGateway", "complex gateways are not supported"},
-		{"transaction", `<bpmn:transaction id="t"/>`, "bpmn:transaction", "<bpmn:transaction", "transactions are not supported"},
 		{"adHocSubProcess", `<bpmn:adHocSubProcess id="t"/>`, "bpmn:adHocSubProcess", "<bpmn:adHocSubProcess", "ad-hoc sub-processes are not supported"},
 		{"signal start of an event sub-process without a signal", `<bpmn:task id="t"/><bpmn:subProcess id="evt" triggeredByEvent="true"><bpmn:startEvent id="x">
   <bpmn:signalEventDefinition/></bpmn:startEvent></bpmn:subProcess>`, "bpmn:startEvent", "<bpmn:signalEventDefinition", "a signal event needs signalRef"},
@@ -36,8 +35,8 @@ func TestRefusals(t *testing.T) {
 		{"compensation without waiting", `<bpmn:task id="t"/><bpmn:intermediateThrowEvent id="x">
   <bpmn:compensateEventDefinition waitForCompletion="false"/></bpmn:intermediateThrowEvent>`, "bpmn:intermediateThrowEvent", "<bpmn:compensateEventDefinition", `waitForCompletion="false" is not supported`},
 		{"isForCompensation not a boolean", `<bpmn:task id="t" isForCompensation="yes"/>`, "bpmn:task", "<bpmn:task", `isForCompensation="yes" is not a boolean`},
-		{"cancel", `<bpmn:task id="t"/><bpmn:endEvent id="x">
-  <bpmn:cancelEventDefinition/></bpmn:endEvent>`, "bpmn:endEvent", "<bpmn:cancelEventDefinition", "cancel events are not supported"},
+		{"cancel throw", `<bpmn:task id="t"/><bpmn:intermediateThrowEvent id="x">
+  <bpmn:cancelEventDefinition/></bpmn:intermediateThrowEvent>`, "bpmn:intermediateThrowEvent", "<bpmn:cancelEventDefinition", "a intermediateThrowEvent cannot have a cancelEventDefinition"},
 		{"execution listener", `<bpmn:task id="t"><bpmn:extensionElements>
   <camunda:executionListener class="a.B" event="start"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:executionListener", "camunda:executionListener: execution listeners are not supported"},
 		{"zeebe listeners", `<bpmn:task id="t"><bpmn:extensionElements>

@@ -151,9 +151,14 @@ func (r *runner) throwCompensation(t *Track, n *model.Node) {
 	r.nextHandler(c)
 }
 
-// compensated passes a throw's token on, or ends it at an end event.
+// compensated passes a throw's token on, or ends it at an end event; a
+// cancel end event's leaves its transaction by the cancel boundary.
 func (r *runner) compensated(t *Track, n *model.Node) {
 	t.State = Ready
+	if n.Event == model.CancelEvent {
+		r.transactionCancelled(t)
+		return
+	}
 	if n.Kind == model.EndEvent {
 		r.endTrack(t)
 		return

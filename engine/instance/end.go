@@ -22,6 +22,8 @@ func (r *runner) end(t *Track, n *model.Node) {
 		r.throwSignal(t, n)
 	case model.CompensateEvent:
 		r.throwCompensation(t, n)
+	case model.CancelEvent:
+		r.cancelTransaction(t, n)
 	case model.ErrorEvent:
 		r.throw(nil, n.ID, t.Scope, n.ErrorCode, n.ErrorMessage)
 		if r.s.track(t.ID) != nil {

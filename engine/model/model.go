@@ -127,6 +127,9 @@ type Node struct {
 	// TriggeredByEvent makes a sub-process an event sub-process: its start
 	// event's trigger runs it (eventsubprocess.go).
 	TriggeredByEvent bool `msgpack:"triggered,omitempty"`
+	// Transaction makes a sub-process a transaction: a cancel end event in
+	// it compensates it and leaves by its cancel boundary (transaction.go).
+	Transaction bool `msgpack:"transaction,omitempty"`
 	// Escalation is the code an escalation event throws, or the code an
 	// escalation boundary or start event catches ("" catches every code).
 	Escalation string `msgpack:"escalation,omitempty"`

@@ -131,6 +131,8 @@ func (v *validator) node(n *Node) {
 			v.signal(n)
 		case CompensateEvent:
 			v.compensationThrow(n)
+		case CancelEvent:
+			v.cancelEnd(n)
 		default:
 			v.nodef(n, "%s end events are not supported", n.Event)
 		}
@@ -203,9 +205,15 @@ func (v *validator) node(n *Node) {
 		if n.TriggeredByEvent {
 			v.eventSub(n)
 		}
+		if n.Transaction && n.TriggeredByEvent {
+			v.nodef(n, "an event sub-process cannot be a transaction")
+		}
 	case Task, ManualTask:
 	default:
 		v.nodef(n, "unknown node kind")
+	}
+	if n.Transaction && n.Kind != SubProcess {
+		v.nodef(n, "only a sub-process can be a transaction")
 	}
 	if n.Loop != nil {
 		v.loop(n)
@@ -350,8 +358,10 @@ func (v *validator) boundary(n *Node) {
 		v.conditional(n)
 	case CompensateEvent:
 		v.compensationBoundary(n)
+	case CancelEvent:
+		v.cancelBoundary(n)
 	default:
-		v.nodef(n, "only error, timer, message, escalation, signal, conditional and compensation boundary events are supported")
+		v.nodef(n, "only error, timer, message, escalation, signal, conditional, compensation and cancel boundary events are supported")
 	}
 	if len(v.p.Incoming(n.ID)) > 0 {
 		v.nodef(n, "boundary events cannot have incoming sequence flows")

@@ -222,7 +222,7 @@ func TestValidationRules(t *testing.T) {
 		{"boundary without event definition", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.Task("t") }).
 				ErrorBoundary("b", "t", "E", set(func(n *model.Node) { n.Event = model.NoneEvent })).Flow("b", "e")
-		}, "b", "only error, timer, message, escalation, signal, conditional and compensation boundary events"},
+		}, "b", "only error, timer, message, escalation, signal, conditional, compensation and cancel boundary events"},
 		{"boundary with an incoming flow", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.Task("t") }).ErrorBoundary("b", "t", "").Task("x").
 				Flow("b", "e").Flow("s", "x").Flow("x", "b")
