@@ -37,6 +37,9 @@
 //   - a[n] with an integer literal n: 1-based as in FEEL (a[1] is the first
 //     element, a[-1] the last); any other filter a[...] is refused
 //   - some/every x in coll {, y in coll2} satisfies pred (any/all in expr-lang)
+//   - for x in coll {, y in coll2} return expr (map in expr-lang; several
+//     iteration contexts give one flat list, x outermost; no ranges and
+//     no "partial")
 //   - if c then a else b (any non-true c selects b, as in FEEL)
 //   - functions: not(x), string length(s), upper case(s), lower case(s),
 //     count(list), contains(s, sub), starts with(s, p), ends with(s, p),
@@ -44,7 +47,7 @@
 //     suffix]]) (null elements skipped; an element that is not a string is
 //     an evaluation error, where FEEL would give null)
 //
-// Refused: for, between, instance of, ranges (1..5), unary tests (in, ?,
+// Refused: between, instance of, ranges (1..5), unary tests (in, ?,
 // "< 5"), other function calls, names with spaces, backquoted names,
 // temporal literals @"...".
 //

@@ -205,7 +205,9 @@ func (p *parser) feelPrimary() (string, *Error) {
 		return p.feelQuantified()
 	case "if":
 		return p.feelIf()
-	case "for", "function":
+	case "for":
+		return p.feelFor()
+	case "function":
 		return "", p.errAt(t, "unsupported FEEL construct %q", t.text)
 	}
 	if name, words, ok := p.feelFunctionName(); ok {
@@ -395,29 +397,9 @@ func (p *parser) feelQuantified() (string, *Error) {
 	}
 	scopeLen := len(p.scope)
 	defer func() { p.scope = p.scope[:scopeLen] }()
-	var colls, vars []string
-	for {
-		name := p.next()
-		if name.kind != tokIdent || feelKeyword(name.text) {
-			return "", p.errAt(name, "expected variable name in %q expression, found %s", kw.text, name.describe())
-		}
-		if in := p.next(); !in.isWord("in") {
-			return "", p.errAt(in, "expected \"in\" after %q in %q expression, found %s", name.text, kw.text, in.describe())
-		}
-		coll, err := p.feelExpr()
-		if err != nil {
-			return "", err
-		}
-		emit := name.text
-		if !safeIdent(emit) {
-			emit = p.fresh()
-		}
-		p.scope = append(p.scope, binding{name: name.text, emit: emit})
-		colls, vars = append(colls, coll), append(vars, emit)
-		if !p.peek().isOp(",") {
-			break
-		}
-		p.next()
+	colls, vars, err := p.feelIterations(kw)
+	if err != nil {
+		return "", err
 	}
 	if err := p.feelKeywordNext("satisfies", kw); err != nil {
 		return "", err
@@ -430,6 +412,63 @@ func (p *parser) feelQuantified() (string, *Error) {
 		out = fn + "(" + colls[k] + ", {let " + vars[k] + " = #; " + out + "})"
 	}
 	return out, nil
+}
+
+// feelFor translates "for x in c return e" to map(c, {let x = #; e});
+// with several iteration contexts, "for x in a, y in b return e", the
+// inner lists are concatenated (reduce(..., concat(#acc, #), [])), so the result
+// is one flat list in FEEL's order: x outermost.
+func (p *parser) feelFor() (string, *Error) {
+	kw := p.next()
+	scopeLen := len(p.scope)
+	defer func() { p.scope = p.scope[:scopeLen] }()
+	colls, vars, err := p.feelIterations(kw)
+	if err != nil {
+		return "", err
+	}
+	if err := p.feelKeywordNext("return", kw); err != nil {
+		return "", err
+	}
+	out, err := p.feelExpr()
+	if err != nil {
+		return "", err
+	}
+	for k := len(colls) - 1; k >= 0; k-- {
+		out = "map(" + colls[k] + ", {let " + vars[k] + " = #; " + out + "})"
+		if k < len(colls)-1 {
+			out = "reduce(" + out + ", concat(#acc, #), [])"
+		}
+	}
+	return out, nil
+}
+
+// feelIterations reads the iteration contexts "x in c {, y in d}" of a
+// quantified or for expression (keyword kw), binding each name in p.scope
+// for what follows; it returns the collections and the names to emit.
+func (p *parser) feelIterations(kw token) (colls, vars []string, _ *Error) {
+	for {
+		name := p.next()
+		if name.kind != tokIdent || feelKeyword(name.text) {
+			return nil, nil, p.errAt(name, "expected variable name in %q expression, found %s", kw.text, name.describe())
+		}
+		if in := p.next(); !in.isWord("in") {
+			return nil, nil, p.errAt(in, "expected \"in\" after %q in %q expression, found %s", name.text, kw.text, in.describe())
+		}
+		coll, err := p.feelExpr()
+		if err != nil {
+			return nil, nil, err
+		}
+		emit := name.text
+		if !safeIdent(emit) {
+			emit = p.fresh()
+		}
+		p.scope = append(p.scope, binding{name: name.text, emit: emit})
+		colls, vars = append(colls, coll), append(vars, emit)
+		if !p.peek().isOp(",") {
+			return colls, vars, nil
+		}
+		p.next()
+	}
 }
 
 // feelIf translates "if c then a else b". FEEL takes the else branch for any

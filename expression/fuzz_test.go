@@ -24,7 +24,7 @@ func FuzzTranslate(f *testing.F) {
 		"= loopAmount != totalLoops", `= reviewResult = "approved"`, "=conditionVariable=false", "=price = 0", "price > 0",
 		`= some risk in riskLevels satisfies risk = "red"`, `= every risk in riskLevels satisfies risk = "yellow"`,
 		`${execution.getVariable("x")}`, "= for x in y return x", "= x between 1 and 2", "= [1..5]", "${a eqq b}",
-		"${'a}b' == \"c\\\"\"}", "${empty m.k ? l[0] : -c}", "= if e then l[1] else m.k.v", "= some x in l, y in [1] satisfies x = y",
+		"= for x in l, y in [1] return x + y", "${'a}b' == \"c\\\"\"}", "${empty m.k ? l[0] : -c}", "= if e then l[1] else m.k.v", "= some x in l, y in [1] satisfies x = y",
 		"${a.b.c}", "= a.b.c", "a.b.c", "${(((a)))}", "= .5 + 1e3", "= string length(a)", "${", "=", "${a", "= (", "= \"\\u", "=if e then 0[1]else 0*0*0", "${1.5.a}",
 	} {
 		f.Add(s)

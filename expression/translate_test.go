@@ -46,6 +46,11 @@ func TestTranslateAndEval(t *testing.T) {
 		{`price > 0`, `price > 0`, false},
 		{`= some risk in riskLevels satisfies risk = "red"`, `any(riskLevels, {let risk = #; (risk == "red")})`, true},
 		{`= every risk in riskLevels satisfies risk = "yellow"`, `all(riskLevels, {let risk = #; (risk == "yellow")})`, false},
+		{`= for risk in riskLevels return upper case(risk)`, "", []any{"RED", "YELLOW"}},
+		{`= for i in [1, 2], j in [10, 20] return i * j`, `reduce(map([1, 2], {let i = #; map([10, 20], {let j = #; (i * j)})}), concat(#acc, #), [])`, []any{10, 20, 20, 40}},
+		{`= for x in [[1], [2, 3]] return x`, "", []any{[]any{1}, []any{2, 3}}},
+		{`= for item in order.items return item.qty + 1`, "", []any{3}},
+		{`= count(for t in tags return t)`, "", 0},
 
 		// JUEL operators and literals.
 		{`  ${ score gt 5 and not fraud }  `, `((score > 5) && (!fraud))`, true},
@@ -200,7 +205,9 @@ func TestTranslateRefusals(t *testing.T) {
 		{`${a # b}`, `unsupported JUEL operator "#"`, 4},
 		{"${a \x01}", `unexpected character '\x01'`, 4},
 
-		{`= for x in y return x`, `unsupported FEEL construct "for"`, 2},
+		{`= for x in [1] x`, `unexpected name "x"`, 15},
+		{`= for in y return x`, `expected variable name in "for" expression, found "in"`, 6},
+		{`= for x in`, `missing operand`, 10},
 		{`= x between 1 and 2`, `unsupported FEEL construct "between"`, 4},
 		{`= [1..5]`, `unsupported FEEL range ".."`, 4},
 		{`= (1..5)`, `unsupported FEEL range ".."`, 4},
