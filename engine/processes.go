@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/layout"
+	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -107,6 +109,39 @@ func (e *Engine) ProcessSource(ctx context.Context, processID string, version in
 		return nil, fmt.Errorf("%w: process %s v%d: source is over %d bytes", ErrTooLarge, processID, p.Version, maxSourceBytes)
 	}
 	return xml, nil
+}
+
+// ProcessDiagram returns a BPMN document to draw version version (0: the
+// latest) of processID with: the document it was deployed from when that
+// has diagram interchange (DI) for the process, else one laid out from
+// the process itself (package layout) — laidOut says which. Processes
+// built in Go, generated, or written without DI are drawn all the same.
+func (e *Engine) ProcessDiagram(ctx context.Context, processID string, version int) (doc []byte, laidOut bool, err error) {
+	p, err := e.defs.get(ctx, processID, version)
+	if err != nil {
+		return nil, false, err
+	}
+	src, err := e.ProcessSource(ctx, processID, p.Version)
+	switch {
+	case err == nil && hasDiagram(src, p):
+		return src, false, nil
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return nil, false, err
+	}
+	return layout.Document(p), true, nil
+}
+
+// hasDiagram reports whether document src has DI for a node of p.
+func hasDiagram(src []byte, p *model.Process) bool {
+	if !bytes.Contains(src, []byte("BPMNShape")) {
+		return false
+	}
+	for _, n := range p.Nodes {
+		if bytes.Contains(src, []byte(`bpmnElement="`+n.ID+`"`)) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxSourceBytes bounds a BPMN document kept by a deploy, uncompressed.

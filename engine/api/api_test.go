@@ -178,17 +178,22 @@ func TestDeploy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []engine.Deployment{{ProcessID: "calc", Version: 1, New: true}, {ProcessID: "greet", Version: 1, New: true}}
-	if !reflect.DeepEqual(deps, want) {
-		t.Fatalf("deploy = %+v, want %+v", deps, want)
+	dep := ""
+	if len(deps) > 0 {
+		dep = deps[0].DeploymentID
+	}
+	want := []engine.Deployment{{ProcessID: "calc", Version: 1, New: true, DeploymentID: dep, Resource: "calc.bpmn"},
+		{ProcessID: "greet", Version: 1, New: true, DeploymentID: dep, Resource: "greet.bpmn"}}
+	if dep == "" || !reflect.DeepEqual(deps, want) {
+		t.Fatalf("deploy = %+v, want %+v (one deployment id)", deps, want)
 	}
 	deps, err = f.client.Deploy(ctx, api.File{Name: "calc.bpmn", XML: calcXML})
-	if err != nil || !reflect.DeepEqual(deps, []engine.Deployment{{ProcessID: "calc", Version: 1, New: false}}) {
+	if err != nil || !reflect.DeepEqual(deps, []engine.Deployment{{ProcessID: "calc", Version: 1, New: false, DeploymentID: dep, Resource: "calc.bpmn"}}) {
 		t.Fatalf("redeploy = %+v, %v; want calc version 1, not new", deps, err)
 	}
 	// A changed definition is a new version.
 	deps, err = f.client.Deploy(ctx, api.File{Name: "calc.bpmn", XML: strings.Replace(calcXML, "=a + 1", "=a + 2", 1)})
-	if err != nil || !reflect.DeepEqual(deps, []engine.Deployment{{ProcessID: "calc", Version: 2, New: true}}) {
+	if err != nil || len(deps) != 1 || deps[0].Version != 2 || !deps[0].New || deps[0].DeploymentID == dep || deps[0].DeploymentID == "" {
 		t.Fatalf("deploy of a changed definition = %+v, %v; want version 2", deps, err)
 	}
 

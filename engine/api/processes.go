@@ -18,18 +18,22 @@ type ProcessListResponse struct {
 }
 
 // ProcessRequest names a process version (0: the latest); XML asks for the
-// BPMN document it was imported from as well.
+// BPMN document it was imported from as well, Diagram for a document to
+// draw it with (engine.Engine.ProcessDiagram) instead.
 type ProcessRequest struct {
 	ID      string `json:"id"`
 	Version int    `json:"version,omitempty"`
 	XML     bool   `json:"xml,omitempty"`
+	Diagram bool   `json:"diagram,omitempty"`
 }
 
 // ProcessResponse describes a process version, with its BPMN document
-// when asked for and kept.
+// when asked for and kept; LaidOut says the document was laid out from
+// the process, which has no diagram of its own.
 type ProcessResponse struct {
 	engine.ProcessInfo
-	XML string `json:"xml,omitempty"`
+	XML     string `json:"xml,omitempty"`
+	LaidOut bool   `json:"laidOut,omitempty"`
 }
 
 // process serves OpProcessGet.
@@ -39,6 +43,14 @@ func (h *Handler) process(ctx context.Context, req ProcessRequest) (ProcessRespo
 		return ProcessResponse{}, err
 	}
 	out := ProcessResponse{ProcessInfo: info}
+	if req.Diagram {
+		doc, laidOut, err := h.eng.ProcessDiagram(ctx, req.ID, info.Version)
+		if err != nil {
+			return ProcessResponse{}, err
+		}
+		out.XML, out.LaidOut = string(doc), laidOut
+		return out, nil
+	}
 	if req.XML {
 		xml, err := h.eng.ProcessSource(ctx, req.ID, info.Version)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/internal/testwait"
 )
@@ -479,7 +481,7 @@ func TestBrowserTasks(t *testing.T) {
 }
 
 // The process page draws the diagram with per-node counts and deploys a
-// dropped file; a file without DI says so.
+// dropped file; a file without DI is drawn laid out.
 func TestBrowserProcessDeploy(t *testing.T) {
 	f := newFixture(t)
 	f.start(t, "p1")
@@ -506,8 +508,46 @@ func TestBrowserProcessDeploy(t *testing.T) {
 	if _, err := f.eng.DeployXML(tctx(t), strings.NewReader(noDI)); err != nil {
 		t.Fatal(err)
 	}
+	// Without DI, the server lays the diagram out.
 	b.open("/processes/plain")
-	b.waitText(`#diagram`, "No diagram in this file")
+	b.waitJS(`!!document.querySelector('.djs-element[data-element-id="approve"]')`)
+}
+
+// A process with no diagram of its own — built in Go, with a gateway, a
+// boundary event and an event sub-process — is drawn laid out, on the
+// process page with its counts and on the instance page with its marks.
+func TestBrowserLaidOutDiagram(t *testing.T) {
+	f := newFixture(t)
+	b0 := model.NewBuilder("laidout").StartEvent("start").ExclusiveGateway("big").
+		UserTask("review", model.Named("Review the order")).Task("auto", model.Named("Accept")).ExclusiveGateway("join").EndEvent("end").
+		TimerBoundary("late", "review", model.Duration("PT1H"), true).EndEvent("tooLate").
+		Sequence("start", "big").Flow("big", "review", model.When("amount > 100")).DefaultFlow("big", "auto").
+		Flow("review", "join").Flow("auto", "join").Sequence("join", "end").Flow("late", "tooLate")
+	b0.EventSubProcess("cancel", true).MessageStartEvent("cancelled", "cancel", model.CorrelationKey("orderId")).EndEvent("ce").Flow("cancelled", "ce")
+	p, err := b0.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.Deploy(tctx(t), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.Start(tctx(t), "laidout", map[string]any{"amount": 500, "orderId": "o-1"}, engine.InstanceID("lo-1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.WaitUntil(tctx(t), "lo-1", func(v *engine.InstanceView) bool { return slices.Contains(v.ActiveNodes, "review") }); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, f.server(t))
+	b.open("/processes/laidout")
+	for _, id := range []string{"big", "review", "late", "cancel", "cancelled"} {
+		b.waitJS(`!!document.querySelector('.djs-element[data-element-id="` + id + `"]')`)
+	}
+	b.waitText(`.djs-overlays[data-container-id="review"]`, "1")
+	b.screenshot("process-laid-out")
+	b.open("/instances/lo-1")
+	b.waitJS(`document.querySelector('.djs-element[data-element-id="review"]')?.classList.contains('active')`)
+	b.waitJS(`document.querySelector('.djs-element[data-element-id="start"]')?.classList.contains('passed')`)
+	b.screenshot("instance-laid-out")
 }
 
 // The instances list filters, and an instance is cancelled from its page.

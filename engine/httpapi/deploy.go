@@ -151,5 +151,8 @@ func (s *Server) serveXML(w http.ResponseWriter, r *http.Request, rt *route) {
 	}
 	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if pr.LaidOut {
+		w.Header().Set("X-Jetbpm-Laid-Out", "true")
+	}
 	io.WriteString(w, pr.XML)
 }

@@ -18,7 +18,7 @@ export async function render(main, id) {
     const incsP = handled(api('GET', `/v1/incidents?instance=${enc(id)}&state=all`).then((d) => list(d, 'incidents')));
     const tasksP = handled(api('GET', `/v1/tasks?instanceId=${enc(id)}&state=all&limit=1000`).then((d) => list(d, 'tasks')));
     const tlP = handled(api('GET', `/console/instances/${enc(id)}/timeline`));
-    const xmlP = vP.then((v) => api('GET', `/v1/processes/${enc(v.processId)}/xml?version=${v.version}`)).catch((err) => err);
+    const xmlP = vP.then((v) => api('GET', `/v1/processes/${enc(v.processId)}/diagram?version=${v.version}`)).catch((err) => err);
     loadViewer().catch(() => {}); // draw reports a failure
     const [v, incs, tasks] = await Promise.all([vP, incsP, tasksP]);
     const timelineBox = h('div', {}, shownTimeline || h('p', { class: 'muted' }, 'Reading the facts…'));
@@ -48,7 +48,7 @@ export async function render(main, id) {
     const timelineDrawn = tlP.then((tl) => { shownTimeline = timeline(tl); timelineBox.replaceChildren(shownTimeline); });
     const xml = await xmlP;
     if (xml instanceof Error) {
-      diagram.replaceChildren(h('p', { class: 'nodiagram' }, xml.status === 404 ? 'No diagram: this version was not deployed from a BPMN file.' : xml.message));
+      diagram.replaceChildren(h('p', { class: 'nodiagram' }, xml.message));
       await timelineDrawn;
       return;
     }

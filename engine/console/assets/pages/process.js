@@ -32,9 +32,9 @@ export async function render(main, id) {
 
   // The document and the counts are fetched together; the table is drawn
   // when the counts are there, the diagram when the viewer is too.
-  const xmlP = api('GET', `/v1/processes/${enc(id)}/xml?version=${version}`).catch((err) => {
-    diagram.replaceChildren(h('p', { class: 'nodiagram' }, err.status === 404
-      ? 'No diagram: this version was not deployed from a BPMN file.' : err.message));
+  // A version without a diagram of its own comes laid out by the server.
+  const xmlP = api('GET', `/v1/processes/${enc(id)}/diagram?version=${version}`).catch((err) => {
+    diagram.replaceChildren(h('p', { class: 'nodiagram' }, err.message));
     return null;
   });
   const load = async () => {
