@@ -18,38 +18,55 @@ import (
 	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
-// killUndoBPMN books and reserves (script tasks), pauses, then undoes both
-// with a compensation end event: the handlers are external jobs, run
-// newest first (release, then unbook).
+// killUndoBPMN books and reserves (script tasks) in a transaction,
+// pauses, then undoes both: through a compensation end event (the
+// transaction then completes, to "done"), or when cancel is true through a
+// cancel end event (the transaction then leaves by its cancel boundary,
+// to "cancelled"). Either way the handlers are external jobs, run newest
+// first (release, then unbook).
 const killUndoBPMN = `<?xml version="1.0" encoding="UTF-8"?>
 <bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:jetbpm="https://jetbpm.dev/schema/bpmn/1.0" id="d">
   <bpmn:process id="undome" isExecutable="true">
     <bpmn:startEvent id="s"/>
-    <bpmn:scriptTask id="book" scriptFormat="feel" camunda:resultVariable="booking"><bpmn:script>"b-" + n</bpmn:script></bpmn:scriptTask>
-    <bpmn:scriptTask id="reserve" scriptFormat="feel" camunda:resultVariable="reservation"><bpmn:script>"r-" + n</bpmn:script></bpmn:scriptTask>
-    <bpmn:intermediateCatchEvent id="pause"><bpmn:timerEventDefinition><bpmn:timeDuration>PT0.2S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
-    <bpmn:endEvent id="undo"><bpmn:compensateEventDefinition/></bpmn:endEvent>
-    <bpmn:boundaryEvent id="bookComp" attachedToRef="book"><bpmn:compensateEventDefinition/></bpmn:boundaryEvent>
-    <bpmn:boundaryEvent id="reserveComp" attachedToRef="reserve"><bpmn:compensateEventDefinition/></bpmn:boundaryEvent>
-    <bpmn:serviceTask id="unbook" isForCompensation="true" camunda:type="external" camunda:topic="killundo">
-      <bpmn:extensionElements><jetbpm:worker lockDuration="PT2S"/></bpmn:extensionElements>
-    </bpmn:serviceTask>
-    <bpmn:serviceTask id="release" isForCompensation="true" camunda:type="external" camunda:topic="killundo">
-      <bpmn:extensionElements><jetbpm:worker lockDuration="PT2S"/></bpmn:extensionElements>
-    </bpmn:serviceTask>
-    <bpmn:association id="a1" sourceRef="bookComp" targetRef="unbook"/>
-    <bpmn:association id="a2" sourceRef="reserveComp" targetRef="release"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="book"/>
-    <bpmn:sequenceFlow id="f2" sourceRef="book" targetRef="reserve"/>
-    <bpmn:sequenceFlow id="f3" sourceRef="reserve" targetRef="pause"/>
-    <bpmn:sequenceFlow id="f4" sourceRef="pause" targetRef="undo"/>
+    <bpmn:transaction id="tx">
+      <bpmn:startEvent id="ts"/>
+      <bpmn:scriptTask id="book" scriptFormat="feel" camunda:resultVariable="booking"><bpmn:script>"b-" + n</bpmn:script></bpmn:scriptTask>
+      <bpmn:scriptTask id="reserve" scriptFormat="feel" camunda:resultVariable="reservation"><bpmn:script>"r-" + n</bpmn:script></bpmn:scriptTask>
+      <bpmn:intermediateCatchEvent id="pause"><bpmn:timerEventDefinition><bpmn:timeDuration>PT0.2S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+      <bpmn:exclusiveGateway id="how" default="viaThrow"/>
+      <bpmn:endEvent id="undo"><bpmn:compensateEventDefinition/></bpmn:endEvent>
+      <bpmn:endEvent id="abort"><bpmn:cancelEventDefinition/></bpmn:endEvent>
+      <bpmn:boundaryEvent id="bookComp" attachedToRef="book"><bpmn:compensateEventDefinition/></bpmn:boundaryEvent>
+      <bpmn:boundaryEvent id="reserveComp" attachedToRef="reserve"><bpmn:compensateEventDefinition/></bpmn:boundaryEvent>
+      <bpmn:serviceTask id="unbook" isForCompensation="true" camunda:type="external" camunda:topic="killundo">
+        <bpmn:extensionElements><jetbpm:worker lockDuration="PT2S"/></bpmn:extensionElements>
+      </bpmn:serviceTask>
+      <bpmn:serviceTask id="release" isForCompensation="true" camunda:type="external" camunda:topic="killundo">
+        <bpmn:extensionElements><jetbpm:worker lockDuration="PT2S"/></bpmn:extensionElements>
+      </bpmn:serviceTask>
+      <bpmn:association id="a1" sourceRef="bookComp" targetRef="unbook"/>
+      <bpmn:association id="a2" sourceRef="reserveComp" targetRef="release"/>
+      <bpmn:sequenceFlow id="t1" sourceRef="ts" targetRef="book"/>
+      <bpmn:sequenceFlow id="t2" sourceRef="book" targetRef="reserve"/>
+      <bpmn:sequenceFlow id="t3" sourceRef="reserve" targetRef="pause"/>
+      <bpmn:sequenceFlow id="t4" sourceRef="pause" targetRef="how"/>
+      <bpmn:sequenceFlow id="viaThrow" sourceRef="how" targetRef="undo"/>
+      <bpmn:sequenceFlow id="viaCancel" sourceRef="how" targetRef="abort"><bpmn:conditionExpression>${cancel}</bpmn:conditionExpression></bpmn:sequenceFlow>
+    </bpmn:transaction>
+    <bpmn:boundaryEvent id="onCancel" attachedToRef="tx"><bpmn:cancelEventDefinition/></bpmn:boundaryEvent>
+    <bpmn:endEvent id="done"/>
+    <bpmn:endEvent id="cancelled"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="tx"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="tx" targetRef="done"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="onCancel" targetRef="cancelled"/>
   </bpmn:process>
 </bpmn:definitions>`
 
 // TestKillNineCompensation runs jetbpm serve and jetbpm work as processes
 // and SIGKILLs the engine again and again while instances run their
-// compensation handlers (external jobs). Afterwards every instance
-// completed with exactly one completed fact; each handler's job ran, on
+// compensation handlers (external jobs), half of them for a transaction's
+// cancel. Afterwards every instance completed, by the way its variables
+// chose, with exactly one completed fact; each handler's job ran, on
 // the variables its activity completed with, after the one compensated
 // later in the order (release before unbook); and a job ran again only on
 // a new delivery or after a kill.
@@ -69,7 +86,7 @@ echo "{\"${JETBPM_NODE_ID}Done\": true}"
 	startWork(t, env, "--topic", "killundo", "--concurrency", "8", "--", script)
 	id := func(i int) string { return fmt.Sprintf("u-%04d", i) }
 	start := func(i int) {
-		rig.start(api.StartRequest{ProcessID: "undome", ID: id(i), Vars: json.RawMessage(fmt.Sprintf(`{"n": "%d"}`, i))})
+		rig.start(api.StartRequest{ProcessID: "undome", ID: id(i), Vars: json.RawMessage(fmt.Sprintf(`{"n": "%d", "cancel": %t}`, i, i%2 == 1))})
 	}
 	// killWhenHandlersRun waits (bounded) until some handler job of this
 	// round has run, so the kill lands while compensations are under way.
@@ -110,8 +127,12 @@ echo "{\"${JETBPM_NODE_ID}Done\": true}"
 			}
 			return err
 		})
-		if v.Status != "completed" || v.Variables["unbookDone"] != true || v.Variables["releaseDone"] != true || len(v.Compensable) != 0 {
-			t.Fatalf("instance %s: %+v; want completed with both handlers done and nothing left to compensate", id(i), v)
+		end := "done"
+		if i%2 == 1 {
+			end = "cancelled"
+		}
+		if v.Status != "completed" || v.Variables["unbookDone"] != true || v.Variables["releaseDone"] != true || len(v.Compensable) != 0 || !slices.Contains(v.Passed, end) {
+			t.Fatalf("instance %s: %+v; want completed at %s with both handlers done and nothing left to compensate", id(i), v, end)
 		}
 	}
 	counts := completedFactsOfEach(t, ctx, nc, "undome", n)
