@@ -351,3 +351,11 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 func (e *Engine) partitionOf(id string) int { return streams.PartitionOf(id, e.layout.Partitions) }
+
+// Partitions returns how many partitions the engine's instances are
+// spread over, and PartitionOf the one (0..Partitions()-1) instance id
+// is on: fixed when the streams are first provisioned.
+func (e *Engine) Partitions() int { return e.layout.Partitions }
+
+// PartitionOf returns the partition instance id is on.
+func (e *Engine) PartitionOf(id string) int { return e.partitionOf(id) }

@@ -111,6 +111,9 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (Layout,
 	if err := provisionSignals(ctx, js, cfg, log); err != nil {
 		return Layout{}, err
 	}
+	if err := provisionCamunda8(ctx, js, cfg, log); err != nil {
+		return Layout{}, err
+	}
 	return Layout{Partitions: partitions, Replicas: cfg.Replicas}, nil
 }
 

@@ -55,11 +55,12 @@ func TestProvisionIsIdempotent(t *testing.T) {
 	}
 	before := takeSnapshot(t, ctx, js)
 	// Events, reports, jobs, facts, messages, message commands, signals,
-	// timer starts and seven KV buckets (meta, instances, definitions,
-	// incidents, messages, tasks, signals); four consumers per partition,
-	// the message buffer count, the signals and the timer starts consumers.
-	if len(before.Streams) != 15 || len(before.Consumers) != 15 {
-		t.Fatalf("provisioned %d streams and %d consumers, want 15 and 15: %v", len(before.Streams), len(before.Consumers), before.Created)
+	// timer starts and eight KV buckets (meta, instances, definitions,
+	// incidents, messages, tasks, signals, Camunda 8 keys); four consumers
+	// per partition, the message buffer count, the signals and the timer
+	// starts consumers.
+	if len(before.Streams) != 16 || len(before.Consumers) != 15 {
+		t.Fatalf("provisioned %d streams and %d consumers, want 16 and 15: %v", len(before.Streams), len(before.Consumers), before.Created)
 	}
 
 	log, rec := recordLogs()
@@ -132,6 +133,9 @@ func TestProvisionLayoutDetails(t *testing.T) {
 	tasks := s.Streams["KV_"+streams.TasksBucket]
 	if tasks.MaxMsgSize != int32(nc.MaxPayload()) || !tasks.AllowMsgTTL || tasks.SubjectDeleteMarkerTTL != time.Second || tasks.MaxMsgsPerSubject != 1 {
 		t.Errorf("tasks bucket config: %+v", tasks)
+	}
+	if c8 := s.Streams["KV_"+streams.C8KeysBucket]; c8.MaxMsgsPerSubject != 1 {
+		t.Errorf("Camunda 8 keys bucket config: %+v", c8)
 	}
 	meta, err := js.KeyValue(ctx, streams.MetaBucket)
 	if err != nil {

@@ -1,0 +1,140 @@
+package camunda8_test
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine/camunda8"
+	"github.com/jetbpm/jetbpm/streams/streamstest"
+)
+
+func bucket(t *testing.T) jetstream.KeyValue {
+	t.Helper()
+	env := streamstest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	kv, err := env.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "c8keys-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// partitionOf4 places an id on one of 4 partitions by its hash.
+func partitionOf4(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % 4)
+}
+
+// Allocators on several nodes never hand out a number twice, and a new
+// allocator (a restart) goes on after the blocks already reserved.
+func TestAllocatorUnique(t *testing.T) {
+	kv := bucket(t)
+	ctx := testCtx(t)
+	var mu sync.Mutex
+	seen := map[int64]bool{}
+	var wg sync.WaitGroup
+	for range 3 {
+		a := camunda8.NewAllocator(kv)
+		wg.Go(func() {
+			for range 1500 {
+				n, err := a.Next(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if seen[n] {
+					t.Errorf("number %d handed out twice", n)
+				}
+				seen[n] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	top := int64(0)
+	for n := range seen {
+		top = max(top, n)
+	}
+	n, err := camunda8.NewAllocator(kv).Next(ctx)
+	if err != nil || n <= top {
+		t.Fatalf("a restarted allocator gave %d (%v), want past %d", n, err, top)
+	}
+}
+
+func TestInstanceKeys(t *testing.T) {
+	kv := bucket(t)
+	ctx := testCtx(t)
+	ids := camunda8.NewIDs(kv, 4, partitionOf4)
+
+	// An instance a Camunda 8 client creates: its id is its key's text,
+	// on the partition the engine places that id on.
+	k, id, err := ids.NewInstance(ctx)
+	if err != nil || id != k.String() || k.Partition() != partitionOf4(id)+1 {
+		t.Fatalf("NewInstance = %d %q (%v)", k, id, err)
+	}
+	if got, err := ids.InstanceKey(ctx, id); err != nil || got != k {
+		t.Errorf("InstanceKey(%q) = %d (%v), want %d", id, got, err, k)
+	}
+	if got, err := ids.Instance(ctx, k); err != nil || got != id {
+		t.Errorf("Instance(%d) = %q (%v)", k, got, err)
+	}
+
+	// Any other id gets a key once, kept both ways, on its partition.
+	k1, err := ids.InstanceKey(ctx, "order-1")
+	if err != nil || k1.Partition() != partitionOf4("order-1")+1 {
+		t.Fatalf("InstanceKey(order-1) = %d (%v)", k1, err)
+	}
+	other := camunda8.NewIDs(kv, 4, partitionOf4) // another node
+	if k2, err := other.InstanceKey(ctx, "order-1"); err != nil || k2 != k1 {
+		t.Errorf("the other node keyed order-1 as %d (%v), want %d", k2, err, k1)
+	}
+	if got, err := other.Instance(ctx, k1); err != nil || got != "order-1" {
+		t.Errorf("Instance(%d) = %q (%v), want order-1", k1, got, err)
+	}
+
+	// A key whose partition cannot hold its instance is refused.
+	wrong, _ := camunda8.NewKey(k.Partition()%4+1, k.Number())
+	if _, err := ids.Instance(ctx, wrong); !errors.Is(err, camunda8.ErrBadKey) {
+		t.Errorf("Instance(%d) of the wrong partition: %v, want ErrBadKey", wrong, err)
+	}
+}
+
+// Two nodes keying one id at once agree on one key.
+func TestInstanceKeyRace(t *testing.T) {
+	kv := bucket(t)
+	ctx := testCtx(t)
+	for i := range 20 {
+		id := "race-" + string(rune('a'+i))
+		var keys [2]camunda8.Key
+		var wg sync.WaitGroup
+		for j := range keys {
+			m := camunda8.NewIDs(kv, 4, partitionOf4)
+			wg.Go(func() {
+				k, err := m.InstanceKey(ctx, id)
+				if err != nil {
+					t.Error(err)
+				}
+				keys[j] = k
+			})
+		}
+		wg.Wait()
+		if keys[0] != keys[1] {
+			t.Fatalf("%s keyed %d and %d", id, keys[0], keys[1])
+		}
+	}
+}
