@@ -72,7 +72,7 @@ FUZZ = ./jobs:FuzzDecide ./engine:FuzzDecodeReport ./engine:FuzzDecodeMessage ./
 	./expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal \
 	./engine/api:FuzzDispatch ./cmd/jetbpm/internal/config:FuzzParse ./engine/cron:FuzzParse \
 	./engine/httpapi:FuzzRequest ./internal/httpauth:FuzzParse ./engine/camunda7:FuzzDecodeVariables \
-	./expression:FuzzComposite ./engine/camunda8:FuzzKey
+	./expression:FuzzComposite ./engine/camunda8:FuzzKey ./engine/camunda8/zeebegrpc:FuzzVariables
 soak:
 	JETBPM_SOAK=1 go test -race -count=1 -run 'TestKillNine|TestClusterSurvivesNodeLosses' -v ./cmd/jetbpm ./engine
 	@for t in $(FUZZ); do \

@@ -36,15 +36,20 @@ func (o *serveOptions) checkHTTP() error {
 		}
 		o.auth = a
 	}
-	if o.http == "" || o.httpAuth != "" || o.httpInsecure {
+	if o.httpAuth != "" || o.httpInsecure {
 		return nil
 	}
-	host, _, err := net.SplitHostPort(o.http)
-	if err != nil {
-		return usageErrorf("serve", "--http %q: %v", o.http, err)
-	}
-	if !loopback(host) {
-		return usageErrorf("serve", "--http %s is not a loopback address: give --http-auth FILE so callers authenticate, or --http-insecure to serve the HTTP API to anyone who can reach it", o.http)
+	for _, l := range []struct{ flag, addr, what string }{{"--http", o.http, "the HTTP API"}, {"--grpc", o.grpc, "the Zeebe gateway"}} {
+		if l.addr == "" {
+			continue
+		}
+		host, _, err := net.SplitHostPort(l.addr)
+		if err != nil {
+			return usageErrorf("serve", "%s %q: %v", l.flag, l.addr, err)
+		}
+		if !loopback(host) {
+			return usageErrorf("serve", "%s %s is not a loopback address: give --http-auth FILE so callers authenticate, or --http-insecure to serve %s to anyone who can reach it", l.flag, l.addr, l.what)
+		}
 	}
 	return nil
 }

@@ -173,6 +173,7 @@ func TestServeRefusesAnOpenHTTPAPI(t *testing.T) {
 	}{
 		{[]string{"--http", "0.0.0.0:0"}, `--http 0.0.0.0:0 is not a loopback address: give --http-auth FILE`},
 		{[]string{"--http", ":9464"}, `--http :9464 is not a loopback address`},
+		{[]string{"--grpc", ":26500"}, `--grpc :26500 is not a loopback address: give --http-auth FILE so callers authenticate, or --http-insecure to serve the Zeebe gateway`},
 		{[]string{"--http-tls-cert", "c.pem"}, `--http-tls-cert and --http-tls-key go together`},
 		{[]string{"--http-auth", filepath.Join(dir, "nosuch.yaml")}, `http auth: open .*nosuch.yaml: no such file`},
 		{[]string{"--http-auth", writeFile(t, dir, "bad.yaml", "users:\n  - {name: bob, bcrypt: x, roles: [admin]}\n")},

@@ -85,6 +85,7 @@ type serveProc struct {
 	t        *testing.T
 	cmd      *exec.Cmd
 	httpAddr string
+	grpcAddr string // the Zeebe gateway's
 	// https, when set, is the client of a listener that serves HTTPS.
 	https    *http.Client
 	ready    chan map[string]any // the "jetbpm ready" record
@@ -105,8 +106,8 @@ func startServe(t *testing.T, env []string, args ...string) *serveProc {
 // startServeBin is startServe with another build of jetbpm.
 func startServeBin(t *testing.T, bin string, env []string, args ...string) *serveProc {
 	t.Helper()
-	p := &serveProc{t: t, httpAddr: freeAddr(t), ready: make(chan map[string]any, 1), exited: make(chan struct{})}
-	all := append([]string{"serve", "--log-format", "json", "--http", p.httpAddr}, args...)
+	p := &serveProc{t: t, httpAddr: freeAddr(t), grpcAddr: freeAddr(t), ready: make(chan map[string]any, 1), exited: make(chan struct{})}
+	all := append([]string{"serve", "--log-format", "json", "--http", p.httpAddr, "--grpc", p.grpcAddr}, args...)
 	p.cmd = exec.Command(bin, all...)
 	p.cmd.Env = append(os.Environ(), env...)
 	stderr, err := p.cmd.StderrPipe()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -30,11 +31,13 @@ serve then creates the streams and buckets jetbpm needs, logs "jetbpm ready",
 and serves on --http until SIGINT or SIGTERM, when it drains and exits
 within 10 seconds: GET /healthz, GET /metrics (Prometheus text), the
 HTTP API /v1 (docs/http-api.md), the Camunda 7 REST API /engine-rest
-(docs/camunda7-migration.md) and the web console at / (docs/console.md).
---http-auth FILE makes /v1, /engine-rest and console callers authenticate
-(HTTP Basic or bearer tokens with roles); --http-tls-cert and
---http-tls-key serve HTTPS. Without --http-auth, --http must be a loopback
-address, unless --http-insecure is given.
+(docs/camunda7-migration.md) and the web console at / (docs/console.md);
+and on --grpc the Zeebe gateway protocol for Camunda 8 clients
+(docs/camunda8-migration.md). --http-auth FILE makes /v1, /engine-rest,
+console and Zeebe callers authenticate (HTTP Basic or bearer tokens with
+roles); --http-tls-cert and --http-tls-key serve HTTPS and gRPC over TLS.
+Without --http-auth, --http and --grpc must be loopback addresses, unless
+--http-insecure is given.
 
 --config FILE reads a YAML file that sets the engine-wide defaults (job
 locks, retry policies, trust and error mapper rules, for all topics and per
@@ -49,6 +52,7 @@ const shutdownTimeout = 10 * time.Second
 type serveOptions struct {
 	config               string
 	data, listen, http   string
+	grpc                 string // the Zeebe gateway's address; "": off
 	httpAuth             string // the auth file; "": no authentication
 	httpTLSCert          string
 	httpTLSKey           string
@@ -82,6 +86,7 @@ func parseServe(args []string) (*serveOptions, error) {
 	fs.StringVar(&o.data, "data", "./jetbpm-data", "keep the embedded NATS server's data in `DIR` (the JetStream store in DIR/nats)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`HOST:PORT` the embedded NATS server listens on for clients and workers")
 	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics, the HTTP API /v1, the Camunda 7 REST API /engine-rest and the web console at /; \"\" turns them off")
+	fs.StringVar(&o.grpc, "grpc", "127.0.0.1:26500", "`HOST:PORT` serving the Zeebe gateway protocol (gRPC) for Camunda 8 clients, with --http's TLS and authentication (docs/camunda8-migration.md); \"\" turns it off")
 	fs.StringVar(&o.httpAuth, "http-auth", "", "authenticate HTTP API callers with the users and tokens of the YAML `FILE` (docs/http-api.md)")
 	fs.StringVar(&o.httpTLSCert, "http-tls-cert", "", "serve HTTPS with the certificate (chain) in the PEM `FILE`; needs --http-tls-key")
 	fs.StringVar(&o.httpTLSKey, "http-tls-key", "", "the private key, PEM `FILE`, of --http-tls-cert")
@@ -210,6 +215,17 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		*stops = append(*stops, stop)
 	}
 
+	// The Zeebe gateway's port is taken now, so that a busy one fails the
+	// start at once; it serves once the engine runs.
+	var grpcLn net.Listener
+	if o.grpc != "" {
+		var err error
+		if grpcLn, err = net.Listen("tcp", o.grpc); err != nil {
+			return fmt.Errorf("--grpc: %w", err)
+		}
+		*stops = append(*stops, func(context.Context) { grpcLn.Close() })
+	}
+
 	nc, natsURL, err := connect(o, logger, stops)
 	if err != nil {
 		return err
@@ -273,12 +289,24 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		}
 	})
 	web.SetEngine(eng)
+	grpcAddr := ""
+	if grpcLn != nil {
+		stop, addr, err := serveGRPC(o, grpcLn, eng, nc, logger)
+		if err != nil {
+			return err
+		}
+		grpcAddr = addr
+		*stops = append(*stops, stop) // stops taking calls before the engine stops
+	}
 
 	*stops = append(*stops, func(context.Context) { h.setReason("shutting down") }) // the first stop
 	h.setReason("")
 	attrs := []any{"nats_url", natsURL, "partitions", layout.Partitions, "replicas", layout.Replicas}
 	if httpURL != "" {
 		attrs = append(attrs, "http", httpURL)
+	}
+	if grpcAddr != "" {
+		attrs = append(attrs, "grpc", grpcAddr)
 	}
 	logger.Info("jetbpm ready", attrs...)
 	return nil

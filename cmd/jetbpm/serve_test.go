@@ -65,8 +65,8 @@ func TestServeBusyPorts(t *testing.T) {
 	defer ln.Close()
 	busy := ln.Addr().String()
 
-	for _, flag := range []string{"--listen", "--http"} {
-		args := []string{"serve", "--data", t.TempDir(), "--listen", freeAddr(t), "--http", freeAddr(t)}
+	for _, flag := range []string{"--listen", "--http", "--grpc"} {
+		args := []string{"serve", "--data", t.TempDir(), "--listen", freeAddr(t), "--http", freeAddr(t), "--grpc", freeAddr(t)}
 		args = append(args, flag, busy)
 		_, stderr, code := runJetbpm(t, nil, args...)
 		want := `^jetbpm: ` + flag + `: listen tcp ` + regexp.QuoteMeta(busy) + `: bind: address already in use\n$`

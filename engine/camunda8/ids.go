@@ -4,16 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/streams"
 )
 
-// IDs maps jetbpm's instance ids onto keys and back
-// (docs/camunda8-migration.md §2). An instance a Camunda 8 client creates
-// gets its key first and the key's text as its id; any other instance
-// gets a key when a door first shows it, kept both ways in the bucket:
-// "i.<id>" holds the key, "k.<key>" the id. A key's partition is its
-// instance's partition plus one.
+// IDs maps jetbpm's ids onto keys and back (docs/camunda8-migration.md
+// §2). An instance a Camunda 8 client creates gets its key first and the
+// key's text as its id; any other instance gets a key when a door first
+// shows it, kept both ways in the bucket: "i.<id>" holds the key and
+// "k.<key>" "i <id>". An instance key's partition is its instance's
+// partition plus one. A process version's key is kept the same way:
+// "d.<process>.<version>" and "k.<key>" "d <version> <process>", on
+// partition 1 (as Zeebe deploys).
 type IDs struct {
 	kv          jetstream.KeyValue
 	alloc       *Allocator
@@ -50,6 +56,16 @@ func (m *IDs) NewInstance(ctx context.Context) (Key, string, error) {
 	}
 }
 
+// NewKey returns a new key on partition p for something that is not
+// looked up again (a deployment, a published message, a broadcast).
+func (m *IDs) NewKey(ctx context.Context, p int) (Key, error) {
+	n, err := m.alloc.Next(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return NewKey(p, n)
+}
+
 // InstanceKey returns the key of instance id, giving it one when it has
 // none yet.
 func (m *IDs) InstanceKey(ctx context.Context, id string) (Key, error) {
@@ -57,7 +73,14 @@ func (m *IDs) InstanceKey(ctx context.Context, id string) (Key, error) {
 	if k, err := ParseKeyString(id, m.partitions); err == nil && k.Partition() == p {
 		return k, nil // created by a Camunda 8 door
 	}
-	if k, ok, err := m.lookup(ctx, "i."+id); err != nil || ok {
+	return m.keyed(ctx, "i."+id, "i "+id, p)
+}
+
+// keyed returns the key entry name holds, giving it a new key on
+// partition p, with reverse entry "k.<key>" holding reverse, when it has
+// none. Of two nodes racing, the first to create name wins.
+func (m *IDs) keyed(ctx context.Context, name, reverse string, p int) (Key, error) {
+	if k, ok, err := m.lookup(ctx, name); err != nil || ok {
 		return k, err
 	}
 	n, err := m.alloc.Next(ctx)
@@ -68,32 +91,69 @@ func (m *IDs) InstanceKey(ctx context.Context, id string) (Key, error) {
 	if err != nil {
 		return 0, err
 	}
-	// The reverse entry first: once "i.<id>" is visible, "k.<key>" is.
-	if _, err := m.kv.Put(ctx, "k."+k.String(), []byte(id)); err != nil {
-		return 0, fmt.Errorf("key of instance %s: %w", id, err)
+	// The reverse entry first: once name is visible, "k.<key>" is.
+	if _, err := m.kv.Put(ctx, "k."+k.String(), []byte(reverse)); err != nil {
+		return 0, fmt.Errorf("key entry %s: %w", name, err)
 	}
-	if _, err := m.kv.Create(ctx, "i."+id, []byte(k.String())); errors.Is(err, jetstream.ErrKeyExists) {
-		// Another node keyed it first: its key stands.
-		got, ok, err := m.lookup(ctx, "i."+id)
+	if _, err := m.kv.Create(ctx, name, []byte(k.String())); errors.Is(err, jetstream.ErrKeyExists) {
+		got, ok, err := m.lookup(ctx, name)
 		if err == nil && !ok {
-			err = fmt.Errorf("key of instance %s vanished", id)
+			err = fmt.Errorf("key entry %s vanished", name)
 		}
 		return got, err
 	} else if err != nil {
-		return 0, fmt.Errorf("key of instance %s: %w", id, err)
+		return 0, fmt.Errorf("key entry %s: %w", name, err)
 	}
 	return k, nil
+}
+
+// reverse reads the reverse entry of key k: its kind ('i', 'd') and text.
+func (m *IDs) reverse(ctx context.Context, k Key) (kind byte, text string, ok bool, err error) {
+	entry, err := m.kv.Get(ctx, "k."+k.String())
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return 0, "", false, nil
+	case err != nil:
+		return 0, "", false, fmt.Errorf("key %d: %w", k, err)
+	}
+	v := string(entry.Value())
+	if len(v) < 2 || v[1] != ' ' {
+		return 0, "", false, fmt.Errorf("key %d: reverse entry %q is malformed", k, v)
+	}
+	return v[0], v[2:], true, nil
+}
+
+// DefinitionKey returns the key of version version of processID.
+func (m *IDs) DefinitionKey(ctx context.Context, processID string, version int) (Key, error) {
+	return m.keyed(ctx, "d."+streams.Token(processID)+"."+strconv.Itoa(version), "d "+strconv.Itoa(version)+" "+processID, 1)
+}
+
+// Definition returns the process version key k names; ErrBadKey wraps
+// the error of a key that names none.
+func (m *IDs) Definition(ctx context.Context, k Key) (processID string, version int, err error) {
+	kind, text, ok, err := m.reverse(ctx, k)
+	if err != nil {
+		return "", 0, err
+	}
+	v, id, _ := strings.Cut(text, " ")
+	version, verr := strconv.Atoi(v)
+	if !ok || kind != 'd' || verr != nil {
+		return "", 0, fmt.Errorf("%w: %d names no process definition", ErrBadKey, k)
+	}
+	return id, version, nil
 }
 
 // Instance returns the id of the instance key k names. It does not check
 // that the instance exists: the engine answers that.
 func (m *IDs) Instance(ctx context.Context, k Key) (string, error) {
-	entry, err := m.kv.Get(ctx, "k."+k.String())
+	kind, text, ok, err := m.reverse(ctx, k)
 	switch {
-	case err == nil:
-		return string(entry.Value()), nil
-	case !errors.Is(err, jetstream.ErrKeyNotFound):
-		return "", fmt.Errorf("instance of key %d: %w", k, err)
+	case err != nil:
+		return "", err
+	case ok && kind == 'i':
+		return text, nil
+	case ok:
+		return "", fmt.Errorf("%w: %d names no process instance", ErrBadKey, k)
 	}
 	id := k.String()
 	if m.partitionOf(id)+1 != k.Partition() {

@@ -138,3 +138,31 @@ func TestInstanceKeyRace(t *testing.T) {
 		}
 	}
 }
+
+// A process version gets one key, on partition 1, that finds it again; a
+// key of another kind names no definition.
+func TestDefinitionKeys(t *testing.T) {
+	kv := bucket(t)
+	ctx := testCtx(t)
+	ids := camunda8.NewIDs(kv, 4, partitionOf4)
+	k, err := ids.DefinitionKey(ctx, "order.v2 process", 3)
+	if err != nil || k.Partition() != 1 {
+		t.Fatalf("DefinitionKey = %d (%v)", k, err)
+	}
+	if again, err := camunda8.NewIDs(kv, 4, partitionOf4).DefinitionKey(ctx, "order.v2 process", 3); err != nil || again != k {
+		t.Errorf("the same version keyed again as %d (%v), want %d", again, err, k)
+	}
+	if other, _ := ids.DefinitionKey(ctx, "order.v2 process", 4); other == k {
+		t.Errorf("versions 3 and 4 share key %d", k)
+	}
+	if p, v, err := ids.Definition(ctx, k); err != nil || p != "order.v2 process" || v != 3 {
+		t.Errorf("Definition(%d) = %q %d (%v)", k, p, v, err)
+	}
+	ik, _ := ids.InstanceKey(ctx, "order-9")
+	if _, _, err := ids.Definition(ctx, ik); !errors.Is(err, camunda8.ErrBadKey) {
+		t.Errorf("an instance key as a definition: %v, want ErrBadKey", err)
+	}
+	if _, err := ids.Instance(ctx, k); !errors.Is(err, camunda8.ErrBadKey) {
+		t.Errorf("a definition key as an instance: %v, want ErrBadKey", err)
+	}
+}

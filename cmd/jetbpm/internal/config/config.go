@@ -144,6 +144,8 @@ func (d *decoder) top(root *yaml.Node, c *Config) {
 						d.flag(c, "key", "http-tls-key", d.text))
 				}})
 		}},
+		// grpc: the Zeebe gateway's HOST:PORT ("" off).
+		d.flag(c, "grpc", "grpc", d.str),
 		field{"log", func(key string, v *yaml.Node) {
 			d.mapping(v, key,
 				d.flag(c, "format", "log-format", func(key string, v *yaml.Node) (string, bool) {

@@ -102,6 +102,12 @@ func TestParseSettings(t *testing.T) {
 					t.Errorf("tls-key = %+v", c.Flags["tls-key"])
 				}
 			}},
+		{"the Zeebe gateway", "grpc: 127.0.0.1:26600\n",
+			func(t *testing.T, c *Config) {
+				if g := c.Flags["grpc"]; g.Value != "127.0.0.1:26600" || g.Key != "grpc" || g.Line != 1 {
+					t.Errorf("grpc = %+v", g)
+				}
+			}},
 		{"http off, durations in days and hours", "http: \"\"\nfailover: 1m30s\nretention: {finishedInstances: 36h, closedIncidents: 90d}\n",
 			func(t *testing.T, c *Config) {
 				if h, ok := c.Flags["http"]; !ok || h.Value != "" {
@@ -168,7 +174,7 @@ func TestParseProblems(t *testing.T) {
 		want string // the error, with every problem after the first counted; ending in ":", its start
 	}{
 		{"http:\n  insecure: maybe\n  tls: {cert: \"\"}\n  colour: red\n", "f.yaml:2: http.insecure: \"maybe\" is not true or false (and 2 more problems)"},
-		{"partitons: 4\n", "f.yaml:1: unknown key partitons (the top level takes nats, embedded, http, log, streams, failover, engine, retention, jobs, incidents)"},
+		{"partitons: 4\n", "f.yaml:1: unknown key partitons (the top level takes nats, embedded, http, grpc, log, streams, failover, engine, retention, jobs, incidents)"},
 		{"jobs:\n  lockDuratoin: 5s\n", "f.yaml:2: unknown key jobs.lockDuratoin (jobs takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper, topics)"},
 		{"jobs:\n  topics:\n    p:\n      topics: {}\n", "f.yaml:4: unknown key jobs.topics.p.topics (jobs.topics.p takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper)"},
 		{"jobs:\n  lockDuration: -5s\n", `f.yaml:2: jobs.lockDuration: -5s is negative`},
@@ -211,7 +217,7 @@ func TestParseProblems(t *testing.T) {
 		{"jobs:\n  trust: workerTrusted\n  trust: engineAuthoritative\n", `f.yaml:3: jobs.trust: repeats the key of line 2`},
 		{"embedded: {data: d}\nnats: {url: \"nats://x:4222\"}\n", `f.yaml:1: embedded: configures the embedded NATS server, which does not run with nats.url (line 2)`},
 		{"x: 1\n---\ny: 2\n", "f.yaml:2: a second YAML document; the file holds one (and 1 more problem)"},
-		{"- 1\n", "f.yaml:1: want a mapping of keys (nats, embedded, http, log, streams, failover, engine, retention, jobs, incidents), not a list"},
+		{"- 1\n", "f.yaml:1: want a mapping of keys (nats, embedded, http, grpc, log, streams, failover, engine, retention, jobs, incidents), not a list"},
 		// Several problems: all are collected, the first is shown.
 		{"jobs:\n  lockDuratoin: 5s\n  trust: maybe\nfoo: 1\n", "f.yaml:2: unknown key jobs.lockDuratoin (jobs takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper, topics) (and 2 more problems)"},
 	} {

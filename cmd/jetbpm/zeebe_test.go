@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/camunda/zeebe/clients/go/v8/pkg/zbc"
+)
+
+// zeebeBPMN is a Zeebe model that doubles amount.
+const zeebeBPMN = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d">
+  <bpmn:process id="double" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:scriptTask id="x2"><bpmn:extensionElements><zeebe:script expression="=amount * 2" resultVariable="doubled"/></bpmn:extensionElements></bpmn:scriptTask>
+    <bpmn:endEvent id="e"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="x2"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="x2" targetRef="e"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// jetbpm serve answers the Zeebe Go client on --grpc: it deploys and runs
+// an instance to its result.
+func TestServeZeebeGateway(t *testing.T) {
+	p := startServe(t, nil, "--data", t.TempDir(), "--listen", freeAddr(t))
+	rec := p.waitReady()
+	if rec["grpc"] != p.grpcAddr {
+		t.Errorf("ready record %v, want grpc %s", rec, p.grpcAddr)
+	}
+	client, err := zbc.NewClient(&zbc.ClientConfig{GatewayAddress: p.grpcAddr, UsePlaintextConnection: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := client.NewDeployResourceCommand().AddResource([]byte(zeebeBPMN), "double.bpmn").Send(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := client.NewCreateInstanceCommand().BPMNProcessId("double").LatestVersion().VariablesFromMap(map[string]any{"amount": 21})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cmd.WithResult().Send(ctx)
+	if err != nil || res.GetVariables() != `{"amount":21,"doubled":42}` {
+		t.Fatalf("with result: %+v, %v", res, err)
+	}
+}
