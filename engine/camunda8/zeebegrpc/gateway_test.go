@@ -142,6 +142,17 @@ func TestZeebeGoClient(t *testing.T) {
 	if len(defs) != 3 || dep.GetKey() <= 0 {
 		t.Fatalf("deployment %+v", dep)
 	}
+	// The deprecated DeployProcess of older clients: the same file again
+	// keeps its versions and keys.
+	old, err := f.raw.DeployProcess(ctx, &pb.DeployProcessRequest{Processes: []*pb.ProcessRequestObject{{Name: "orders.bpmn", Definition: []byte(ordersBPMN)}}})
+	if err != nil || len(old.GetProcesses()) != 3 {
+		t.Fatalf("DeployProcess %+v, %v", old, err)
+	}
+	for _, p := range old.GetProcesses() {
+		if p.GetVersion() != 1 || p.GetProcessDefinitionKey() != defs[p.GetBpmnProcessId()] {
+			t.Errorf("redeployed %+v, want version 1 and key %d", p, defs[p.GetBpmnProcessId()])
+		}
+	}
 
 	// Start by id, publish its message, and it completes.
 	cmd, err := c.NewCreateInstanceCommand().BPMNProcessId("order").LatestVersion().VariablesFromMap(map[string]any{"orderId": "o-1", "amount": 21})
@@ -239,6 +250,8 @@ func TestZeebeRefusals(t *testing.T) {
 	wantCode(t, "no process named", err, codes.InvalidArgument, "bpmnProcessId")
 	_, err = f.raw.CreateProcessInstanceWithResult(ctx, &pb.CreateProcessInstanceWithResultRequest{})
 	wantCode(t, "with result and no request", err, codes.InvalidArgument, "request")
+	_, err = f.raw.DeployProcess(ctx, &pb.DeployProcessRequest{Processes: []*pb.ProcessRequestObject{{Name: "bad.bpmn", Definition: []byte("<nope/>")}}})
+	wantCode(t, "malformed BPMN, the deprecated way", err, codes.InvalidArgument, "bad.bpmn")
 	_, err = f.raw.DeployResource(ctx, &pb.DeployResourceRequest{})
 	wantCode(t, "nothing to deploy", err, codes.InvalidArgument, "at least one resource")
 	_, err = f.raw.PublishMessage(ctx, &pb.PublishMessageRequest{Name: "m", TimeToLive: -1})
