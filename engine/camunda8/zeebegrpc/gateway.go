@@ -122,24 +122,6 @@ func (g *Gateway) DeployResource(ctx context.Context, req *pb.DeployResourceRequ
 	return out, nil
 }
 
-// DeployProcess is the deprecated form of DeployResource that older
-// clients send.
-func (g *Gateway) DeployProcess(ctx context.Context, req *pb.DeployProcessRequest) (*pb.DeployProcessResponse, error) {
-	res := &pb.DeployResourceRequest{}
-	for _, p := range req.GetProcesses() {
-		res.Resources = append(res.Resources, &pb.Resource{Name: p.GetName(), Content: p.GetDefinition()})
-	}
-	dep, err := g.DeployResource(ctx, res)
-	if err != nil {
-		return nil, err
-	}
-	out := &pb.DeployProcessResponse{Key: dep.GetKey()}
-	for _, d := range dep.GetDeployments() {
-		out.Processes = append(out.Processes, d.GetProcess())
-	}
-	return out, nil
-}
-
 // definition resolves what a create request names: a definition key, or
 // a process id with a version (-1 or 0: the latest).
 func (g *Gateway) definition(ctx context.Context, req *pb.CreateProcessInstanceRequest) (processID string, version int, key camunda8.Key, err error) {

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the tests call the deprecated RPCs older clients still send
+
 package zeebegrpc_test
 
 import (
