@@ -51,6 +51,21 @@ func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]an
 	if err != nil {
 		return nil, err
 	}
+	cmd := "vars:" + requestID
+	return e.applyRequest(ctx, id, cmd, func(*instance.State) (*instance.Event, error) {
+		// A start still queued (no state yet): the write queues behind it.
+		return &instance.Event{ID: cmd, Kind: instance.SetVars, Vars: clean}, nil
+	}, nil)
+}
+
+// applyRequest sends the event prepare makes, named cmd, to instance id
+// and waits until the instance lists cmd among what it applied; it
+// returns the instance's view as of that step. prepare sees the instance
+// as it stands (nil while its start is still queued) and may refuse;
+// gone, if set, ends the wait with its error once a step shows the
+// request can no longer apply. A request applied before (a retry of the
+// same cmd) returns the current view without sending anything.
+func (e *Engine) applyRequest(ctx context.Context, id, cmd string, prepare func(*instance.State) (*instance.Event, error), gone func(*instance.State) error) (*InstanceView, error) {
 	// Watch before reading: a step that lands between the read and the
 	// watch would otherwise go unseen.
 	w, err := e.store.kv.Watch(ctx, id)
@@ -58,18 +73,20 @@ func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]an
 		return nil, fmt.Errorf("instance %s: watch: %w", id, err)
 	}
 	defer w.Stop()
-	cmd := "vars:" + requestID
 	s, _, err := e.current(ctx, id)
 	switch {
 	case err != nil:
 		return nil, err
-	case s == nil: // a start still queued: the write queues behind it
+	case s == nil:
 	case slices.Contains(s.Correlations, cmd):
 		return viewOf(s), nil // a retry of a request applied before
 	case s.Status.Finished():
 		return nil, fmt.Errorf("instance %s is %s: %w", id, s.Status, ErrFinished)
 	}
-	ev := &instance.Event{ID: cmd, Kind: instance.SetVars, Vars: clean}
+	ev, err := prepare(s)
+	if err != nil {
+		return nil, err
+	}
 	if err := e.send(ctx, id, envelope{Instance: id, Event: ev}, cmd); err != nil {
 		return nil, err
 	}
@@ -81,6 +98,10 @@ func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]an
 			return true, nil
 		case s.Status.Finished():
 			return true, fmt.Errorf("instance %s is %s: %w", id, s.Status, ErrFinished)
+		case gone != nil:
+			if err := gone(s); err != nil {
+				return true, err
+			}
 		}
 		return false, nil
 	})

@@ -41,45 +41,23 @@ func (e *Engine) Trigger(ctx context.Context, id, node string, vars map[string]a
 	if err != nil {
 		return nil, err
 	}
-	w, err := e.store.kv.Watch(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("instance %s: watch: %w", id, err)
-	}
-	defer w.Stop()
 	cmd := "trigger:" + requestID
-	s, _, err := e.current(ctx, id)
-	switch {
-	case err != nil:
-		return nil, err
-	case s == nil:
-		return nil, fmt.Errorf("instance %s has not started running yet: %w", id, ErrConflict)
-	case slices.Contains(s.Correlations, cmd):
-		return viewOf(s), nil // a retry of a request applied before
-	case s.Status.Finished():
-		return nil, fmt.Errorf("instance %s is %s: %w", id, s.Status, ErrFinished)
-	}
-	wait, err := plainWait(s, node)
-	if err != nil {
-		return nil, err
-	}
-	ev := &instance.Event{ID: cmd, Kind: instance.Trigger, Wait: wait.ID, Vars: clean}
-	if err := e.send(ctx, id, envelope{Instance: id, Event: ev}, cmd); err != nil {
-		return nil, err
-	}
-	var view *InstanceView
-	err = awaitPut(ctx, w, "instance "+id, func(s *instance.State) (bool, error) {
-		switch {
-		case slices.Contains(s.Correlations, cmd):
-			view = viewOf(s)
-			return true, nil
-		case s.Status.Finished():
-			return true, fmt.Errorf("instance %s is %s: %w", id, s.Status, ErrFinished)
-		case !slices.ContainsFunc(s.Waits, func(x *instance.Wait) bool { return x.ID == wait.ID }):
-			return true, fmt.Errorf("instance %s: receive task %q stopped waiting before the trigger reached it: %w", id, wait.Node, ErrConflict)
+	var wait *instance.Wait
+	return e.applyRequest(ctx, id, cmd, func(s *instance.State) (*instance.Event, error) {
+		if s == nil {
+			return nil, fmt.Errorf("instance %s has not started running yet: %w", id, ErrConflict)
 		}
-		return false, nil
+		var err error
+		if wait, err = plainWait(s, node); err != nil {
+			return nil, err
+		}
+		return &instance.Event{ID: cmd, Kind: instance.Trigger, Wait: wait.ID, Vars: clean}, nil
+	}, func(s *instance.State) error {
+		if !slices.ContainsFunc(s.Waits, func(x *instance.Wait) bool { return x.ID == wait.ID }) {
+			return fmt.Errorf("instance %s: receive task %q stopped waiting before the trigger reached it: %w", id, wait.Node, ErrConflict)
+		}
+		return nil
 	})
-	return view, err
 }
 
 // plainWait returns the trigger wait of s that Trigger(node) moves on.

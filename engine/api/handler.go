@@ -102,11 +102,7 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		var opts []engine.RequestOption
-		if req.RequestID != "" {
-			opts = append(opts, engine.RequestID(req.RequestID))
-		}
-		return h.eng.SetVariables(ctx, req.ID, vars, opts...)
+		return h.eng.SetVariables(ctx, req.ID, vars, requestID(req.RequestID)...)
 	case OpInstanceTrigger:
 		var req TriggerRequest
 		if err := decode(&req); err != nil {
@@ -116,11 +112,7 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		var opts []engine.RequestOption
-		if req.RequestID != "" {
-			opts = append(opts, engine.RequestID(req.RequestID))
-		}
-		return h.eng.Trigger(ctx, req.ID, req.Node, vars, opts...)
+		return h.eng.Trigger(ctx, req.ID, req.Node, vars, requestID(req.RequestID)...)
 	case OpIncidentList:
 		var req IncidentListRequest
 		if err := decode(&req); err != nil {
@@ -252,4 +244,12 @@ func (h *Handler) deploy(ctx context.Context, req DeployRequest) (DeployResponse
 		return DeployResponse{}, err
 	}
 	return DeployResponse{Deployments: deps}, nil
+}
+
+// requestID names a request by id, when the caller gave one.
+func requestID(id string) []engine.RequestOption {
+	if id == "" {
+		return nil
+	}
+	return []engine.RequestOption{engine.RequestID(id)}
 }
