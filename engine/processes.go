@@ -111,6 +111,14 @@ func (e *Engine) ProcessSource(ctx context.Context, processID string, version in
 	return xml, nil
 }
 
+// ProcessOrigin returns the document version version of processID was
+// deployed from (its file name) and the deploy that made the version; both
+// "" for a version built in Go. It reads only that version's source record.
+func (e *Engine) ProcessOrigin(ctx context.Context, processID string, version int) (resource, deploymentID string, err error) {
+	src, _, err := e.defs.sourceOf(ctx, processID, version)
+	return src.Name, src.Deployment, err
+}
+
 // ProcessDiagram returns a BPMN document to draw version version (0: the
 // latest) of processID with: the document it was deployed from when that
 // has diagram interchange (DI) for the process, else one laid out from

@@ -58,17 +58,13 @@ func historyDays(ttl string) *int {
 }
 
 // describeDefinition reads what GET /process-definition and a deploy's answer
-// show of version v of processID.
-func (h *Handler) describeDefinition(ctx context.Context, processID string, v int) (processDefinition, error) {
-	info, err := h.eng.ProcessInfo(ctx, processID, v)
-	if err != nil {
-		return processDefinition{}, err
-	}
+// show of version v of processID, deployed from resource by deployment.
+func (h *Handler) describeDefinition(ctx context.Context, processID string, v int, resource, deployment string) (processDefinition, error) {
 	p, err := h.eng.Process(ctx, processID, v)
 	if err != nil {
 		return processDefinition{}, err
 	}
-	return definition(processID, v, p.Name, info.Resource, info.DeploymentID, p.HistoryTimeToLive), nil
+	return definition(processID, v, p.Name, resource, deployment, p.HistoryTimeToLive), nil
 }
 
 // parseDefinitionID splits "<processId>:<version>".
@@ -163,7 +159,7 @@ func (h *Handler) createDeployment(w http.ResponseWriter, r *http.Request) {
 		if changedOnly && !d.New {
 			continue // Camunda deploys no new definition for it
 		}
-		pd, err := h.describeDefinition(r.Context(), d.ProcessID, d.Version)
+		pd, err := h.describeDefinition(r.Context(), d.ProcessID, d.Version, d.Resource, d.DeploymentID)
 		if err != nil {
 			writeEngineError(w, err)
 			return
@@ -240,7 +236,12 @@ func (h *Handler) listProcessDefinitions(w http.ResponseWriter, r *http.Request)
 			if version != 0 && v != version {
 				continue
 			}
-			pd, err := h.describeDefinition(r.Context(), info.ID, v)
+			resource, deployment, err := h.eng.ProcessOrigin(r.Context(), info.ID, v)
+			if err != nil {
+				writeEngineError(w, err)
+				return
+			}
+			pd, err := h.describeDefinition(r.Context(), info.ID, v, resource, deployment)
 			if err != nil {
 				writeEngineError(w, err)
 				return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -25,6 +26,7 @@ type IDs struct {
 	alloc       *Allocator
 	partitions  int
 	partitionOf func(id string) int // the engine's: 0..partitions-1
+	known       sync.Map            // entry name → Key: entries never change once created
 }
 
 // NewIDs maps ids in bucket kv for an engine of partitions partitions
@@ -79,7 +81,15 @@ func (m *IDs) InstanceKey(ctx context.Context, id string) (Key, error) {
 // keyed returns the key entry name holds, giving it a new key on
 // partition p, with reverse entry "k.<key>" holding reverse, when it has
 // none. Of two nodes racing, the first to create name wins.
-func (m *IDs) keyed(ctx context.Context, name, reverse string, p int) (Key, error) {
+func (m *IDs) keyed(ctx context.Context, name, reverse string, p int) (k Key, err error) {
+	if k, ok := m.known.Load(name); ok {
+		return k.(Key), nil
+	}
+	defer func() {
+		if err == nil {
+			m.known.Store(name, k)
+		}
+	}()
 	if k, ok, err := m.lookup(ctx, name); err != nil || ok {
 		return k, err
 	}
@@ -87,7 +97,7 @@ func (m *IDs) keyed(ctx context.Context, name, reverse string, p int) (Key, erro
 	if err != nil {
 		return 0, err
 	}
-	k, err := NewKey(p, n)
+	k, err = NewKey(p, n)
 	if err != nil {
 		return 0, err
 	}

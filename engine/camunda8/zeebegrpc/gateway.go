@@ -142,15 +142,15 @@ func (g *Gateway) definition(ctx context.Context, req *pb.CreateProcessInstanceR
 	if v < 0 {
 		v = 0
 	}
-	info, err := g.eng.ProcessInfo(ctx, req.GetBpmnProcessId(), v)
+	p, err := g.eng.Process(ctx, req.GetBpmnProcessId(), v) // cached: no listing on the start path
 	if err != nil {
 		return "", 0, 0, grpcError(err)
 	}
-	key, err = g.ids.DefinitionKey(ctx, info.ID, info.Version)
+	key, err = g.ids.DefinitionKey(ctx, p.ID, p.Version)
 	if err != nil {
 		return "", 0, 0, grpcError(err)
 	}
-	return info.ID, info.Version, key, nil
+	return p.ID, p.Version, key, nil
 }
 
 // start creates the instance req names and returns its response.
