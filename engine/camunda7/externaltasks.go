@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/lease"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -137,7 +138,7 @@ func (h *Handler) listExternalTasks(w http.ResponseWriter, r *http.Request) {
 		filter = streams.TopicFilter(topic)
 	}
 	ctx := r.Context()
-	s, err := h.jobsStream(ctx)
+	s, err := h.lender.Stream(ctx)
 	if err != nil {
 		writeEngineError(w, err)
 		return
@@ -154,7 +155,7 @@ func (h *Handler) listExternalTasks(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		seq = m.Sequence
-		job, err := decodeJob(m.Data)
+		job, err := lease.DecodeJob(m.Data)
 		if err != nil {
 			continue
 		}

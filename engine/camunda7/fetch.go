@@ -3,21 +3,16 @@ package camunda7
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/lease"
 	"github.com/jetbpm/jetbpm/jobs"
-	"github.com/jetbpm/jetbpm/streams"
 )
 
 // fetchRequest is the body of POST /external-task/fetchAndLock.
@@ -70,12 +65,6 @@ type lockedTask struct {
 	ExtensionProperties         map[string]string      `json:"extensionProperties"`
 }
 
-// fetched is one job message taken from a topic consumer.
-type fetched struct {
-	msg   jetstream.Msg
-	topic *fetchTopic
-}
-
 // fetchAndLock pulls jobs from the topics' JetStream consumers, so a REST
 // worker holds a JetStream delivery exactly as a NATS worker does: the
 // lock is the consumer's AckWait, a redelivery is checked in with the
@@ -121,222 +110,44 @@ func (h *Handler) fetchAndLock(w http.ResponseWriter, r *http.Request) {
 }
 
 // fetchTasks returns up to req.MaxTasks locked tasks, waiting up to
-// req.AsyncResponseTimeout for the first. It never gives up a job the
-// server handed out: one the client can no longer receive, or one the
-// topic's filters refuse, is released for immediate redelivery.
+// req.AsyncResponseTimeout for the first (engine/lease does the fetching,
+// the check-ins and the releases).
 func (h *Handler) fetchTasks(ctx context.Context, req *fetchRequest, topics []*fetchTopic) []lockedTask {
-	if req.MaxTasks == 0 || len(topics) == 0 {
-		return nil
+	lr := lease.Request{Worker: req.WorkerID, Max: req.MaxTasks, Wait: time.Duration(req.AsyncResponseTimeout) * time.Millisecond}
+	for _, t := range topics {
+		lr.Topics = append(lr.Topics, lease.Topic{Name: t.TopicName, Accept: func(job *jobs.Job, view *engine.JobView) bool { return matches(t, job, view) }})
 	}
-	deadline := time.Now().Add(time.Duration(req.AsyncResponseTimeout) * time.Millisecond)
-	var tasks []lockedTask
-	for {
-		var got []fetched
-		for _, t := range topics {
-			if n := req.MaxTasks - len(tasks) - len(got); n > 0 {
-				got = append(got, h.pull(ctx, t, n, 0)...)
-			}
-		}
-		more, rejected := h.lockAll(ctx, req, got)
-		tasks = append(tasks, more...)
-		wait := time.Until(deadline)
-		if len(tasks) > 0 || wait <= 0 {
-			break
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		if rejected > 0 {
-			// Jobs the filters refused went back to the queue: do not take
-			// them again at once.
-			select {
-			case <-time.After(min(wait, time.Second)):
-			case <-ctx.Done():
-				return nil
-			}
-			continue
-		}
-		// Long poll: one pull per topic waits for its first job.
-		slice := min(wait, h.opts.PollSlice)
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		got = nil
-		for _, t := range topics {
-			wg.Go(func() {
-				f := h.pull(ctx, t, 1, slice)
-				mu.Lock()
-				got = append(got, f...)
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
-		more, _ = h.lockAll(ctx, req, got)
-		tasks = append(tasks, more...)
-		if len(tasks) > 0 {
-			// Fill the rest of maxTasks with what is there now.
-			continue
-		}
-	}
-	if len(tasks) > req.MaxTasks {
-		for _, t := range tasks[req.MaxTasks:] {
-			h.release(t.ID)
-		}
-		tasks = tasks[:req.MaxTasks]
-	}
-	if ctx.Err() != nil {
-		// The client is gone: nobody will work these.
-		for _, t := range tasks {
-			h.release(t.ID)
-		}
-		return nil
+	got := h.lender.Fetch(ctx, lr)
+	tasks := make([]lockedTask, 0, len(got))
+	now := h.opts.Now()
+	for _, s := range got {
+		tasks = append(tasks, h.locked(req.WorkerID, topics[s.Topic], &s, now))
 	}
 	return tasks
 }
 
-// pull fetches up to n jobs of topic t: what is there now (wait 0), or
-// waiting up to wait for them. A topic nobody deployed yet has no
-// consumer, hence no jobs.
-func (h *Handler) pull(ctx context.Context, t *fetchTopic, n int, wait time.Duration) []fetched {
-	cons, err := h.consumer(ctx, t.TopicName)
-	if err != nil {
-		if !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
-			h.log.Warn("cannot look up the topic's consumer", "topic", t.TopicName, "err", err)
-		}
-		if wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-			}
-		}
-		return nil
-	}
-	var batch jetstream.MessageBatch
-	if wait == 0 {
-		batch, err = cons.FetchNoWait(n)
-	} else {
-		batch, err = cons.Fetch(n, jetstream.FetchMaxWait(wait))
-	}
-	if err != nil {
-		h.consumers.Delete(t.TopicName)
-		h.log.Warn("fetch failed", "topic", t.TopicName, "err", err)
-		return nil
-	}
-	var out []fetched
-	for m := range batch.Messages() {
-		out = append(out, fetched{msg: m, topic: t})
-	}
-	if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
-		h.consumers.Delete(t.TopicName)
-		h.log.Debug("fetch ended", "topic", t.TopicName, "err", err)
-	}
-	return out
-}
-
-func (h *Handler) consumer(ctx context.Context, topic string) (jetstream.Consumer, error) {
-	if c, ok := h.consumers.Load(topic); ok {
-		return c.(jetstream.Consumer), nil
-	}
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	c, err := h.js.Consumer(lctx, streams.JobsStream, streams.TopicConsumer(topic))
-	if err != nil {
-		return nil, err
-	}
-	h.consumers.Store(topic, c)
-	return c, nil
-}
-
-// lockAll turns fetched job messages into locked tasks for req's worker,
-// concurrently: a redelivery is checked in first (and dropped when the
-// engine refuses it), a job the topic's filters refuse is released. It
-// returns the tasks and how many were released as refused.
-func (h *Handler) lockAll(ctx context.Context, req *fetchRequest, got []fetched) ([]lockedTask, int) {
-	if len(got) == 0 {
-		return nil, 0
-	}
-	results := make([]*lockedTask, len(got))
-	rejected := make([]bool, len(got))
-	var wg sync.WaitGroup
-	for i, f := range got {
-		wg.Go(func() { results[i], rejected[i] = h.lock(ctx, req, f) })
-	}
-	wg.Wait()
-	var out []lockedTask
-	n := 0
-	for i, t := range results {
-		if t != nil {
-			out = append(out, *t)
-		}
-		if rejected[i] {
-			n++
-		}
-	}
-	return out, n
-}
-
-func (h *Handler) lock(ctx context.Context, req *fetchRequest, f fetched) (task *lockedTask, rejected bool) {
-	now := h.opts.Now()
-	job, err := decodeJob(f.msg.Data())
-	if err != nil {
-		h.log.Warn("malformed job message; left to expire", "subject", f.msg.Subject(), "err", err)
-		return nil, false
-	}
-	md, err := f.msg.Metadata()
-	if err != nil {
-		h.log.Warn("job message without metadata; left to expire", "subject", f.msg.Subject(), "err", err)
-		return nil, false
-	}
-	delivery := f.msg.Reply()
-	d, err := jobs.ParseDelivery(delivery)
-	if err != nil {
-		h.log.Warn("job message with an unknown reply subject; left to expire", "reply", delivery, "err", err)
-		return nil, false
-	}
-	id := taskID(delivery)
-	if md.NumDelivered > 1 {
-		// A redelivery: run it only if the engine says this delivery is
-		// current (this also counts the expired ones as attempts).
-		v, err := h.converse(context.WithoutCancel(ctx), job, delivery, d, jobs.Report{Kind: jobs.CheckIn, Worker: req.WorkerID})
-		if err != nil || !v.Accepted {
-			h.log.Info("redelivery not handed out", "job", job.ID, "delivery", md.NumDelivered, "verdict", v.Reason, "err", err)
-			return nil, false
-		}
-	}
-	view, err := h.eng.Job(context.WithoutCancel(ctx), job.Instance, job.ID)
-	if err != nil {
-		// Finished meanwhile: a release lets the engine terminate it.
-		if errors.Is(err, engine.ErrNotFound) {
-			h.releaseDelivery(job, delivery, d)
-		} else {
-			h.log.Warn("cannot read the job's instance; job left to expire", "job", job.ID, "err", err)
-		}
-		return nil, false
-	}
-	if !matches(f.topic, job, view) {
-		h.releaseDelivery(job, delivery, d)
-		return nil, true
-	}
-	until := now.Add(time.Duration(job.LockDurationMs) * time.Millisecond)
+// locked records a lease as this node's lock and renders it.
+func (h *Handler) locked(worker string, topic *fetchTopic, s *lease.Lease, now time.Time) lockedTask {
+	job, view := s.Job, s.View
+	id := taskID(s.Subject)
 	h.mu.Lock()
-	h.locks[d.Seq] = lockInfo{id: id, workerID: req.WorkerID, until: until}
+	h.locks[s.Delivery.Seq] = lockInfo{id: id, workerID: worker, until: s.Until}
 	h.pruneLocks(now)
 	h.mu.Unlock()
-
-	t := &lockedTask{
+	t := lockedTask{
 		ActivityID: job.Node, ActivityInstanceID: job.Node + ":" + job.ID, ExecutionID: job.Instance + ":" + job.Node,
-		ID: id, LockExpirationTime: formatDate(until), CreateTime: formatDate(job.EnqueuedAt),
+		ID: id, LockExpirationTime: formatDate(s.Until), CreateTime: formatDate(job.EnqueuedAt),
 		ProcessDefinitionID: definitionID(view.ProcessID, view.Version), ProcessDefinitionKey: job.ProcessID,
-		ProcessInstanceID: job.Instance, WorkerID: req.WorkerID, TopicName: job.Topic,
-		Variables: encodeVariables(job.Input, f.topic.Variables), ExtensionProperties: map[string]string{},
+		ProcessInstanceID: job.Instance, WorkerID: worker, TopicName: job.Topic,
+		Variables: encodeVariables(job.Input, topic.Variables), ExtensionProperties: map[string]string{},
 	}
 	if view.BusinessKey != "" {
 		t.BusinessKey = &view.BusinessKey
 	}
 	if st := view.Job; st.LastError != "" {
-		retries := max(st.Budget-int(md.NumDelivered-1), 0)
-		t.Retries, t.ErrorMessage = &retries, &st.LastError
+		t.Retries, t.ErrorMessage = &s.Retries, &st.LastError
 	}
-	return t, false
+	return t
 }
 
 // pruneLocks forgets locks long expired; h.mu is held.
@@ -395,32 +206,4 @@ func sameJSON(a, b any) bool {
 // facade names it: "<processId>:<version>".
 func definitionID(processID string, version int) string {
 	return processID + ":" + strconv.Itoa(version)
-}
-
-// release gives the delivery a task id names back to the queue, in the
-// background: its client will never see it.
-func (h *Handler) release(id string) {
-	delivery, d, err := parseTaskID(id)
-	if err != nil {
-		return
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), h.opts.VerdictTimeout)
-		defer cancel()
-		job, err := h.jobOf(ctx, d)
-		if err != nil {
-			return
-		}
-		h.releaseDelivery(job, delivery, d)
-	}()
-}
-
-func (h *Handler) releaseDelivery(job *jobs.Job, delivery string, d jobs.Delivery) {
-	h.mu.Lock()
-	delete(h.locks, d.Seq)
-	h.mu.Unlock()
-	v, err := h.converse(context.Background(), job, delivery, d, jobs.Report{Kind: jobs.Release})
-	if err != nil || !v.Accepted {
-		h.log.Info("job not released; it returns when its lock expires", "job", job.ID, "reason", v.Reason, "err", err)
-	}
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
-	"github.com/jetbpm/jetbpm/workerkit"
+	"github.com/jetbpm/jetbpm/engine/lease"
 )
 
 // Prefix is the path Camunda 7 clients expect the REST API under; mount
@@ -82,15 +82,12 @@ type Handler struct {
 	log  *slog.Logger
 	mux  *http.ServeMux
 
-	verdicts *workerkit.VerdictInbox
+	lender *lease.Lender
 	// locks are the deliveries this node handed to REST workers, by
 	// stream sequence: the worker that holds each, for the workerId check
 	// and the lock fields of GET /external-task.
 	mu    sync.Mutex
 	locks map[uint64]lockInfo
-	// consumers caches the topic consumers by topic.
-	consumers sync.Map
-	stream    jetstream.Stream
 }
 
 // lockInfo is a delivery handed out by fetchAndLock.
@@ -124,18 +121,18 @@ func New(eng *engine.Engine, nc *nats.Conn, opts Options) (*Handler, error) {
 		return nil, fmt.Errorf("camunda7: %w", err)
 	}
 	log := opts.Logger.With("component", "camunda7")
-	v, err := workerkit.OpenVerdictInbox(nc, log)
+	l, err := lease.New(eng, nc, lease.Options{Logger: log, VerdictTimeout: opts.VerdictTimeout, PollSlice: opts.PollSlice, Now: opts.Now})
 	if err != nil {
 		return nil, err
 	}
 	h := &Handler{eng: eng, api: api.NewHandler(eng), nc: nc, js: js, opts: opts, log: log,
-		verdicts: v, locks: map[uint64]lockInfo{}}
+		lender: l, locks: map[uint64]lockInfo{}}
 	h.routes()
 	return h, nil
 }
 
 // Close stops receiving verdicts. Requests still running fail.
-func (h *Handler) Close() error { h.verdicts.Close(); return nil }
+func (h *Handler) Close() error { h.lender.Close(); return nil }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 

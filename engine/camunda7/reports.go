@@ -1,18 +1,13 @@
 package camunda7
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
+	"github.com/jetbpm/jetbpm/engine/lease"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -43,61 +38,14 @@ func parseTaskID(id string) (string, jobs.Delivery, error) {
 	return subject, d, err
 }
 
-// jobOf reads the job message a delivery names; ErrNotFound once the job is
-// done (the work-queue stream dropped it) or when the id names a message
-// of another topic.
+// jobOf reads the job message a delivery names; errTaskGone once the job
+// is done (the work-queue stream dropped it) or when the id names a
+// message of another topic.
 func (h *Handler) jobOf(ctx context.Context, d jobs.Delivery) (*jobs.Job, error) {
-	s, err := h.jobsStream(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m, err := s.GetMsg(ctx, d.Seq)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, errTaskGone
-	}
-	if err != nil {
-		return nil, err
-	}
-	if "topic-"+streams.JobTopicToken(m.Subject) != d.Consumer {
-		return nil, errTaskGone
-	}
-	job, err := decodeJob(m.Data)
-	if err != nil {
-		return nil, fmt.Errorf("job message %d: %w", d.Seq, err)
-	}
-	return job, nil
+	return h.lender.Job(ctx, d.Consumer, d.Seq)
 }
 
-// decodeJob decodes a job message's body; integers in its input stay
-// integers.
-func decodeJob(data []byte) (*jobs.Job, error) {
-	var job jobs.Job
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&job); err != nil {
-		return nil, err
-	}
-	return &job, nil
-}
-
-var errTaskGone = errors.New("external task gone")
-
-func (h *Handler) jobsStream(ctx context.Context) (jetstream.Stream, error) {
-	h.mu.Lock()
-	s := h.stream
-	h.mu.Unlock()
-	if s != nil {
-		return s, nil
-	}
-	s, err := h.js.Stream(ctx, streams.JobsStream)
-	if err != nil {
-		return nil, err
-	}
-	h.mu.Lock()
-	h.stream = s
-	h.mu.Unlock()
-	return s, nil
-}
+var errTaskGone = lease.ErrGone
 
 type reportKind int
 
@@ -166,7 +114,7 @@ func (h *Handler) report(kind reportKind) http.HandlerFunc {
 			return
 		}
 		rep.Worker = body.WorkerID
-		v, err := h.converse(ctx, job, delivery, d, rep)
+		v, err := h.lender.Report(ctx, job, delivery, rep)
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, "ProcessEngineException", fmt.Sprintf("external task %s: %v", id, err))
 			return
@@ -244,47 +192,4 @@ func (b *reportBody) toReport(kind reportKind) (jobs.Report, error) {
 		return jobs.Report{Kind: jobs.Extend, ExtendMs: b.NewDuration}, nil
 	}
 	return jobs.Report{Kind: jobs.Release}, nil
-}
-
-// converse publishes r for the delivery to the job's reportTo and waits
-// for the engine's verdict. A failed publish is tried again with the same
-// message id (the stream keeps one copy) until the verdict timeout.
-func (h *Handler) converse(ctx context.Context, job *jobs.Job, delivery string, d jobs.Delivery, r jobs.Report) (jobs.Verdict, error) {
-	replyTo, ch, done := h.verdicts.Expect()
-	defer done()
-	r.JobID, r.Delivery, r.ReplyTo = job.ID, delivery, replyTo
-	body, err := json.Marshal(r)
-	if err != nil {
-		return jobs.Verdict{}, fmt.Errorf("encode %s report: %w", r.Kind, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, h.opts.VerdictTimeout)
-	defer cancel()
-	m := nats.NewMsg(job.ReportTo)
-	m.Data = body
-	// One id per request: a client's second request is a new report (the
-	// engine refuses it if the first was decided), a publish retried
-	// within this request is the same one.
-	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s:%d:%s:%s", job.ID, d.Count, r.Kind, replyTo[strings.LastIndexByte(replyTo, '.')+1:]+"."+h.verdicts.Token()))
-	pause := 50 * time.Millisecond
-	for {
-		_, err := h.js.PublishMsg(ctx, m)
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return jobs.Verdict{}, fmt.Errorf("publish %s report: %w", r.Kind, err)
-		}
-		select {
-		case <-time.After(pause):
-		case <-ctx.Done():
-			return jobs.Verdict{}, fmt.Errorf("publish %s report: %w", r.Kind, err)
-		}
-		pause = min(2*pause, 2*time.Second)
-	}
-	select {
-	case v := <-ch:
-		return v, nil
-	case <-ctx.Done():
-		return jobs.Verdict{}, fmt.Errorf("no verdict from the engine for the %s report: %w", r.Kind, ctx.Err())
-	}
 }
