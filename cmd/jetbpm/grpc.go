@@ -55,5 +55,6 @@ func serveGRPC(o serveOptions, ln net.Listener, eng *engine.Engine, nc *nats.Con
 		case <-ctx.Done():
 			srv.Stop()
 		}
+		gw.Close()
 	}, ln.Addr().String(), nil
 }

@@ -63,10 +63,19 @@ func Authenticate(auth *httpauth.Authenticator) []grpc.ServerOption {
 			return h(ctx, req)
 		}),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-			if _, err := check(ss.Context(), info.FullMethod); err != nil {
+			ctx, err := check(ss.Context(), info.FullMethod)
+			if err != nil {
 				return err
 			}
-			return h(srv, ss)
+			return h(srv, &principalStream{ServerStream: ss, ctx: ctx})
 		}),
 	}
 }
+
+// principalStream is a server stream whose context carries the caller.
+type principalStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *principalStream) Context() context.Context { return s.ctx }

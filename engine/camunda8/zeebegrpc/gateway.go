@@ -1,7 +1,7 @@
 // Package zeebegrpc serves the Zeebe gateway protocol (gRPC,
 // gateway_protocol.Gateway) over an engine node, so that Camunda 8
 // clients — the Zeebe Go client, the Java and Node SDKs' gRPC clients —
-// deploy, start, cancel and message through jetbpm unmodified
+// deploy, start, cancel, message and work jobs through jetbpm unmodified
 // (docs/camunda8-migration.md §3). Keys are engine/camunda8's.
 //
 //	gw, err := zeebegrpc.New(eng, js, zeebegrpc.Options{})
@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/camunda/zeebe/clients/go/v8/pkg/pb"
@@ -32,6 +33,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/camunda8"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/lease"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -43,15 +45,27 @@ type Options struct {
 	// Version is the gateway and broker version Topology reports.
 	Version string
 	Logger  *slog.Logger
+	// LongPoll is how long ActivateJobs waits for a first job when the
+	// request sets no requestTimeout (default 10 s, as Zeebe's gateway).
+	LongPoll time.Duration
+	// VerdictTimeout bounds the wait for the engine's answer to a job
+	// report (default 30 s): past it the call fails UNAVAILABLE.
+	VerdictTimeout time.Duration
+	// Now is the clock of job deadlines (default time.Now).
+	Now func() time.Time
 }
 
 // Gateway serves gateway_protocol.Gateway over an engine. RPCs it does
 // not serve answer UNIMPLEMENTED, naming what brings them.
 type Gateway struct {
 	pb.UnimplementedGatewayServer
-	eng  *engine.Engine
-	ids  *camunda8.IDs
-	opts Options
+	eng    *engine.Engine
+	ids    *camunda8.IDs
+	lender *lease.Lender
+	opts   Options
+
+	mu   sync.Mutex
+	held map[camunda8.Key]*held // the deliveries this node lent, by job key
 }
 
 // New returns a gateway over eng; js reaches the Camunda 8 keys bucket
@@ -69,7 +83,31 @@ func New(eng *engine.Engine, js jetstream.JetStream, opts Options) (*Gateway, er
 	if opts.Version == "" {
 		opts.Version = "8.3.0"
 	}
-	return &Gateway{eng: eng, ids: camunda8.NewIDs(kv, eng.Partitions(), eng.PartitionOf), opts: opts}, nil
+	if opts.LongPoll <= 0 {
+		opts.LongPoll = 10 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	l, err := lease.New(eng, js.Conn(), lease.Options{Logger: opts.Logger, VerdictTimeout: opts.VerdictTimeout, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("zeebe gateway: %w", err)
+	}
+	return &Gateway{eng: eng, ids: camunda8.NewIDs(kv, eng.Partitions(), eng.PartitionOf), lender: l, opts: opts,
+		held: map[camunda8.Key]*held{}}, nil
+}
+
+// Close stops extending the locks of activated jobs (they expire, and the
+// jobs return to the queue, unless reported first) and stops receiving
+// verdicts. Call it after the server stopped.
+func (g *Gateway) Close() {
+	g.mu.Lock()
+	for k, h := range g.held {
+		delete(g.held, k)
+		close(h.stop)
+	}
+	g.mu.Unlock()
+	g.lender.Close()
 }
 
 // Register registers the gateway's service on s.

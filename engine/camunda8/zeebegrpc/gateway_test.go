@@ -59,6 +59,7 @@ const ordersBPMN = `<?xml version="1.0" encoding="UTF-8"?>
 </bpmn:definitions>`
 
 type fixture struct {
+	env    *streamstest.Env
 	eng    *engine.Engine
 	client zbc.Client
 	raw    pb.GatewayClient // the protocol as it is, for what the client checks itself
@@ -67,9 +68,31 @@ type fixture struct {
 
 func setup(t *testing.T, opts ...grpc.ServerOption) *fixture {
 	t.Helper()
+	return setupWith(t, engine.Options{}, opts...)
+}
+
+// setupWith serves a gateway with server options opts over an engine
+// opened with eo.
+func setupWith(t *testing.T, eo engine.Options, opts ...grpc.ServerOption) *fixture {
+	t.Helper()
 	env := streamstest.Start(t)
-	eng := enginetest.Open(t, env.Conn, engine.Options{})
-	gw, err := zeebegrpc.New(eng, env.JS, zeebegrpc.Options{Host: "127.0.0.1", Port: 26500})
+	eng := enginetest.Open(t, env.Conn, eo)
+	f := &fixture{env: env, eng: eng}
+	f.addr = f.serve(t, opts...)
+	f.client = f.dial(t, nil)
+	conn, err := grpc.NewClient(f.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	f.raw = pb.NewGatewayClient(conn)
+	return f
+}
+
+// serve serves a new gateway over f's engine and returns its address.
+func (f *fixture) serve(t *testing.T, opts ...grpc.ServerOption) string {
+	t.Helper()
+	gw, err := zeebegrpc.New(f.eng, f.env.JS, zeebegrpc.Options{Host: "127.0.0.1", Port: 26500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,16 +103,21 @@ func setup(t *testing.T, opts ...grpc.ServerOption) *fixture {
 	srv := grpc.NewServer(opts...)
 	gw.Register(srv)
 	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	f := &fixture{eng: eng, addr: lis.Addr().String()}
-	f.client = f.dial(t, nil)
-	conn, err := grpc.NewClient(f.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	t.Cleanup(func() { srv.Stop(); gw.Close() })
+	return lis.Addr().String()
+}
+
+// another returns a client of a second gateway over f's engine, as
+// another engine node would serve it.
+func (f *fixture) another(t *testing.T) zbc.Client {
+	t.Helper()
+	addr := f.serve(t)
+	client, err := zbc.NewClient(&zbc.ClientConfig{GatewayAddress: addr, UsePlaintextConnection: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = conn.Close() })
-	f.raw = pb.NewGatewayClient(conn)
-	return f
+	t.Cleanup(func() { _ = client.Close() })
+	return client
 }
 
 // dial returns a Zeebe client of the gateway presenting creds (none when nil).
