@@ -28,6 +28,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	_ "google.golang.org/grpc/encoding/gzip" // the Camunda 8 SDKs compress their messages
 	"google.golang.org/grpc/status"
 
 	"github.com/jetbpm/jetbpm/engine"

@@ -225,12 +225,16 @@ func (g *Gateway) CompleteJob(ctx context.Context, req *pb.CompleteJobRequest) (
 // after what backoff (honoured under WorkerTrusted, docs/jobs.md §4);
 // retries 0 raises an incident.
 func (g *Gateway) FailJob(ctx context.Context, req *pb.FailJobRequest) (*pb.FailJobResponse, error) {
+	vars, err := variables("variables", req.GetVariables())
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case req.GetRetries() < 0:
 		return nil, status.Errorf(codes.InvalidArgument, "expected retries to be at least 0, but it is %d", req.GetRetries())
 	case req.GetRetryBackOff() < 0:
 		return nil, status.Errorf(codes.InvalidArgument, "expected retryBackOff to be at least 0, but it is %d", req.GetRetryBackOff())
-	case strings.TrimSpace(req.GetVariables()) != "":
+	case len(vars) > 0:
 		return nil, status.Error(codes.InvalidArgument, "variables on a failed job are not supported: jetbpm's tasks have no local variable scope for them")
 	}
 	retries := int(req.GetRetries())

@@ -267,6 +267,8 @@ func TestZeebeJobKeyRefusals(t *testing.T) {
 	wantCode(t, "negative retries", err, codes.InvalidArgument, "retries")
 	_, err = f.raw.FailJob(ctx, &pb.FailJobRequest{JobKey: job.Key, Retries: 1, Variables: `{"a":1}`})
 	wantCode(t, "variables on a failure", err, codes.InvalidArgument, "local variable scope")
+	_, err = f.raw.FailJob(ctx, &pb.FailJobRequest{JobKey: job.Key, Retries: 1, Variables: `{]`})
+	wantCode(t, "malformed variables on a failure", err, codes.InvalidArgument, "JSON object")
 	_, err = f.raw.ThrowError(ctx, &pb.ThrowErrorRequest{JobKey: job.Key})
 	wantCode(t, "no error code", err, codes.InvalidArgument, "errorCode")
 	_, err = f.raw.CompleteJob(ctx, &pb.CompleteJobRequest{JobKey: job.Key, Variables: `[1]`})
