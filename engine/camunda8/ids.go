@@ -20,7 +20,8 @@ import (
 // "k.<key>" "i <id>". An instance key's partition is its instance's
 // partition plus one. A process version's key is kept the same way:
 // "d.<process>.<version>" and "k.<key>" "d <version> <process>", on
-// partition 1 (as Zeebe deploys).
+// partition 1 (as Zeebe deploys); an incident's as "n.<id>" and "k.<key>"
+// "n <id>", on its instance's partition.
 type IDs struct {
 	kv          jetstream.KeyValue
 	alloc       *Allocator
@@ -186,4 +187,24 @@ func (m *IDs) lookup(ctx context.Context, name string) (Key, bool, error) {
 		return 0, false, fmt.Errorf("key entry %s: %w", name, err)
 	}
 	return k, true, nil
+}
+
+// IncidentKey returns the key of incident id of instance instanceID,
+// giving it one when it has none yet; it is on the instance's partition.
+func (m *IDs) IncidentKey(ctx context.Context, id, instanceID string) (Key, error) {
+	return m.keyed(ctx, "n."+streams.Token(id), "n "+id, m.partitionOf(instanceID)+1)
+}
+
+// Incident returns the id of the incident key k names; ErrBadKey wraps the
+// error of a key that names none. It does not check that the incident
+// exists: the engine answers that.
+func (m *IDs) Incident(ctx context.Context, k Key) (string, error) {
+	kind, text, ok, err := m.reverse(ctx, k)
+	switch {
+	case err != nil:
+		return "", err
+	case !ok || kind != 'n':
+		return "", fmt.Errorf("%w: %d names no incident", ErrBadKey, k)
+	}
+	return text, nil
 }

@@ -166,3 +166,32 @@ func TestDefinitionKeys(t *testing.T) {
 		t.Errorf("a definition key as an instance: %v, want ErrBadKey", err)
 	}
 }
+
+// An incident's key is stable, on its instance's partition, and names only
+// that incident.
+func TestIncidentKeys(t *testing.T) {
+	kv := bucket(t)
+	ctx := testCtx(t)
+	ids := camunda8.NewIDs(kv, 4, partitionOf4)
+	k, err := ids.IncidentKey(ctx, "order-9/charge/2", "order-9")
+	if err != nil || k.Partition() != partitionOf4("order-9")+1 {
+		t.Fatalf("IncidentKey = %d (%v)", k, err)
+	}
+	if again, err := camunda8.NewIDs(kv, 4, partitionOf4).IncidentKey(ctx, "order-9/charge/2", "order-9"); err != nil || again != k {
+		t.Errorf("the incident keyed again as %d (%v), want %d", again, err, k)
+	}
+	if id, err := camunda8.NewIDs(kv, 4, partitionOf4).Incident(ctx, k); err != nil || id != "order-9/charge/2" {
+		t.Errorf("Incident(%d) = %q (%v)", k, id, err)
+	}
+	ik, _ := ids.InstanceKey(ctx, "order-9")
+	if _, err := ids.Incident(ctx, ik); !errors.Is(err, camunda8.ErrBadKey) {
+		t.Errorf("an instance key as an incident: %v, want ErrBadKey", err)
+	}
+	if _, err := ids.Instance(ctx, k); !errors.Is(err, camunda8.ErrBadKey) {
+		t.Errorf("an incident key as an instance: %v, want ErrBadKey", err)
+	}
+	unknown, _ := camunda8.NewKey(1, 999_999)
+	if _, err := ids.Incident(ctx, unknown); !errors.Is(err, camunda8.ErrBadKey) {
+		t.Errorf("an unknown key: %v, want ErrBadKey", err)
+	}
+}

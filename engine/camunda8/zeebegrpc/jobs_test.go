@@ -21,6 +21,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/internal/httpauth"
 	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/streams"
 )
 
 // paymentBPMN is a Zeebe model with a job: "charge" (type "charge", 3
@@ -173,6 +174,48 @@ func TestZeebeFailJob(t *testing.T) {
 	}
 	_, err = f.client.NewCompleteJobCommand().JobKey(second.Key).Send(ctx)
 	wantCode(t, "completing a job in an incident", err, codes.NotFound, "no such job")
+
+	// Resolving the incident queues the job again with the task's retries.
+	inc := f.incidentKey(t, v.Incidents[0].ID, id)
+	_, err = f.client.NewUpdateJobRetriesCommand().JobKey(second.Key).Retries(1).Send(ctx)
+	wantCode(t, "update retries", err, codes.Unimplemented, "ResolveIncident")
+	if _, err := f.client.NewResolveIncidentCommand().IncidentKey(int64(inc)).Send(ctx); err != nil {
+		t.Fatalf("resolve incident: %v", err)
+	}
+	third := activateOne(t, f.client)
+	if third.Retries != 3 || third.ProcessInstanceKey != first.ProcessInstanceKey {
+		t.Fatalf("after the incident was resolved: %+v", third)
+	}
+	_, err = f.client.NewResolveIncidentCommand().IncidentKey(int64(inc)).Send(ctx)
+	wantCode(t, "resolving twice", err, codes.NotFound, "not open")
+	_, err = f.client.NewResolveIncidentCommand().IncidentKey(first.ProcessInstanceKey).Send(ctx)
+	wantCode(t, "an instance key as an incident's", err, codes.NotFound, "no such incident")
+	_, err = f.client.NewResolveIncidentCommand().IncidentKey(12).Send(ctx)
+	wantCode(t, "a key of partition 0", err, codes.NotFound, "no such incident")
+	cmd, err := f.client.NewCompleteJobCommand().JobKey(third.Key).VariablesFromMap(map[string]any{"result": "late"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmd.Send(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := f.eng.Wait(ctx, id); err != nil || v.Status != instance.Completed || v.Variables["receipt"] != "late" {
+		t.Fatalf("after the retried job: %+v %v", v, err)
+	}
+}
+
+// incidentKey is the key a Camunda 8 door shows for incident id.
+func (f *fixture) incidentKey(t *testing.T, id, instanceID string) camunda8.Key {
+	t.Helper()
+	kv, err := f.env.JS.KeyValue(ctxT(t), streams.C8KeysBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := camunda8.NewIDs(kv, f.eng.Partitions(), f.eng.PartitionOf).IncidentKey(ctxT(t), id, instanceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 // ThrowError: a caught error takes the boundary; an uncaught one raises an
