@@ -26,10 +26,11 @@ type killRig struct {
 	ctx   context.Context
 }
 
-// newKillRig starts serve; the rig's context bounds the whole test.
-func newKillRig(t *testing.T) *killRig {
+// newKillRig starts serve with extra flags; the rig's context bounds the
+// whole test.
+func newKillRig(t *testing.T, extra ...string) *killRig {
 	dir := t.TempDir()
-	r := &killRig{t: t, dir: dir, args: []string{"--data", filepath.Join(dir, "data"), "--listen", freeAddr(t), "--failover", "1s"}}
+	r := &killRig{t: t, dir: dir, args: append([]string{"--data", filepath.Join(dir, "data"), "--listen", freeAddr(t), "--failover", "1s"}, extra...)}
 	r.serve = startServe(t, nil, r.args...)
 	url := r.serve.waitReady()["nats_url"].(string)
 	r.env = []string{"JETBPM_NATS_URL=" + url}
