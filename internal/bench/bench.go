@@ -37,6 +37,10 @@ type Config struct {
 	ParkFirst  bool
 	WorkersTCP bool // workers connect over loopback TCP
 	Workers    int  // worker connections (default 4)
+	// Worker is the workers' protocol: "nats" (workerkit, the default) or
+	// "zeebe-grpc" (the Zeebe gateway protocol over loopback TCP, against
+	// the gateway serve --grpc runs).
+	Worker string
 	Baseline   bool // also measure the raw JetStream lifecycle
 	Partitions int  // default 8
 	// Engines is how many engine nodes share the server (default 1), each
@@ -63,6 +67,7 @@ type Progress struct {
 type Result struct {
 	Scenario        string  `json:"scenario"`
 	Mode            string  `json:"mode"`
+	Worker          string  `json:"worker"`
 	Instances       int64   `json:"instances"`
 	Jobs            int64   `json:"jobs"`
 	Seconds         float64 `json:"seconds"`
@@ -114,6 +119,13 @@ func (c *Config) defaults() error {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 4
+	}
+	switch c.Worker {
+	case "":
+		c.Worker = "nats"
+	case "nats", "zeebe-grpc":
+	default:
+		return fmt.Errorf("unknown worker %q (want nats or zeebe-grpc)", c.Worker)
 	}
 	if c.Engines <= 0 {
 		c.Engines = 1

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -28,6 +29,8 @@ func TestRunScenarios(t *testing.T) {
 		{Config{Scenario: "one-task", Rate: 200, Duration: time.Second}, true},
 		{Config{Scenario: "message", Duration: time.Second}, false},
 		{Config{Scenario: "one-task", Duration: time.Second, Engines: 2}, true},
+		{Config{Scenario: "one-task", Instances: 300, Worker: "zeebe-grpc"}, true},
+		{Config{Scenario: "retry", Instances: 100, Worker: "zeebe-grpc"}, true},
 	} {
 		t.Run(tc.cfg.Scenario, func(t *testing.T) {
 			cfg := tc.cfg
@@ -41,8 +44,11 @@ func TestRunScenarios(t *testing.T) {
 			if res.Instances == 0 || res.InstancesPerSec <= 0 || res.LatencyMs.StartToComplete.N != int(res.Instances) {
 				t.Fatalf("%+v", res)
 			}
-			if tc.jobs && (res.Jobs == 0 || res.LatencyMs.EnqueueToPickup.N == 0) {
-				t.Errorf("no jobs measured: %+v", res)
+			if tc.jobs && (res.Jobs != res.Instances || cfg.Worker != "zeebe-grpc" && res.LatencyMs.EnqueueToPickup.N == 0) {
+				t.Errorf("jobs not measured, one per instance: %+v", res)
+			}
+			if res.Worker != cmp.Or(cfg.Worker, "nats") {
+				t.Errorf("worker %q, want %q", res.Worker, cfg.Worker)
 			}
 			if cfg.Instances > 0 && res.Instances != int64(cfg.Instances) {
 				t.Errorf("%d instances finished, want %d", res.Instances, cfg.Instances)

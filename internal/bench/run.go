@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/camunda8"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/workerkit"
@@ -32,7 +33,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer e.close()
 
-	res := &Result{Scenario: cfg.Scenario, Mode: "closed"}
+	res := &Result{Scenario: cfg.Scenario, Mode: "closed", Worker: cfg.Worker}
 	if cfg.Rate > 0 {
 		res.Mode = "open"
 	}
@@ -72,8 +73,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var pickup sample
 	var jobsDone atomic.Int64
 	startWorkers := func() error {
-		if sc.topic == "" {
+		switch {
+		case sc.topic == "":
 			return nil
+		case cfg.Worker == "zeebe-grpc":
+			res.Notes = append(res.Notes, "zeebe-grpc workers: enqueueToPickup is not measured (a Zeebe job does not carry its enqueue time)")
+			return e.zeebeWorkers(ctx, sc, &jobsDone)
 		}
 		return e.workers(ctx, sc, &pickup, &jobsDone)
 	}
@@ -87,6 +92,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var started atomic.Int64
 	stopProgress := progress(cfg, t0, &started, tr)
 	load := loader{e: e, p: p.ID, tr: tr, started: &started, msgs: msgs}
+	if cfg.Worker == "zeebe-grpc" {
+		if load.ids, err = e.camunda8IDs(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Scenario == "timers" {
 		load.from = due // the lag of each timer is what matters
 	}
@@ -180,11 +190,20 @@ type loader struct {
 	seq     atomic.Int64
 	from    time.Time // when set, latency counts from here instead of the start
 	msgs    *messageLoad
+	ids     *camunda8.IDs // when set, instance ids are Camunda 8 keys
 }
 
 func (l *loader) startOne(ctx context.Context, at time.Time) (*start, error) {
 	seq := l.seq.Add(1)
 	id := fmt.Sprintf("b%d", seq)
+	if l.ids != nil {
+		// As a Camunda 8 client's create names its instance: by its key.
+		_, kid, err := l.ids.NewInstance(ctx)
+		if err != nil {
+			return nil, err
+		}
+		id = kid
+	}
 	if !l.from.IsZero() {
 		at = l.from
 	}
@@ -346,7 +365,7 @@ func progress(cfg Config, t0 time.Time, started *atomic.Int64, tr *tracker) (sto
 func (r *Result) String() string {
 	var b strings.Builder
 	row := func(k string, v any) { fmt.Fprintf(&b, "%-28s %v\n", k, v) }
-	row("scenario", r.Scenario+" ("+r.Mode+" loop)")
+	row("scenario", r.Scenario+" ("+r.Mode+" loop, "+r.Worker+" workers)")
 	row("instances", fmt.Sprintf("%d in %.1fs", r.Instances, r.Seconds))
 	row("instances/s", fmt.Sprintf("%.0f", r.InstancesPerSec))
 	row("jobs/s", fmt.Sprintf("%.0f", r.JobsPerSec))

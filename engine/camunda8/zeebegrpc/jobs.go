@@ -278,6 +278,17 @@ func (g *Gateway) report(ctx context.Context, raw int64, verb string, r jobs.Rep
 	if err != nil {
 		return notFound(": " + err.Error())
 	}
+	g.mu.Lock()
+	h := g.held[key]
+	g.mu.Unlock()
+	if h != nil {
+		// Lent by this node: the subject is the delivery's own, and the
+		// engine fences it.
+		if err := mayWork(ctx, h.job.Topic); err != nil {
+			return err
+		}
+		return g.send(ctx, key, h.job, h.subject, raw, verb, r)
+	}
 	job, err := g.lender.Job(ctx, "", seq)
 	if errors.Is(err, lease.ErrGone) {
 		return notFound("")
@@ -302,17 +313,22 @@ func (g *Gateway) report(ctx context.Context, raw int64, verb string, r jobs.Rep
 	if count != min(current, 255) {
 		return notFound(fmt.Sprintf(": the key names delivery %d, the job's current delivery is %d", count, current))
 	}
-	subject, err := g.subject(ctx, key, job, seq, current)
+	subject, err := g.subject(ctx, job, seq, current)
 	if err != nil {
 		return grpcError(err)
 	}
+	return g.send(ctx, key, job, subject, raw, verb, r)
+}
+
+// send sends a report for a job's delivery and maps the engine's verdict.
+func (g *Gateway) send(ctx context.Context, key camunda8.Key, job *jobs.Job, subject string, raw int64, verb string, r jobs.Report) error {
 	v, err := g.lender.Report(ctx, job, subject, r)
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "job %d: %v", raw, err)
 	}
 	if !v.Accepted {
-		if strings.Contains(v.Reason, "unknown or finished job") || strings.Contains(v.Reason, "stale") {
-			return notFound(": " + v.Reason)
+		if strings.Contains(v.Reason, "unknown or finished job") || strings.Contains(v.Reason, "stale") || strings.Contains(v.Reason, "already sent back") {
+			return status.Errorf(codes.NotFound, "expected to %s job with key '%d', but no such job was found: %s", verb, raw, v.Reason)
 		}
 		return status.Errorf(codes.FailedPrecondition, "expected to %s job with key '%d', but the engine refused: %s", verb, raw, v.Reason)
 	}
@@ -325,19 +341,13 @@ func (g *Gateway) report(ctx context.Context, raw int64, verb string, r jobs.Rep
 	return nil
 }
 
-// subject returns the ack reply subject of delivery count of the job
-// message at seq: the one lent by this node, else rebuilt. A rebuilt
-// subject carries the consumer's last delivered sequence where the
+// subject rebuilds the ack reply subject of delivery count of the job
+// message at seq, for a report through a node that did not lend it. It
+// carries the consumer's last delivered sequence where the
 // delivery's own would be: the server reads the stream sequence and, for
 // a nak only, checks the consumer sequence against the consumer's range,
 // which that value satisfies while the message is pending.
-func (g *Gateway) subject(ctx context.Context, key camunda8.Key, job *jobs.Job, seq, count uint64) (string, error) {
-	g.mu.Lock()
-	h := g.held[key]
-	g.mu.Unlock()
-	if h != nil {
-		return h.subject, nil
-	}
+func (g *Gateway) subject(ctx context.Context, job *jobs.Job, seq, count uint64) (string, error) {
 	cons, err := g.lender.Consumer(ctx, job.Topic)
 	if err != nil {
 		return "", err
