@@ -40,7 +40,7 @@ type Config struct {
 	// Worker is the workers' protocol: "nats" (workerkit, the default) or
 	// "zeebe-grpc" (the Zeebe gateway protocol over loopback TCP, against
 	// the gateway serve --grpc runs).
-	Worker string
+	Worker     string
 	Baseline   bool // also measure the raw JetStream lifecycle
 	Partitions int  // default 8
 	// Engines is how many engine nodes share the server (default 1), each
