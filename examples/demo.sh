@@ -2,7 +2,8 @@
 # make run: start jetbpm and walk through the whole story in a minute — a
 # process with an external worker, a failure that is retried and becomes an
 # incident, an operator resolving it from the CLI, a message from the
-# warehouse, a person approving a refund, and a saga undone by compensation.
+# warehouse, a person approving a refund, a saga undone by compensation, and
+# a Camunda 8 team's Go program working through the Zeebe gateway.
 # jetbpm keeps running afterwards; Ctrl-C stops it (JETBPM_DEMO_ONCE=1: it
 # stops at the end).
 set -eu
@@ -11,6 +12,7 @@ jb=${JETBPM_BIN:-bin/jetbpm}
 data=${JETBPM_DATA:-./jetbpm-data}
 listen=${JETBPM_LISTEN:-127.0.0.1:4222}
 http=${JETBPM_HTTP:-127.0.0.1:9464}
+grpc=${JETBPM_GRPC:-127.0.0.1:26500}
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ jetbpm %s\n' "$*"; "$jb" "$@"; }
@@ -28,7 +30,7 @@ await() {
 	done
 }
 
-env -u JETBPM_NATS_URL "$jb" serve --data "$data" --listen "$listen" --http "$http" --log-level warn &
+env -u JETBPM_NATS_URL "$jb" serve --data "$data" --listen "$listen" --http "$http" --grpc "$grpc" --log-level warn &
 serve=$!
 export JETBPM_NATS_URL="nats://$listen" # for the client commands and the worker
 work=
@@ -108,7 +110,11 @@ run instance compensate "$lost"
 await "$lost" terminated
 run instance show "$lost"
 
-say "jetbpm is running (NATS on $JETBPM_NATS_URL, the web console on http://$http/, metrics on http://$http/metrics)."
+say "10. A Camunda 8 team's Go program, unchanged but for the address: the Zeebe Go client deploys, works the job and starts with result"
+printf '$ go run ./examples/zeebe -gateway %s -order o-42\n' "$grpc"
+go run ./examples/zeebe -gateway "$grpc" -order o-42
+
+say "jetbpm is running (NATS on $JETBPM_NATS_URL, the Zeebe gateway on $grpc, the web console on http://$http/, metrics on http://$http/metrics)."
 if [ -n "${JETBPM_DEMO_ONCE:-}" ]; then exit 0; fi
 echo "Try: bin/jetbpm help, bin/jetbpm instances list. Ctrl-C stops it."
 wait $serve

@@ -51,7 +51,7 @@ func TestDemoStory(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "../../examples/demo.sh")
 	cmd.Env = append(os.Environ(), "JETBPM_BIN="+jetbpmBin, "JETBPM_DATA="+t.TempDir(),
-		"JETBPM_LISTEN="+freeAddr(t), "JETBPM_HTTP="+freeAddr(t), "JETBPM_DEMO_ONCE=1", "NO_COLOR=1")
+		"JETBPM_LISTEN="+freeAddr(t), "JETBPM_HTTP="+freeAddr(t), "JETBPM_GRPC="+freeAddr(t), "JETBPM_DEMO_ONCE=1", "NO_COLOR=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo.sh: %v\n%s", err, out)
@@ -64,6 +64,7 @@ func TestDemoStory(t *testing.T) {
 		`"approved": true`, `"condition": "as new"`, // the refund's variables: the task's result and the message's
 		"saga 1", `"refundDone": true`, `"unbookDone": true`, // the saga's handlers ran
 		"incident abandon", "compensating\n", "status:  terminated", // the operator's abandon, then compensate
+		"deployed shipping version 1", `"shippingLabel":"LBL-o-42"`, // the Zeebe client's program
 	} {
 		if !strings.Contains(story, want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, story)
