@@ -208,3 +208,26 @@ func TestLockHolderExtendLockAndUnlock(t *testing.T) {
 	}
 	f.waitEnded(t, id)
 }
+
+// A task with a worker output mapping (jetbpm:outputMapping) ships its
+// policy to workers; a REST worker runs no policy, so the engine applies
+// the mapping to what it reports: only what is mapped reaches the process.
+func TestCompleteAppliesTheWorkerOutputMapping(t *testing.T) {
+	f := setup(t, camunda7.Options{})
+	xml := strings.Replace(orderXML("PT30S"), `<jetbpm:worker lockDuration="PT30S" maxLockDuration="PT1M"/>`,
+		`<jetbpm:worker lockDuration="PT30S" maxLockDuration="PT1M"/><jetbpm:outputMapping><jetbpm:output path="body.result" variable="receipt" required="true"/></jetbpm:outputMapping>`, 1)
+	if r := f.deploy(t, "order.bpmn", xml); r.status != 200 {
+		t.Fatalf("deploy: %d %s", r.status, r.body)
+	}
+	id := f.start(t, map[string]any{"amount": map[string]any{"value": 5, "type": "Integer"}})
+	task := f.fetchOne(t, "w1")
+	r := f.call(t, "POST", "/external-task/"+task.ID+"/complete", map[string]any{"workerId": "w1",
+		"variables": map[string]any{"result": map[string]any{"value": "r-9", "type": "String"}}})
+	if r.status != 204 {
+		t.Fatalf("complete: %d %s", r.status, r.body)
+	}
+	v := f.waitEnded(t, id)
+	if v.Status != instance.Completed || v.Variables["receipt"] != "r-9" || v.Variables["result"] != nil {
+		t.Fatalf("after the completion: %s %v, want receipt r-9 and no result", v.Status, v.Variables)
+	}
+}
