@@ -231,3 +231,26 @@ func TestCompleteAppliesTheWorkerOutputMapping(t *testing.T) {
 		t.Fatalf("after the completion: %s %v, want receipt r-9 and no result", v.Status, v.Variables)
 	}
 }
+
+// A completion too large to reach the engine is refused at once, and the
+// task can still be completed.
+func TestOversizedCompleteIsRefused(t *testing.T) {
+	f := setup(t, camunda7.Options{})
+	if r := f.deploy(t, "order.bpmn", orderXML("PT30S")); r.status != 200 {
+		t.Fatalf("deploy: %d %s", r.status, r.body)
+	}
+	id := f.start(t, nil)
+	task := f.fetchOne(t, "w1")
+	huge := map[string]any{"blob": map[string]any{"value": strings.Repeat("x", 1536<<10), "type": "String"}}
+	r := f.call(t, "POST", "/external-task/"+task.ID+"/complete", map[string]any{"workerId": "w1", "variables": huge})
+	if r.status != 400 || !strings.Contains(string(r.body), "maximum payload") {
+		t.Fatalf("oversized complete: %d %s, want 400 naming the maximum payload", r.status, r.body)
+	}
+	r = f.call(t, "POST", "/external-task/"+task.ID+"/complete", map[string]any{"workerId": "w1"})
+	if r.status != 204 {
+		t.Fatalf("complete after the refusal: %d %s", r.status, r.body)
+	}
+	if v := f.waitEnded(t, id); v.Status != instance.Completed {
+		t.Fatalf("instance %s", v.Status)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/lease"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
@@ -115,6 +116,10 @@ func (h *Handler) report(kind reportKind) http.HandlerFunc {
 		}
 		rep.Worker = body.WorkerID
 		v, err := h.lender.Report(ctx, job, delivery, rep)
+		if errors.Is(err, engine.ErrTooLarge) {
+			writeEngineError(w, err)
+			return
+		}
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, "ProcessEngineException", fmt.Sprintf("external task %s: %v", id, err))
 			return

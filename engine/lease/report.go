@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -96,6 +97,9 @@ func (l *Lender) Report(ctx context.Context, job *jobs.Job, subject string, r jo
 	body, err := jobs.AppendReport(make([]byte, 0, 256), &r)
 	if err != nil {
 		return jobs.Verdict{}, fmt.Errorf("encode %s report: %w", r.Kind, err)
+	}
+	if max := l.nc.MaxPayload(); int64(len(body)) > max {
+		return jobs.Verdict{}, fmt.Errorf("%w: the %s report is %d bytes, over the NATS server's maximum payload of %d", engine.ErrTooLarge, r.Kind, len(body), max)
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.opts.VerdictTimeout)
 	defer cancel()

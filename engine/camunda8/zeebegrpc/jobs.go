@@ -323,6 +323,9 @@ func (g *Gateway) report(ctx context.Context, raw int64, verb string, r jobs.Rep
 // send sends a report for a job's delivery and maps the engine's verdict.
 func (g *Gateway) send(ctx context.Context, key camunda8.Key, job *jobs.Job, subject string, raw int64, verb string, r jobs.Report) error {
 	v, err := g.lender.Report(ctx, job, subject, r)
+	if errors.Is(err, engine.ErrTooLarge) {
+		return status.Errorf(codes.ResourceExhausted, "job %d: %v", raw, err)
+	}
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "job %d: %v", raw, err)
 	}

@@ -316,6 +316,12 @@ func TestZeebeJobKeyRefusals(t *testing.T) {
 	wantCode(t, "no error code", err, codes.InvalidArgument, "errorCode")
 	_, err = f.raw.CompleteJob(ctx, &pb.CompleteJobRequest{JobKey: job.Key, Variables: `[1]`})
 	wantCode(t, "variables not an object", err, codes.InvalidArgument, "JSON object")
+	big := `{"blob": "` + strings.Repeat("x", 300<<10) + `"}`
+	_, err = f.raw.CreateProcessInstance(ctx, &pb.CreateProcessInstanceRequest{BpmnProcessId: "payment", Version: -1, Variables: big})
+	wantCode(t, "an oversized variable on create", err, codes.ResourceExhausted, "blob")
+	huge := `{"blob": "` + strings.Repeat("x", 1536<<10) + `"}`
+	_, err = f.raw.CompleteJob(ctx, &pb.CompleteJobRequest{JobKey: job.Key, Variables: huge})
+	wantCode(t, "a completion over NATS's max payload", err, codes.ResourceExhausted, "maximum payload")
 	for _, req := range []*pb.ActivateJobsRequest{{Type: "", MaxJobsToActivate: 1, Timeout: 1000}, {Type: "charge", MaxJobsToActivate: 0, Timeout: 1000},
 		{Type: "charge", MaxJobsToActivate: 1, Timeout: 0}} {
 		stream, err := f.raw.ActivateJobs(ctx, req)
