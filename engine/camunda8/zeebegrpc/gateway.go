@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/camunda/zeebe/clients/go/v8/pkg/pb"
@@ -63,10 +62,8 @@ type Gateway struct {
 	eng    *engine.Engine
 	ids    *camunda8.IDs
 	lender *lease.Lender
+	jobs   *camunda8.Jobs
 	opts   Options
-
-	mu   sync.Mutex
-	held map[camunda8.Key]*held // the deliveries this node lent, by job key
 }
 
 // New returns a gateway over eng; js reaches the Camunda 8 keys bucket
@@ -94,20 +91,15 @@ func New(eng *engine.Engine, js jetstream.JetStream, opts Options) (*Gateway, er
 	if err != nil {
 		return nil, fmt.Errorf("zeebe gateway: %w", err)
 	}
-	return &Gateway{eng: eng, ids: camunda8.NewIDs(kv, eng.Partitions(), eng.PartitionOf), lender: l, opts: opts,
-		held: map[camunda8.Key]*held{}}, nil
+	ids := camunda8.NewIDs(kv, eng.Partitions(), eng.PartitionOf)
+	return &Gateway{eng: eng, ids: ids, lender: l, jobs: camunda8.NewJobs(eng, ids, l, opts.Now, opts.Logger), opts: opts}, nil
 }
 
 // Close stops extending the locks of activated jobs (they expire, and the
 // jobs return to the queue, unless reported first) and stops receiving
 // verdicts. Call it after the server stopped.
 func (g *Gateway) Close() {
-	g.mu.Lock()
-	for k, h := range g.held {
-		delete(g.held, k)
-		close(h.stop)
-	}
-	g.mu.Unlock()
+	g.jobs.Close()
 	g.lender.Close()
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,17 +13,13 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/camunda8"
-	"github.com/jetbpm/jetbpm/engine/lease"
 	"github.com/jetbpm/jetbpm/internal/httpauth"
 	"github.com/jetbpm/jetbpm/jobs"
-	"github.com/jetbpm/jetbpm/streams"
 )
 
-// A Zeebe worker activates jobs and reports them by key. The gateway
-// lends it JetStream deliveries (engine/lease): a job's key is its
-// delivery (camunda8.JobKey), so a report after the lock moved on is
-// refused NOT_FOUND, as the engine fences NATS reports
-// (docs/camunda8-migration.md §2, §4).
+// A Zeebe worker activates jobs and reports them by key; camunda8.Jobs
+// does the work (docs/camunda8-migration.md §2–§4), these map it onto the
+// protocol.
 
 // maxActivate bounds one ActivateJobs call's jobs.
 const maxActivate = 1000
@@ -55,72 +49,33 @@ func (g *Gateway) ActivateJobs(req *pb.ActivateJobsRequest, srv pb.Gateway_Activ
 	case t > 0:
 		wait = time.Duration(t) * time.Millisecond
 	}
-	got := g.lender.Fetch(ctx, lease.Request{Worker: req.GetWorker(), Max: min(int(req.GetMaxJobsToActivate()), maxActivate),
-		Wait: wait, Topics: []lease.Topic{{Name: req.GetType()}}})
+	got := g.jobs.Activate(ctx, camunda8.Activation{Type: req.GetType(), Worker: req.GetWorker(),
+		Timeout: time.Duration(req.GetTimeout()) * time.Millisecond, Wait: wait,
+		Max: min(int(req.GetMaxJobsToActivate()), maxActivate), FetchVariables: req.GetFetchVariable()})
 	if len(got) == 0 {
 		return nil
 	}
-	timeout := time.Duration(req.GetTimeout()) * time.Millisecond
-	resp := &pb.ActivateJobsResponse{}
-	for i := range got {
-		job, err := g.activated(ctx, &got[i], req, timeout)
+	resp := &pb.ActivateJobsResponse{Jobs: make([]*pb.ActivatedJob, 0, len(got))}
+	for _, j := range got {
+		doc, err := json.Marshal(orEmpty(j.Variables))
 		if err != nil {
-			g.opts.Logger.Warn("job not handed out", "job", got[i].Job.ID, "err", err)
-			go g.lender.Release(got[i].Job, got[i].Subject)
-			continue
+			return status.Errorf(codes.Internal, "job %d: encode its variables: %v", j.Key, err)
 		}
-		resp.Jobs = append(resp.Jobs, job)
+		headers, _ := json.Marshal(orEmpty(j.CustomHeaders))
+		resp.Jobs = append(resp.Jobs, &pb.ActivatedJob{
+			Key: int64(j.Key), Type: j.Type, ProcessInstanceKey: int64(j.ProcessInstanceKey), BpmnProcessId: j.BpmnProcessID,
+			ProcessDefinitionVersion: int32(j.Version), ProcessDefinitionKey: int64(j.DefinitionKey), ElementId: j.ElementID,
+			ElementInstanceKey: int64(j.ElementInstanceKey), CustomHeaders: string(headers), Worker: j.Worker,
+			Retries: int32(min(j.Retries, 1<<31-1)), Deadline: j.Deadline.UnixMilli(), Variables: string(doc),
+		})
 	}
 	if err := srv.Send(resp); err != nil {
-		for _, j := range resp.Jobs {
-			g.release(camunda8.Key(j.Key))
+		for _, j := range got {
+			g.jobs.Release(j.Key)
 		}
 		return err
 	}
 	return nil
-}
-
-// activated renders a lease as Zeebe's job and remembers it as held.
-func (g *Gateway) activated(ctx context.Context, s *lease.Lease, req *pb.ActivateJobsRequest, timeout time.Duration) (*pb.ActivatedJob, error) {
-	job, view := s.Job, s.View
-	key, err := camunda8.JobKey(g.eng.PartitionOf(job.Instance)+1, s.Delivery.Seq, s.Delivery.Count)
-	if err != nil {
-		return nil, err
-	}
-	ik, err := g.ids.InstanceKey(ctx, job.Instance)
-	if err != nil {
-		return nil, err
-	}
-	dk, err := g.ids.DefinitionKey(ctx, view.ProcessID, view.Version)
-	if err != nil {
-		return nil, err
-	}
-	vars := job.Input
-	if names := req.GetFetchVariable(); len(names) > 0 {
-		vars = map[string]any{}
-		for _, n := range names {
-			if v, ok := job.Input[n]; ok {
-				vars[n] = v
-			}
-		}
-	}
-	doc, err := json.Marshal(orEmpty(vars))
-	if err != nil {
-		return nil, err
-	}
-	headers, err := json.Marshal(orEmpty(job.Headers))
-	if err != nil {
-		return nil, err
-	}
-	deadline := g.hold(key, s, g.opts.Now().Add(timeout))
-	return &pb.ActivatedJob{
-		Key: int64(key), Type: job.Topic, ProcessInstanceKey: int64(ik), BpmnProcessId: view.ProcessID,
-		ProcessDefinitionVersion: int32(view.Version), ProcessDefinitionKey: int64(dk), ElementId: job.Node,
-		// Element instances have no keys yet: the instance's, which
-		// SetVariables accepts, stands in.
-		ElementInstanceKey: int64(ik), CustomHeaders: string(headers), Worker: req.GetWorker(),
-		Retries: int32(min(s.Retries, 1<<31-1)), Deadline: deadline.UnixMilli(), Variables: string(doc),
-	}, nil
 }
 
 func orEmpty[M ~map[string]V, V any](m M) M {
@@ -128,84 +83,6 @@ func orEmpty[M ~map[string]V, V any](m M) M {
 		return M{}
 	}
 	return m
-}
-
-// A held job is a delivery this node lent: its subject (so a report sends
-// the exact one) and the goroutine extending its lock to the activation's
-// timeout.
-type held struct {
-	job     *jobs.Job
-	subject string
-	stop    chan struct{}
-}
-
-// hold remembers a lent delivery and, when the activation's deadline is
-// past the lock's end, extends the lock every half lock until the deadline
-// or the job's report. It returns the deadline the worker may count on.
-func (g *Gateway) hold(key camunda8.Key, s *lease.Lease, deadline time.Time) time.Time {
-	h := &held{job: s.Job, subject: s.Subject, stop: make(chan struct{})}
-	g.mu.Lock()
-	g.held[key] = h
-	g.mu.Unlock()
-	lock := time.Duration(s.Job.LockDurationMs) * time.Millisecond
-	if !deadline.After(s.Until) || lock <= 0 {
-		go func() {
-			select {
-			case <-time.After(time.Until(s.Until)):
-				g.forget(key, h)
-			case <-h.stop:
-			}
-		}()
-		return s.Until
-	}
-	go g.extend(key, h, lock, deadline)
-	return deadline
-}
-
-// extend keeps h's lock until deadline, asking the engine every half lock.
-func (g *Gateway) extend(key camunda8.Key, h *held, lock time.Duration, deadline time.Time) {
-	defer g.forget(key, h)
-	tick := time.NewTicker(lock / 2)
-	defer tick.Stop()
-	for {
-		select {
-		case <-h.stop:
-			return
-		case <-tick.C:
-		}
-		if !g.opts.Now().Add(lock / 2).Before(deadline) {
-			// The lock now outlasts the deadline, as Zeebe's timeout would.
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), lock/2)
-		v, err := g.lender.Report(ctx, h.job, h.subject, jobs.Report{Kind: jobs.Extend, ExtendMs: lock.Milliseconds()})
-		cancel()
-		if err != nil || !v.Accepted {
-			g.opts.Logger.Info("job lock not extended; it expires", "job", h.job.ID, "reason", v.Reason, "err", err)
-			return
-		}
-	}
-}
-
-// forget drops a held delivery, stopping its extension.
-func (g *Gateway) forget(key camunda8.Key, h *held) {
-	g.mu.Lock()
-	if g.held[key] == h {
-		delete(g.held, key)
-		close(h.stop)
-	}
-	g.mu.Unlock()
-}
-
-// release gives a lent delivery back unrun.
-func (g *Gateway) release(key camunda8.Key) {
-	g.mu.Lock()
-	h := g.held[key]
-	g.mu.Unlock()
-	if h != nil {
-		g.forget(key, h)
-		go g.lender.Release(h.job, h.subject)
-	}
 }
 
 // CompleteJob completes a job; its variables are the task's output (the
@@ -262,106 +139,23 @@ func (g *Gateway) ThrowError(ctx context.Context, req *pb.ThrowErrorRequest) (*p
 	return &pb.ThrowErrorResponse{}, nil
 }
 
-// report sends r for the delivery a job key names. The key must name the
-// delivery the engine knows as current: an older one's lock has moved on,
-// and a newer one was never lent by a gateway (which checks redeliveries
-// in before lending them).
+// report sends r for the job key raw names and maps the outcome onto
+// Zeebe's codes.
 func (g *Gateway) report(ctx context.Context, raw int64, verb string, r jobs.Report) error {
-	notFound := func(why string) error {
-		return status.Errorf(codes.NotFound, "expected to %s job with key '%d', but no such job was found%s", verb, raw, why)
-	}
-	key, err := camunda8.ParseKey(raw, g.eng.Partitions())
-	if err != nil {
-		return notFound(": " + err.Error())
-	}
-	seq, count, err := key.Job()
-	if err != nil {
-		return notFound(": " + err.Error())
-	}
-	g.mu.Lock()
-	h := g.held[key]
-	g.mu.Unlock()
-	if h != nil {
-		// Lent by this node: the subject is the delivery's own, and the
-		// engine fences it.
-		if err := mayWork(ctx, h.job.Topic); err != nil {
-			return err
-		}
-		return g.send(ctx, key, h.job, h.subject, raw, verb, r)
-	}
-	job, err := g.lender.Job(ctx, "", seq)
-	if errors.Is(err, lease.ErrGone) {
-		return notFound("")
-	}
-	if err != nil {
-		return grpcError(err)
-	}
-	if g.eng.PartitionOf(job.Instance)+1 != key.Partition() {
-		return notFound("")
-	}
-	if err := mayWork(ctx, job.Topic); err != nil {
+	err := g.jobs.Report(ctx, raw, r, func(topic string) error { return mayWork(ctx, topic) })
+	switch {
+	case err == nil:
+		return nil
+	case status.Code(err) == codes.PermissionDenied:
 		return err
-	}
-	view, err := g.eng.Job(ctx, job.Instance, job.ID)
-	if errors.Is(err, engine.ErrNotFound) {
-		return notFound("")
-	}
-	if err != nil {
-		return grpcError(err)
-	}
-	current := max(view.Job.Delivery, 1)
-	if count != min(current, 255) {
-		return notFound(fmt.Sprintf(": the key names delivery %d, the job's current delivery is %d", count, current))
-	}
-	subject, err := g.subject(ctx, job, seq, current)
-	if err != nil {
-		return grpcError(err)
-	}
-	return g.send(ctx, key, job, subject, raw, verb, r)
-}
-
-// send sends a report for a job's delivery and maps the engine's verdict.
-func (g *Gateway) send(ctx context.Context, key camunda8.Key, job *jobs.Job, subject string, raw int64, verb string, r jobs.Report) error {
-	v, err := g.lender.Report(ctx, job, subject, r)
-	if errors.Is(err, engine.ErrTooLarge) {
+	case errors.Is(err, camunda8.ErrJobNotFound):
+		return status.Errorf(codes.NotFound, "expected to %s job with key '%d', but no such job was found: %v", verb, raw, err)
+	case errors.Is(err, camunda8.ErrReportRefused):
+		return status.Errorf(codes.FailedPrecondition, "expected to %s job with key '%d', but the engine refused: %v", verb, raw, err)
+	case errors.Is(err, engine.ErrTooLarge):
 		return status.Errorf(codes.ResourceExhausted, "job %d: %v", raw, err)
 	}
-	if err != nil {
-		return status.Errorf(codes.Unavailable, "job %d: %v", raw, err)
-	}
-	if !v.Accepted {
-		if strings.Contains(v.Reason, "unknown or finished job") || strings.Contains(v.Reason, "stale") || strings.Contains(v.Reason, "already sent back") {
-			return status.Errorf(codes.NotFound, "expected to %s job with key '%d', but no such job was found: %s", verb, raw, v.Reason)
-		}
-		return status.Errorf(codes.FailedPrecondition, "expected to %s job with key '%d', but the engine refused: %s", verb, raw, v.Reason)
-	}
-	g.mu.Lock()
-	h := g.held[key]
-	g.mu.Unlock()
-	if h != nil {
-		g.forget(key, h)
-	}
-	return nil
-}
-
-// subject rebuilds the ack reply subject of delivery count of the job
-// message at seq, for a report through a node that did not lend it. It
-// carries the consumer's last delivered sequence where the
-// delivery's own would be: the server reads the stream sequence and, for
-// a nak only, checks the consumer sequence against the consumer's range,
-// which that value satisfies while the message is pending.
-func (g *Gateway) subject(ctx context.Context, job *jobs.Job, seq, count uint64) (string, error) {
-	cons, err := g.lender.Consumer(ctx, job.Topic)
-	if err != nil {
-		return "", err
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return "", err
-	}
-	return "$JS.ACK." + streams.JobsStream + "." + streams.TopicConsumer(job.Topic) + "." + strconv.FormatUint(count, 10) + "." +
-		strconv.FormatUint(seq, 10) + "." + strconv.FormatUint(info.Delivered.Consumer, 10) + "." +
-		strconv.FormatInt(g.opts.Now().UnixNano(), 10) + ".0", nil
+	return status.Errorf(codes.Unavailable, "job %d: %v", raw, err)
 }
 
 // mayWork refuses a worker credential the jobs of a topic it does not
