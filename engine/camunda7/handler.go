@@ -107,12 +107,7 @@ func New(eng *engine.Engine, nc *nats.Conn, opts Options) (*Handler, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.VerdictTimeout <= 0 {
-		opts.VerdictTimeout = 30 * time.Second
-	}
-	if opts.PollSlice <= 0 {
-		opts.PollSlice = 10 * time.Second
-	}
+	// engine/lease defaults VerdictTimeout and PollSlice.
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
