@@ -132,12 +132,14 @@ func (j *Jobs) activated(ctx context.Context, s *lease.Lease, a Activation) (Act
 }
 
 // A held job is a delivery this node lent: its subject (so a report sends
-// the exact one) and the goroutine extending its lock to the activation's
-// timeout.
+// the exact one), and either the goroutine extending its lock to the
+// activation's timeout (stop ends it) or the timer that forgets it when
+// its lock ends.
 type held struct {
 	job     *jobs.Job
 	subject string
 	stop    chan struct{}
+	expiry  *time.Timer
 }
 
 // hold remembers a lent delivery and, when the activation's deadline is
@@ -145,18 +147,15 @@ type held struct {
 // or the job's report. It returns the deadline the worker may count on.
 func (j *Jobs) hold(key Key, s *lease.Lease, deadline time.Time) time.Time {
 	h := &held{job: s.Job, subject: s.Subject, stop: make(chan struct{})}
+	lock := time.Duration(s.Job.LockDurationMs) * time.Millisecond
+	extend := deadline.After(s.Until) && lock > 0
 	j.mu.Lock()
 	j.held[key] = h
+	if !extend {
+		h.expiry = time.AfterFunc(time.Until(s.Until), func() { j.forget(key, h) })
+	}
 	j.mu.Unlock()
-	lock := time.Duration(s.Job.LockDurationMs) * time.Millisecond
-	if !deadline.After(s.Until) || lock <= 0 {
-		go func() {
-			select {
-			case <-time.After(time.Until(s.Until)):
-				j.forget(key, h)
-			case <-h.stop:
-			}
-		}()
+	if !extend {
 		return s.Until
 	}
 	go j.extend(key, h, lock, deadline)
@@ -193,9 +192,17 @@ func (j *Jobs) forget(key Key, h *held) {
 	j.mu.Lock()
 	if j.held[key] == h {
 		delete(j.held, key)
-		close(h.stop)
+		h.end()
 	}
 	j.mu.Unlock()
+}
+
+// end stops h's extension or expiry timer; j.mu is held.
+func (h *held) end() {
+	close(h.stop)
+	if h.expiry != nil {
+		h.expiry.Stop()
+	}
 }
 
 // Release gives a delivery lent under key back unrun, in the background.
@@ -216,7 +223,7 @@ func (j *Jobs) Close() {
 	defer j.mu.Unlock()
 	for k, h := range j.held {
 		delete(j.held, k)
-		close(h.stop)
+		h.end()
 	}
 }
 

@@ -203,7 +203,7 @@ type fetched struct {
 // waiting up to wait for them. A topic nobody deployed yet has no
 // consumer, hence no jobs.
 func (l *Lender) pull(ctx context.Context, topic string, index, n int, wait time.Duration) []fetched {
-	cons, err := l.consumer(ctx, topic)
+	cons, err := l.Consumer(ctx, topic)
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
 			l.log.Warn("cannot look up the topic's consumer", "topic", topic, "err", err)
@@ -238,7 +238,9 @@ func (l *Lender) pull(ctx context.Context, topic string, index, n int, wait time
 	return out
 }
 
-func (l *Lender) consumer(ctx context.Context, topic string) (jetstream.Consumer, error) {
+// Consumer returns the consumer of topic, cached; a door that needs its
+// state asks here too.
+func (l *Lender) Consumer(ctx context.Context, topic string) (jetstream.Consumer, error) {
 	if c, ok := l.consumers.Load(topic); ok {
 		return c.(jetstream.Consumer), nil
 	}
@@ -250,11 +252,6 @@ func (l *Lender) consumer(ctx context.Context, topic string) (jetstream.Consumer
 	}
 	l.consumers.Store(topic, c)
 	return c, nil
-}
-
-// Consumer returns the consumer of topic, for a door that needs its state.
-func (l *Lender) Consumer(ctx context.Context, topic string) (jetstream.Consumer, error) {
-	return l.consumer(ctx, topic)
 }
 
 // lendAll turns fetched job messages into leases, concurrently. It returns
