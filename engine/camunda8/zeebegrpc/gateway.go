@@ -32,9 +32,6 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/camunda8"
-	"github.com/jetbpm/jetbpm/engine/instance"
-	"github.com/jetbpm/jetbpm/engine/lease"
-	"github.com/jetbpm/jetbpm/streams"
 )
 
 // Options configures a Gateway; the zero value works.
@@ -59,22 +56,13 @@ type Options struct {
 // not serve answer UNIMPLEMENTED, naming what brings them.
 type Gateway struct {
 	pb.UnimplementedGatewayServer
-	eng    *engine.Engine
-	ids    *camunda8.IDs
-	lender *lease.Lender
-	jobs   *camunda8.Jobs
-	opts   Options
+	svc  *camunda8.Service
+	opts Options
 }
 
 // New returns a gateway over eng; js reaches the Camunda 8 keys bucket
 // (streams.C8KeysBucket, provisioned with the engine's streams).
 func New(eng *engine.Engine, js jetstream.JetStream, opts Options) (*Gateway, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	kv, err := js.KeyValue(ctx, streams.C8KeysBucket)
-	if err != nil {
-		return nil, fmt.Errorf("zeebe gateway: keys bucket %s: %w", streams.C8KeysBucket, err)
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -84,24 +72,17 @@ func New(eng *engine.Engine, js jetstream.JetStream, opts Options) (*Gateway, er
 	if opts.LongPoll <= 0 {
 		opts.LongPoll = 10 * time.Second
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	l, err := lease.New(eng, js.Conn(), lease.Options{Logger: opts.Logger, VerdictTimeout: opts.VerdictTimeout, Now: opts.Now})
+	svc, err := camunda8.NewService(eng, js, camunda8.Options{Logger: opts.Logger, VerdictTimeout: opts.VerdictTimeout, Now: opts.Now})
 	if err != nil {
 		return nil, fmt.Errorf("zeebe gateway: %w", err)
 	}
-	ids := camunda8.NewIDs(kv, eng.Partitions(), eng.PartitionOf)
-	return &Gateway{eng: eng, ids: ids, lender: l, jobs: camunda8.NewJobs(eng, ids, l, opts.Now, opts.Logger), opts: opts}, nil
+	return &Gateway{svc: svc, opts: opts}, nil
 }
 
 // Close stops extending the locks of activated jobs (they expire, and the
 // jobs return to the queue, unless reported first) and stops receiving
 // verdicts. Call it after the server stopped.
-func (g *Gateway) Close() {
-	g.jobs.Close()
-	g.lender.Close()
-}
+func (g *Gateway) Close() { g.svc.Close() }
 
 // Register registers the gateway's service on s.
 func (g *Gateway) Register(s *grpc.Server) { pb.RegisterGatewayServer(s, g) }
@@ -109,7 +90,7 @@ func (g *Gateway) Register(s *grpc.Server) { pb.RegisterGatewayServer(s, g) }
 // Topology reports this node as the one broker, leading every partition:
 // jetbpm's partitions are not owned by nodes.
 func (g *Gateway) Topology(ctx context.Context, _ *pb.TopologyRequest) (*pb.TopologyResponse, error) {
-	n := g.eng.Partitions()
+	n := g.svc.Engine().Partitions()
 	parts := make([]*pb.Partition, n)
 	for i := range parts {
 		parts[i] = &pb.Partition{PartitionId: int32(i + 1), Role: pb.Partition_LEADER, Health: pb.Partition_HEALTHY}
@@ -122,96 +103,48 @@ func (g *Gateway) Topology(ctx context.Context, _ *pb.TopologyRequest) (*pb.Topo
 
 // DeployResource deploys BPMN resources, all or none.
 func (g *Gateway) DeployResource(ctx context.Context, req *pb.DeployResourceRequest) (*pb.DeployResourceResponse, error) {
-	if len(req.GetResources()) == 0 {
-		return nil, status.Error(codes.InvalidArgument, "expected to deploy at least one resource, but none given")
-	}
 	var files []engine.Resource
 	for _, r := range req.GetResources() {
-		if !strings.HasSuffix(r.GetName(), ".bpmn") && !strings.HasSuffix(r.GetName(), ".xml") {
-			return nil, status.Errorf(codes.InvalidArgument, "resource %q: jetbpm deploys BPMN files (.bpmn, .xml); decisions (DMN) and forms are not supported yet", r.GetName())
-		}
 		files = append(files, engine.Resource{Name: r.GetName(), XML: r.GetContent()})
 	}
-	deps, err := g.eng.DeployResources(ctx, files...)
+	dep, err := g.svc.Deploy(ctx, files)
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	key, err := g.ids.NewKey(ctx, 1)
-	if err != nil {
-		return nil, grpcError(err)
-	}
-	out := &pb.DeployResourceResponse{Key: int64(key)}
-	for _, d := range deps {
-		dk, err := g.ids.DefinitionKey(ctx, d.ProcessID, d.Version)
-		if err != nil {
-			return nil, grpcError(err)
-		}
+	out := &pb.DeployResourceResponse{Key: int64(dep.Key)}
+	for _, d := range dep.Processes {
 		out.Deployments = append(out.Deployments, &pb.Deployment{Metadata: &pb.Deployment_Process{Process: &pb.ProcessMetadata{
-			BpmnProcessId: d.ProcessID, Version: int32(d.Version), ProcessDefinitionKey: int64(dk), ResourceName: d.Resource,
+			BpmnProcessId: d.ProcessID, Version: int32(d.Version), ProcessDefinitionKey: int64(d.Key), ResourceName: d.Resource,
 		}}})
 	}
 	return out, nil
 }
 
-// definition resolves what a create request names: a definition key, or
-// a process id with a version (-1 or 0: the latest).
-func (g *Gateway) definition(ctx context.Context, req *pb.CreateProcessInstanceRequest) (processID string, version int, key camunda8.Key, err error) {
-	if req.GetProcessDefinitionKey() != 0 {
-		k, err := camunda8.ParseKey(req.GetProcessDefinitionKey(), g.eng.Partitions())
-		if err == nil {
-			processID, version, err = g.ids.Definition(ctx, k)
-		}
-		if err != nil {
-			return "", 0, 0, status.Errorf(codes.NotFound, "expected to find process definition with key '%d', but none found", req.GetProcessDefinitionKey())
-		}
-		return processID, version, k, nil
-	}
-	if req.GetBpmnProcessId() == "" {
-		return "", 0, 0, status.Error(codes.InvalidArgument, "expected either a processDefinitionKey or a bpmnProcessId, but none given")
-	}
-	v := int(req.GetVersion())
-	if v < 0 {
-		v = 0
-	}
-	p, err := g.eng.Process(ctx, req.GetBpmnProcessId(), v) // cached: no listing on the start path
-	if err != nil {
-		return "", 0, 0, grpcError(err)
-	}
-	key, err = g.ids.DefinitionKey(ctx, p.ID, p.Version)
-	if err != nil {
-		return "", 0, 0, grpcError(err)
-	}
-	return p.ID, p.Version, key, nil
-}
-
-// start creates the instance req names and returns its response.
-func (g *Gateway) start(ctx context.Context, req *pb.CreateProcessInstanceRequest) (*pb.CreateProcessInstanceResponse, string, error) {
+// start creates the instance req names.
+func (g *Gateway) start(ctx context.Context, req *pb.CreateProcessInstanceRequest) (camunda8.Started, error) {
 	if len(req.GetStartInstructions()) > 0 {
-		return nil, "", status.Error(codes.Unimplemented, "start instructions are not supported by jetbpm yet: an instance starts at its none start event")
+		return camunda8.Started{}, status.Error(codes.Unimplemented, "start instructions are not supported by jetbpm yet: an instance starts at its none start event")
 	}
 	vars, err := variables("variables", req.GetVariables())
 	if err != nil {
-		return nil, "", err
+		return camunda8.Started{}, err
 	}
-	processID, version, defKey, err := g.definition(ctx, req)
+	st, err := g.svc.Start(ctx, camunda8.Start{DefinitionKey: req.GetProcessDefinitionKey(), ProcessID: req.GetBpmnProcessId(),
+		Version: int(req.GetVersion()), Variables: vars})
 	if err != nil {
-		return nil, "", err
+		return camunda8.Started{}, grpcError(err)
 	}
-	key, id, err := g.ids.NewInstance(ctx)
-	if err != nil {
-		return nil, "", grpcError(err)
-	}
-	if _, err := g.eng.Start(ctx, processID, vars, engine.Version(version), engine.InstanceID(id)); err != nil {
-		return nil, "", grpcError(err)
-	}
-	return &pb.CreateProcessInstanceResponse{ProcessDefinitionKey: int64(defKey), BpmnProcessId: processID, Version: int32(version),
-		ProcessInstanceKey: int64(key)}, id, nil
+	return st, nil
 }
 
 // CreateProcessInstance starts an instance.
 func (g *Gateway) CreateProcessInstance(ctx context.Context, req *pb.CreateProcessInstanceRequest) (*pb.CreateProcessInstanceResponse, error) {
-	res, _, err := g.start(ctx, req)
-	return res, err
+	st, err := g.start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CreateProcessInstanceResponse{ProcessDefinitionKey: int64(st.DefinitionKey), BpmnProcessId: st.ProcessID,
+		Version: int32(st.Version), ProcessInstanceKey: int64(st.InstanceKey)}, nil
 }
 
 // CreateProcessInstanceWithResult starts an instance and waits until it
@@ -221,65 +154,25 @@ func (g *Gateway) CreateProcessInstanceWithResult(ctx context.Context, req *pb.C
 	if req.GetRequest() == nil {
 		return nil, status.Error(codes.InvalidArgument, "expected a request, but none given")
 	}
-	res, id, err := g.start(ctx, req.GetRequest())
+	st, err := g.start(ctx, req.GetRequest())
 	if err != nil {
 		return nil, err
 	}
-	wctx := ctx
-	if t := req.GetRequestTimeout(); t > 0 {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(ctx, time.Duration(t)*time.Millisecond)
-		defer cancel()
-	}
-	v, err := g.eng.Wait(wctx, id)
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		return nil, status.Errorf(codes.DeadlineExceeded, "process instance %d did not complete within the request timeout; it runs on", res.ProcessInstanceKey)
-	case err != nil:
+	vars, err := g.svc.Await(ctx, st, time.Duration(max(req.GetRequestTimeout(), 0))*time.Millisecond, req.GetFetchVariables())
+	if err != nil {
 		return nil, grpcError(err)
-	case v.Status != instance.Completed:
-		return nil, status.Errorf(codes.FailedPrecondition, "process instance %d ended %s, not completed", res.ProcessInstanceKey, v.Status)
 	}
-	out := v.Variables
-	if names := req.GetFetchVariables(); len(names) > 0 {
-		out = map[string]any{}
-		for _, n := range names {
-			if x, ok := v.Variables[n]; ok {
-				out[n] = x
-			}
-		}
-	}
-	doc, err := json.Marshal(out)
+	doc, err := json.Marshal(vars)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "encode the result variables: %v", err)
 	}
-	return &pb.CreateProcessInstanceWithResultResponse{ProcessDefinitionKey: res.ProcessDefinitionKey, BpmnProcessId: res.BpmnProcessId,
-		Version: res.Version, ProcessInstanceKey: res.ProcessInstanceKey, Variables: string(doc)}, nil
-}
-
-// instance resolves an instance key.
-func (g *Gateway) instance(ctx context.Context, key int64) (string, error) {
-	k, err := camunda8.ParseKey(key, g.eng.Partitions())
-	var id string
-	if err == nil {
-		id, err = g.ids.Instance(ctx, k)
-	}
-	if err != nil {
-		return "", status.Errorf(codes.NotFound, "expected to find a process instance with key '%d', but none found", key)
-	}
-	return id, nil
+	return &pb.CreateProcessInstanceWithResultResponse{ProcessDefinitionKey: int64(st.DefinitionKey), BpmnProcessId: st.ProcessID,
+		Version: int32(st.Version), ProcessInstanceKey: int64(st.InstanceKey), Variables: string(doc)}, nil
 }
 
 // CancelProcessInstance terminates an active instance.
 func (g *Gateway) CancelProcessInstance(ctx context.Context, req *pb.CancelProcessInstanceRequest) (*pb.CancelProcessInstanceResponse, error) {
-	id, err := g.instance(ctx, req.GetProcessInstanceKey())
-	if err != nil {
-		return nil, err
-	}
-	if err := g.eng.Cancel(ctx, id, "cancelled by a Camunda 8 client"); err != nil {
-		if errors.Is(err, engine.ErrFinished) || errors.Is(err, engine.ErrNotFound) {
-			return nil, status.Errorf(codes.NotFound, "expected to cancel a process instance with key '%d', but no active instance has it", req.GetProcessInstanceKey())
-		}
+	if err := g.svc.Cancel(ctx, req.GetProcessInstanceKey()); err != nil {
 		return nil, grpcError(err)
 	}
 	return &pb.CancelProcessInstanceResponse{}, nil
@@ -293,17 +186,7 @@ func (g *Gateway) SetVariables(ctx context.Context, req *pb.SetVariablesRequest)
 	if err != nil {
 		return nil, err
 	}
-	id, err := g.instance(ctx, req.GetElementInstanceKey())
-	if err != nil {
-		return nil, err
-	}
-	if _, err := g.eng.SetVariables(ctx, id, vars); err != nil {
-		if errors.Is(err, engine.ErrFinished) {
-			return nil, status.Errorf(codes.NotFound, "expected to update variables of process instance '%d', but it is not active", req.GetElementInstanceKey())
-		}
-		return nil, grpcError(err)
-	}
-	key, err := g.ids.NewKey(ctx, camunda8.Key(req.GetElementInstanceKey()).Partition())
+	key, err := g.svc.SetVariables(ctx, req.GetElementInstanceKey(), vars)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -316,18 +199,8 @@ func (g *Gateway) PublishMessage(ctx context.Context, req *pb.PublishMessageRequ
 	if err != nil {
 		return nil, err
 	}
-	if req.GetTimeToLive() < 0 {
-		return nil, status.Errorf(codes.InvalidArgument, "timeToLive %d is negative", req.GetTimeToLive())
-	}
-	m := engine.Message{Name: req.GetName(), Key: req.GetCorrelationKey(), Vars: vars,
-		TTL: time.Duration(req.GetTimeToLive()) * time.Millisecond, ID: req.GetMessageId()}
-	if _, err := g.eng.PublishMessage(ctx, m); err != nil {
-		if errors.Is(err, engine.ErrDuplicate) {
-			return nil, status.Errorf(codes.AlreadyExists, "expected to publish a new message with id '%s', but a message with that id was already published", req.GetMessageId())
-		}
-		return nil, grpcError(err)
-	}
-	key, err := g.ids.NewKey(ctx, 1)
+	key, err := g.svc.Publish(ctx, engine.Message{Name: req.GetName(), Key: req.GetCorrelationKey(), Vars: vars,
+		TTL: time.Duration(req.GetTimeToLive()) * time.Millisecond, ID: req.GetMessageId()})
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -340,10 +213,7 @@ func (g *Gateway) BroadcastSignal(ctx context.Context, req *pb.BroadcastSignalRe
 	if err != nil {
 		return nil, err
 	}
-	if _, err := g.eng.BroadcastSignal(ctx, engine.Signal{Name: req.GetSignalName(), Vars: vars}); err != nil {
-		return nil, grpcError(err)
-	}
-	key, err := g.ids.NewKey(ctx, 1)
+	key, err := g.svc.Broadcast(ctx, engine.Signal{Name: req.GetSignalName(), Vars: vars})
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -383,6 +253,8 @@ func grpcError(err error) error {
 		code = codes.AlreadyExists
 	case errors.Is(err, engine.ErrClosed):
 		code = codes.Unavailable
+	case errors.Is(err, errors.ErrUnsupported):
+		code = codes.Unimplemented
 	case errors.Is(err, context.DeadlineExceeded):
 		code = codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled):

@@ -49,7 +49,7 @@ func (g *Gateway) ActivateJobs(req *pb.ActivateJobsRequest, srv pb.Gateway_Activ
 	case t > 0:
 		wait = time.Duration(t) * time.Millisecond
 	}
-	got := g.jobs.Activate(ctx, camunda8.Activation{Type: req.GetType(), Worker: req.GetWorker(),
+	got := g.svc.Jobs().Activate(ctx, camunda8.Activation{Type: req.GetType(), Worker: req.GetWorker(),
 		Timeout: time.Duration(req.GetTimeout()) * time.Millisecond, Wait: wait,
 		Max: min(int(req.GetMaxJobsToActivate()), maxActivate), FetchVariables: req.GetFetchVariable()})
 	if len(got) == 0 {
@@ -71,7 +71,7 @@ func (g *Gateway) ActivateJobs(req *pb.ActivateJobsRequest, srv pb.Gateway_Activ
 	}
 	if err := srv.Send(resp); err != nil {
 		for _, j := range got {
-			g.jobs.Release(j.Key)
+			g.svc.Jobs().Release(j.Key)
 		}
 		return err
 	}
@@ -142,7 +142,7 @@ func (g *Gateway) ThrowError(ctx context.Context, req *pb.ThrowErrorRequest) (*p
 // report sends r for the job key raw names and maps the outcome onto
 // Zeebe's codes.
 func (g *Gateway) report(ctx context.Context, raw int64, verb string, r jobs.Report) error {
-	err := g.jobs.Report(ctx, raw, r, func(topic string) error { return mayWork(ctx, topic) })
+	err := g.svc.Jobs().Report(ctx, raw, r, func(topic string) error { return mayWork(ctx, topic) })
 	switch {
 	case err == nil:
 		return nil
