@@ -42,16 +42,19 @@ console-vendor:
 # jsclient installs node (apt-get, when missing) and the pinned npm
 # packages the client tests run: the real camunda-external-task-client-js
 # (TestCamunda7JSClient, engine/camunda7/testdata/jsclient) and
-# @camunda8/sdk (TestCamunda8NodeSDK, engine/camunda8/zeebegrpc/testdata/sdk);
-# node_modules is never committed.
+# @camunda8/sdk (TestCamunda8NodeSDK, engine/camunda8/zeebegrpc/testdata/sdk)
+# and @camunda8/orchestration-cluster-api (TestOrchestrationClusterClient,
+# engine/camunda8/rest/testdata/client); node_modules is never committed.
 JSCLIENT = engine/camunda7/testdata/jsclient
 C8SDK = engine/camunda8/zeebegrpc/testdata/sdk
+C8REST = engine/camunda8/rest/testdata/client
 jsclient:
 	@command -v node >/dev/null && command -v npm >/dev/null || \
 		{ echo "installing node and npm with apt-get"; \
 		  $$(command -v sudo) apt-get update -qq && $$(command -v sudo) apt-get install -y -qq nodejs npm; }
 	cd $(JSCLIENT) && npm ci --no-audit --no-fund
 	cd $(C8SDK) && npm ci --no-audit --no-fund
+	cd $(C8REST) && npm ci --no-audit --no-fund
 
 # gofmt checks the Go files git tracks or would track (not ignored ones).
 # staticcheck runs at a pinned version through go run: nothing to install.

@@ -333,7 +333,7 @@ func (e *Engine) awaitReturn(ctx context.Context, m Message, o messageOffer) (ne
 			return messageOffer{}, false, fmt.Errorf("message %q with key %q: instance %s rejected it; waiting for where it went next: %w", m.Name, m.key(), o.Instance, ctx.Err())
 		case u, open := <-w.Updates():
 			if !open {
-				return messageOffer{}, false, fmt.Errorf("message %q with key %q: watch closed", m.Name, m.key())
+				return messageOffer{}, false, watchClosed(ctx, fmt.Sprintf("message %q with key %q", m.Name, m.key()))
 			}
 			if u == nil || u.Operation() != jetstream.KeyValuePut {
 				continue // the end of the initial values, or an entry deleted before the rejection came
@@ -373,7 +373,7 @@ func (e *Engine) awaitState(ctx context.Context, id string, decide func(*instanc
 			return false, fmt.Errorf("instance %s: waiting for the message to be taken: %w", id, ctx.Err())
 		case entry, ok := <-w.Updates():
 			if !ok {
-				return false, fmt.Errorf("instance %s: watch closed", id)
+				return false, watchClosed(ctx, "instance "+id)
 			}
 			var s *instance.State
 			switch {

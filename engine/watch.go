@@ -19,7 +19,7 @@ func awaitPut[T any](ctx context.Context, w jetstream.KeyWatcher, what string, s
 			return fmt.Errorf("%s: %w", what, ctx.Err())
 		case entry, ok := <-w.Updates():
 			if !ok {
-				return fmt.Errorf("%s: watch closed", what)
+				return watchClosed(ctx, what)
 			}
 			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
 				continue
@@ -33,4 +33,14 @@ func awaitPut[T any](ctx context.Context, w jetstream.KeyWatcher, what string, s
 			}
 		}
 	}
+}
+
+// watchClosed is the error of a watch whose updates ended: ctx's, when it
+// ended first (nats.go closes a watcher's updates when its context ends,
+// and a select may see that before ctx.Done), else a closed watch.
+func watchClosed(ctx context.Context, what string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: watch closed", what)
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/camunda7"
+	"github.com/jetbpm/jetbpm/engine/camunda8/rest"
 	"github.com/jetbpm/jetbpm/engine/console"
 	"github.com/jetbpm/jetbpm/engine/httpapi"
 	"github.com/jetbpm/jetbpm/internal/httpauth"
@@ -135,43 +137,79 @@ func mountConsole(web *httpapi.Server, nc *nats.Conn, logger *slog.Logger) (stop
 	return stop
 }
 
-// camunda7Mount serves the Camunda 7 REST API under /engine-rest
-// (docs/camunda7-migration.md) behind the listener's authentication: a
-// worker credential fetches and reports the external tasks of its topics
-// only. It speaks the worker protocol for REST workers on nc.
-type camunda7Mount struct {
-	mu sync.Mutex
-	h  *camunda7.Handler
+// A doorMount serves a compatibility door under its prefix behind the
+// listener's authentication (refusals in the door's own error format): a
+// handler built for each engine, the one it replaces closed.
+type doorMount struct {
+	mu    sync.Mutex
+	close func()
 }
 
-func mountCamunda7(web *httpapi.Server, nc *nats.Conn, logger *slog.Logger) *camunda7Mount {
-	m := &camunda7Mount{}
-	web.HandleEngine(camunda7.Prefix+"/", func(eng *engine.Engine) http.Handler {
-		h, err := camunda7.New(eng, nc, camunda7.Options{Logger: logger, Authorize: camunda7.AuthorizePrincipal})
+// mountDoor mounts the handler build makes under prefix; build returns it
+// with the function that releases it. A door that cannot start answers
+// 503 in its own terms.
+func mountDoor(web *httpapi.Server, prefix, name string, deny httpauth.DenyFunc, logger *slog.Logger,
+	build func(*engine.Engine) (http.Handler, func(), error)) *doorMount {
+	m := &doorMount{}
+	web.HandleEngine(prefix+"/", func(eng *engine.Engine) http.Handler {
+		h, closeH, err := build(eng)
 		if err != nil {
-			logger.Error("the Camunda 7 REST API is not served", "err", err)
+			logger.Error(name+" is not served", "err", err)
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				camunda7.Deny(w, r, http.StatusServiceUnavailable, "the Camunda 7 REST API could not start: "+err.Error())
+				deny(w, r, http.StatusServiceUnavailable, name+" could not start: "+err.Error())
 			})
 		}
 		m.mu.Lock()
-		old := m.h
-		m.h = h
+		old := m.close
+		m.close = closeH
 		m.mu.Unlock()
 		if old != nil {
-			_ = old.Close()
+			old()
 		}
-		return http.StripPrefix(camunda7.Prefix, h)
-	}, httpapi.DenyWith(camunda7.Deny))
+		return http.StripPrefix(prefix, h)
+	}, httpapi.DenyWith(deny))
 	return m
 }
 
-// close stops the handler's verdict subscription.
-func (m *camunda7Mount) close() {
+// mountCamunda7 serves the Camunda 7 REST API under /engine-rest
+// (docs/camunda7-migration.md): a worker credential fetches and reports
+// the external tasks of its topics only. It speaks the worker protocol
+// for REST workers on nc.
+func mountCamunda7(web *httpapi.Server, nc *nats.Conn, logger *slog.Logger) *doorMount {
+	return mountDoor(web, camunda7.Prefix, "the Camunda 7 REST API", camunda7.Deny, logger,
+		func(eng *engine.Engine) (http.Handler, func(), error) {
+			h, err := camunda7.New(eng, nc, camunda7.Options{Logger: logger, Authorize: camunda7.AuthorizePrincipal})
+			if err != nil {
+				return nil, nil, err
+			}
+			return h, func() { _ = h.Close() }, nil
+		})
+}
+
+// mountCamunda8 serves Camunda 8's Orchestration Cluster REST API under
+// /v2 (docs/camunda8-migration.md §5): a worker credential activates and
+// reports the jobs of its topics only. Its topology names the Zeebe
+// gateway's address (--grpc), as the gRPC door's does.
+func mountCamunda8(web *httpapi.Server, nc *nats.Conn, o serveOptions, logger *slog.Logger) *doorMount {
+	host, port, _ := net.SplitHostPort(o.grpc)
+	p, _ := strconv.Atoi(port)
+	return mountDoor(web, rest.Prefix, "the Orchestration Cluster REST API", rest.Deny, logger,
+		func(eng *engine.Engine) (http.Handler, func(), error) {
+			h, err := rest.New(eng, nc, rest.Options{Logger: logger, Host: host, Port: p})
+			if err != nil {
+				return nil, nil, err
+			}
+			return h, h.Close, nil
+		})
+}
+
+// stop releases the door's handler (its verdict subscription, its held
+// job locks).
+func (m *doorMount) stop() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.h != nil {
-		_ = m.h.Close()
-		m.h = nil
+	if m.close != nil {
+		m.close()
+		m.close = nil
 	}
 }

@@ -150,6 +150,25 @@ tokens:
 		}
 	}
 
+	// So does Camunda 8's REST API, /v2, answering refusals as problem
+	// details.
+	for _, c := range []struct {
+		method, path, authz, body string
+		code                      int
+		ctype, want               string
+	}{
+		{"GET", "/v2/topology", "", "", 401, "application/problem+json", `"status":401`},
+		{"GET", "/v2/topology", viewer, "", 200, "application/json", `"partitionsCount":`},
+		{"POST", "/v2/jobs/activation", worker, `{"type":"payments","maxJobsToActivate":1,"timeout":1000,"requestTimeout":-1}`, 200, "application/json", `"jobs":[`},
+		{"POST", "/v2/jobs/activation", worker, `{"type":"other","maxJobsToActivate":1,"timeout":1000,"requestTimeout":-1}`, 403, "application/problem+json", `may not work jobs of type \"other\"`},
+		{"POST", "/v2/process-instances", viewer, `{"processDefinitionId":"order"}`, 403, "application/problem+json", `may not POST /process-instances`},
+	} {
+		code, hdr, body := call(c.method, c.path, c.authz, "application/json", strings.NewReader(c.body))
+		if code != c.code || hdr.Get("Content-Type") != c.ctype || !strings.Contains(body, c.want) {
+			t.Errorf("%s %s as %q: %d %q %s; want %d with %s", c.method, c.path, c.authz, code, hdr.Get("Content-Type"), body, c.code, c.want)
+		}
+	}
+
 	// Plain HTTP on the TLS listener gets nowhere.
 	if res, err := http.Get("http://" + p.httpAddr + "/v1/processes"); err == nil {
 		res.Body.Close()

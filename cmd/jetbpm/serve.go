@@ -31,10 +31,11 @@ serve then creates the streams and buckets jetbpm needs, logs "jetbpm ready",
 and serves on --http until SIGINT or SIGTERM, when it drains and exits
 within 10 seconds: GET /healthz, GET /metrics (Prometheus text), the
 HTTP API /v1 (docs/http-api.md), the Camunda 7 REST API /engine-rest
-(docs/camunda7-migration.md) and the web console at / (docs/console.md);
-and on --grpc the Zeebe gateway protocol for Camunda 8 clients
-(docs/camunda8-migration.md). --http-auth FILE makes /v1, /engine-rest,
-console and Zeebe callers authenticate (HTTP Basic or bearer tokens with
+(docs/camunda7-migration.md), Camunda 8's Orchestration Cluster REST API
+/v2 and the web console at / (docs/console.md); and on --grpc the Zeebe
+gateway protocol for Camunda 8 clients (docs/camunda8-migration.md).
+--http-auth FILE makes /v1, /engine-rest, /v2, console and Zeebe callers
+authenticate (HTTP Basic or bearer tokens with
 roles); --http-tls-cert and --http-tls-key serve HTTPS and gRPC over TLS.
 Without --http-auth, --http and --grpc must be loopback addresses, unless
 --http-insecure is given.
@@ -231,8 +232,8 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		return err
 	}
 	h.setConn(nc)
-	c7 := mountCamunda7(web, nc, logger)
-	*stops = append(*stops, func(context.Context) { c7.close() }) // after the engine stops
+	c7, c8 := mountCamunda7(web, nc, logger), mountCamunda8(web, nc, o, logger)
+	*stops = append(*stops, func(context.Context) { c7.stop(); c8.stop() }) // after the engine stops
 	reg.NewGaugeFunc("jetbpm_nats_connected", "1 while the NATS connection is up, else 0.", func() float64 {
 		if nc.IsConnected() {
 			return 1

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +68,23 @@ func TestServeZeebeGateway(t *testing.T) {
 	res, err := cmd.WithResult().Send(ctx)
 	if err != nil || res.GetVariables() != `{"amount":21,"doubled":42,"sum":43}` {
 		t.Fatalf("with result: %+v, %v", res, err)
+	}
+
+	// On --http, /v2 starts one the same gRPC worker completes: both
+	// Camunda 8 doors onto one engine.
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+p.httpAddr+"/v2/process-instances",
+		strings.NewReader(`{"processDefinitionId":"double","variables":{"amount":1},"awaitCompletion":true,"fetchVariables":["sum"]}`))
+	req.Header.Set("Content-Type", "application/json")
+	hres, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hres.Body.Close()
+	var created struct {
+		ProcessInstanceKey string
+		Variables          map[string]any
+	}
+	if err := json.NewDecoder(hres.Body).Decode(&created); err != nil || hres.StatusCode != 200 || created.Variables["sum"] != 3.0 || created.ProcessInstanceKey == "" {
+		t.Fatalf("/v2 with result: %d %+v %v", hres.StatusCode, created, err)
 	}
 }

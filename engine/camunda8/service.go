@@ -151,6 +151,7 @@ type Start struct {
 	ProcessID     string
 	Version       int
 	Variables     map[string]any
+	BusinessID    string // the instance's business key
 }
 
 // A Started instance.
@@ -172,7 +173,8 @@ func (s *Service) Start(ctx context.Context, st Start) (Started, error) {
 	if err != nil {
 		return Started{}, err
 	}
-	if _, err := s.eng.Start(ctx, out.ProcessID, st.Variables, engine.Version(out.Version), engine.InstanceID(id)); err != nil {
+	if _, err := s.eng.Start(ctx, out.ProcessID, st.Variables, engine.Version(out.Version), engine.InstanceID(id),
+		engine.BusinessKey(st.BusinessID)); err != nil {
 		return Started{}, err
 	}
 	out.InstanceKey, out.InstanceID = key, id
@@ -298,6 +300,25 @@ func (s *Service) Publish(ctx context.Context, m engine.Message) (Key, error) {
 		return 0, err
 	}
 	return s.ids.NewKey(ctx, 1)
+}
+
+// Correlate delivers a message to the subscription waiting for it, or
+// starts the instance a message start event names, and returns the
+// correlation's new key and the key of the instance that took it.
+// Nothing is buffered: with no taker it is refused as engine.ErrNotFound.
+func (s *Service) Correlate(ctx context.Context, m engine.Message) (msg, inst Key, err error) {
+	id, err := s.eng.CorrelateMessage(ctx, m)
+	if errors.Is(err, engine.ErrNoSubscription) {
+		return 0, 0, Reject(engine.ErrNotFound, "expected to find subscription for message with name '%s' and correlation key '%s', but none was found", m.Name, m.Key)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if inst, err = s.ids.InstanceKey(ctx, id); err != nil {
+		return 0, 0, err
+	}
+	msg, err = s.ids.NewKey(ctx, inst.Partition())
+	return msg, inst, err
 }
 
 // Broadcast broadcasts a signal and returns the broadcast's new key.

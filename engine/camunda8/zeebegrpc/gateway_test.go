@@ -5,6 +5,8 @@ package zeebegrpc_test
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,35 +30,7 @@ import (
 // ordersBPMN is a Zeebe model: "order" waits for message "paid" under
 // its orderId, then doubles amount; "quick" doubles at once; "hold"
 // waits for signal "release".
-const ordersBPMN = `<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0"
-  xmlns:modeler="http://camunda.org/schema/modeler/1.0" modeler:executionPlatform="Camunda Cloud" id="d">
-  <bpmn:message id="paidMsg" name="paid"><bpmn:extensionElements><zeebe:subscription correlationKey="=orderId"/></bpmn:extensionElements></bpmn:message>
-  <bpmn:signal id="releaseSig" name="release"/>
-  <bpmn:process id="order" isExecutable="true">
-    <bpmn:startEvent id="s"/>
-    <bpmn:intermediateCatchEvent id="paid"><bpmn:messageEventDefinition messageRef="paidMsg"/></bpmn:intermediateCatchEvent>
-    <bpmn:scriptTask id="double"><bpmn:extensionElements><zeebe:script expression="=amount * 2" resultVariable="doubled"/></bpmn:extensionElements></bpmn:scriptTask>
-    <bpmn:endEvent id="e"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="paid"/>
-    <bpmn:sequenceFlow id="f2" sourceRef="paid" targetRef="double"/>
-    <bpmn:sequenceFlow id="f3" sourceRef="double" targetRef="e"/>
-  </bpmn:process>
-  <bpmn:process id="quick" isExecutable="true">
-    <bpmn:startEvent id="qs"/>
-    <bpmn:scriptTask id="qdouble"><bpmn:extensionElements><zeebe:script expression="=amount * 2" resultVariable="doubled"/></bpmn:extensionElements></bpmn:scriptTask>
-    <bpmn:endEvent id="qe"/>
-    <bpmn:sequenceFlow id="q1" sourceRef="qs" targetRef="qdouble"/>
-    <bpmn:sequenceFlow id="q2" sourceRef="qdouble" targetRef="qe"/>
-  </bpmn:process>
-  <bpmn:process id="hold" isExecutable="true">
-    <bpmn:startEvent id="hs"/>
-    <bpmn:intermediateCatchEvent id="wait"><bpmn:signalEventDefinition signalRef="releaseSig"/></bpmn:intermediateCatchEvent>
-    <bpmn:endEvent id="he"/>
-    <bpmn:sequenceFlow id="h1" sourceRef="hs" targetRef="wait"/>
-    <bpmn:sequenceFlow id="h2" sourceRef="wait" targetRef="he"/>
-  </bpmn:process>
-</bpmn:definitions>`
+var ordersBPMN = testdata("orders.bpmn")
 
 type fixture struct {
 	env    *streamstest.Env
@@ -344,4 +318,14 @@ func TestZeebeAuth(t *testing.T) {
 	}
 	_, err = bus.NewCreateInstanceCommand().BPMNProcessId("quick").LatestVersion().Send(ctx)
 	wantCode(t, "integration starting", err, codes.PermissionDenied, "bus may not call CreateProcessInstance: it needs one of the roles operator")
+}
+
+// testdata reads a model of engine/camunda8/testdata, shared with /v2's
+// tests.
+func testdata(name string) string {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

@@ -27,27 +27,7 @@ import (
 // paymentBPMN is a Zeebe model with a job: "charge" (type "charge", 3
 // retries, a header, its result mapped to "receipt") has an error
 // boundary for DECLINED that ends at "declined".
-const paymentBPMN = `<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0"
-  xmlns:modeler="http://camunda.org/schema/modeler/1.0" modeler:executionPlatform="Camunda Cloud" id="d">
-  <bpmn:error id="declinedErr" errorCode="DECLINED"/>
-  <bpmn:process id="payment" isExecutable="true">
-    <bpmn:startEvent id="s"/>
-    <bpmn:serviceTask id="charge">
-      <bpmn:extensionElements>
-        <zeebe:taskDefinition type="charge" retries="3"/>
-        <zeebe:taskHeaders><zeebe:header key="bank" value="acme"/></zeebe:taskHeaders>
-        <zeebe:ioMapping><zeebe:output source="=result" target="receipt"/></zeebe:ioMapping>
-      </bpmn:extensionElements>
-    </bpmn:serviceTask>
-    <bpmn:boundaryEvent id="onDeclined" attachedToRef="charge"><bpmn:errorEventDefinition errorRef="declinedErr"/></bpmn:boundaryEvent>
-    <bpmn:endEvent id="e"/>
-    <bpmn:endEvent id="declined"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="charge"/>
-    <bpmn:sequenceFlow id="f2" sourceRef="charge" targetRef="e"/>
-    <bpmn:sequenceFlow id="f3" sourceRef="onDeclined" targetRef="declined"/>
-  </bpmn:process>
-</bpmn:definitions>`
+var paymentBPMN = testdata("payment.bpmn")
 
 func (f *fixture) deployPayment(t *testing.T) {
 	t.Helper()

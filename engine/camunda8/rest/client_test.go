@@ -1,0 +1,112 @@
+package rest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+)
+
+// TestOrchestrationClusterClient runs the real
+// @camunda8/orchestration-cluster-api 9.1.5 (testdata/client, installed by
+// `make jsclient`) against /v2, validating every response against the
+// API's schemas: topology, deploy, a job worker that completes, fails with
+// a retry, throws a BPMN error and fails with none left, instances
+// awaiting completion, an incident found and resolved, a message, a
+// signal, a cancellation and a correlation nobody takes.
+func TestOrchestrationClusterClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the Camunda 8 REST client test needs node and `make jsclient` (it installs node with apt-get)")
+	}
+	dir, _ := filepath.Abs("testdata/client")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@camunda8", "orchestration-cluster-api")); err != nil {
+		t.Fatalf("@camunda8/orchestration-cluster-api is not installed in %s: run `make jsclient` (npm ci)", dir)
+	}
+	f := setup(t)
+	models, _ := filepath.Abs(filepath.Join("..", "testdata"))
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "run.mjs", f.url, filepath.Join(models, "payment.bpmn"), filepath.Join(models, "orders.bpmn"))
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var summary struct {
+		Partitions int
+		Deployed   []string
+		Results    map[string]map[string]any
+		Instances  map[string]string
+		Seen       map[string][]struct {
+			Retries int
+			Headers map[string]string
+			Worker  string
+		}
+		Incident     map[string]string
+		FourState    string
+		MessageKey   string
+		SignalKey    string
+		Uncorrelated any
+		Errors       []string
+	}
+	out := bytes.TrimSpace(stdout.Bytes())
+	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
+		out = out[i+1:]
+	}
+	if err := json.Unmarshal(out, &summary); err != nil || runErr != nil || len(summary.Errors) > 0 {
+		t.Fatalf("node run.mjs: %v; summary %v %v\nstdout:\n%s\nstderr:\n%s", runErr, err, summary.Errors, stdout.String(), stderr.String())
+	}
+	if summary.Partitions != f.eng.Partitions() {
+		t.Errorf("topology partitions %d", summary.Partitions)
+	}
+	if strings.Join(summary.Deployed, ",") != "hold,order,payment,quick" {
+		t.Errorf("deployed %v", summary.Deployed)
+	}
+	if r := summary.Results["1"]; r["receipt"] != 10.0 || r["result"] != nil {
+		t.Errorf("amount 1 ended with %v, want receipt 10 (the output mapping) and no result", r)
+	}
+	if r := summary.Results["2"]; r["receipt"] != "second try" {
+		t.Errorf("amount 2 ended with %v, want receipt from the second try", r)
+	}
+	if s := summary.Seen["2"]; len(s) != 2 || s[0].Retries != 3 || s[1].Retries != 2 {
+		t.Errorf("amount 2's activations %+v, want retries 3 then 2", s)
+	}
+	if r := summary.Results["3"]; r["why"] != "funds" || r["receipt"] != nil {
+		t.Errorf("amount 3 ended with %v, want the error's variables and no receipt", r)
+	}
+	if s := summary.Seen["1"]; len(s) != 1 || s[0].Headers["bank"] != "acme" || s[0].Worker != "rest-1" {
+		t.Errorf("amount 1's activation %+v", s)
+	}
+	if i := summary.Incident; i["errorType"] != "JOB_NO_RETRIES" || !strings.Contains(i["errorMessage"], "bank gone") || i["elementId"] != "charge" {
+		t.Errorf("amount 4's incident %v", i)
+	}
+	if summary.FourState != "COMPLETED" || len(summary.Seen["4"]) != 2 {
+		t.Errorf("amount 4 after the resolution: %s, activations %+v", summary.FourState, summary.Seen["4"])
+	}
+	if v, err := f.eng.Wait(ctx, summary.Instances["4"]); err != nil || v.Variables["receipt"] != "after the incident" {
+		t.Errorf("amount 4: %+v %v", v, err)
+	}
+	if v, err := f.eng.Wait(ctx, summary.Instances["order"]); err != nil || v.Status != instance.Completed || v.Variables["paidBy"] != "rest" {
+		t.Errorf("the order the message released: %+v %v", v, err)
+	}
+	if v, err := f.eng.Wait(ctx, summary.Instances["hold"]); err != nil || v.Status != instance.Completed {
+		t.Errorf("the instance the signal released: %+v %v", v, err)
+	}
+	if v, err := f.eng.Instance(ctx, summary.Instances["cancelled"]); err != nil || v.Status != instance.Terminated {
+		t.Errorf("the cancelled instance: %+v %v", v, err)
+	}
+	if summary.Uncorrelated != 404.0 {
+		t.Errorf("a correlation nobody takes answered %v, want 404", summary.Uncorrelated)
+	}
+	if summary.MessageKey == "" || summary.SignalKey == "" {
+		t.Errorf("keys: message %q signal %q", summary.MessageKey, summary.SignalKey)
+	}
+	t.Logf("summary: %s", out)
+}

@@ -1,0 +1,182 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/camunda8"
+	"github.com/jetbpm/jetbpm/incidents"
+)
+
+// incident is an incident as the API shows it.
+type incident struct {
+	ProcessDefinitionID    string       `json:"processDefinitionId"`
+	ErrorType              string       `json:"errorType"`
+	ErrorMessage           string       `json:"errorMessage"`
+	ElementID              string       `json:"elementId"`
+	CreationTime           string       `json:"creationTime"`
+	State                  string       `json:"state"`
+	TenantID               string       `json:"tenantId"`
+	IncidentKey            camunda8.Key `json:"incidentKey,string"`
+	ProcessDefinitionKey   camunda8.Key `json:"processDefinitionKey,string"`
+	ProcessInstanceKey     camunda8.Key `json:"processInstanceKey,string"`
+	RootProcessInstanceKey *string      `json:"rootProcessInstanceKey"`
+	ElementInstanceKey     camunda8.Key `json:"elementInstanceKey,string"`
+	JobKey                 *string      `json:"jobKey"`
+}
+
+// errorTypes maps jetbpm's cause classes onto Camunda's error types.
+var errorTypes = map[string]string{
+	incidents.CauseOperation:        "JOB_NO_RETRIES",
+	incidents.CauseRetriesExhausted: "JOB_NO_RETRIES",
+	incidents.CauseExpression:       "EXTRACT_VALUE_ERROR",
+	incidents.CauseDataFlow:         "IO_MAPPING_ERROR",
+	incidents.CauseBpmnError:        "UNHANDLED_ERROR_EVENT",
+	incidents.CauseChildFailed:      "CALLED_ELEMENT_ERROR",
+}
+
+// showIncident shows a record, giving it (and its instance) a key. An
+// incident retrying is RESOLVED, as ResolveIncident made it to the
+// client (camunda8.Open).
+func (h *Handler) showIncident(ctx context.Context, rec *incidents.Record) (incident, error) {
+	ids := h.svc.IDs()
+	ik, err := ids.InstanceKey(ctx, rec.Instance)
+	if err != nil {
+		return incident{}, err
+	}
+	dk, err := ids.DefinitionKey(ctx, rec.ProcessID, rec.Version)
+	if err != nil {
+		return incident{}, err
+	}
+	nk, err := ids.IncidentKey(ctx, rec.ID, rec.Instance)
+	if err != nil {
+		return incident{}, err
+	}
+	typ, ok := errorTypes[rec.CauseClass]
+	if !ok {
+		typ = "UNKNOWN"
+	}
+	st := "RESOLVED"
+	if camunda8.Open(rec) {
+		st = "ACTIVE"
+	}
+	return incident{ProcessDefinitionID: rec.ProcessID, ErrorType: typ, ErrorMessage: rec.Cause(), ElementID: rec.Node,
+		CreationTime: timestamp(rec.FirstFailure), State: st, TenantID: tenant, IncidentKey: nk, ProcessDefinitionKey: dk,
+		ProcessInstanceKey: ik, ElementInstanceKey: ik}, nil
+}
+
+// incidentQuery is an incident search: filter by instance, process,
+// element and state; page by from and limit.
+type incidentQuery struct {
+	Filter struct {
+		ProcessInstanceKey  key    `json:"processInstanceKey"`
+		ProcessDefinitionID string `json:"processDefinitionId"`
+		ElementID           string `json:"elementId"`
+		State               string `json:"state"`
+		TenantID            string `json:"tenantId"`
+	} `json:"filter"`
+	Page page  `json:"page"`
+	Sort []any `json:"sort"`
+}
+
+func (h *Handler) searchIncidents(w http.ResponseWriter, r *http.Request) {
+	var q incidentQuery
+	if !h.decode(w, r, &q) || !checkTenant(w, r, q.Filter.TenantID) || !q.Page.check(w, r) {
+		return
+	}
+	if len(q.Sort) > 0 {
+		invalid(w, r, "sorting incidents is not supported by jetbpm: they come oldest first")
+		return
+	}
+	f := incidents.Filter{ProcessID: q.Filter.ProcessDefinitionID, Node: q.Filter.ElementID}
+	switch q.Filter.State {
+	case "", "ACTIVE", "RESOLVED":
+	default:
+		invalid(w, r, "incident state %q: jetbpm's incidents are ACTIVE or RESOLVED", q.Filter.State)
+		return
+	}
+	if q.Filter.ProcessInstanceKey != 0 {
+		id, err := h.svc.Instance(r.Context(), int64(q.Filter.ProcessInstanceKey))
+		if errors.Is(err, engine.ErrNotFound) {
+			reply(w, http.StatusOK, searchResult[incident]{Items: []incident{}, Page: pageInfo{}})
+			return
+		}
+		if err != nil {
+			fail(w, r, err)
+			return
+		}
+		f.Instance = id
+	}
+	recs, err := h.svc.Engine().Incidents(r.Context(), f)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	shown := []incident{}
+	matched := 0
+	for _, rec := range recs {
+		if q.Filter.State == "ACTIVE" && !camunda8.Open(rec) || q.Filter.State == "RESOLVED" && camunda8.Open(rec) {
+			continue
+		}
+		matched++
+		if matched <= q.Page.From || len(shown) >= q.Page.limit() {
+			continue
+		}
+		inc, err := h.showIncident(r.Context(), rec)
+		if err != nil {
+			fail(w, r, err)
+			return
+		}
+		shown = append(shown, inc)
+	}
+	reply(w, http.StatusOK, searchResult[incident]{Items: shown, Page: pageInfo{TotalItems: matched}})
+}
+
+func (h *Handler) getIncident(w http.ResponseWriter, r *http.Request) {
+	k, ok := pathKey(w, r)
+	if !ok {
+		return
+	}
+	notFound := camunda8.Reject(engine.ErrNotFound, "expected to find incident with key '%d', but none found", k)
+	pk, err := camunda8.ParseKey(k, h.svc.Engine().Partitions())
+	if err != nil {
+		fail(w, r, notFound)
+		return
+	}
+	id, err := h.svc.IDs().Incident(r.Context(), pk)
+	if err == nil {
+		var v *engine.IncidentView
+		if v, err = h.svc.Engine().Incident(r.Context(), id); err == nil {
+			var inc incident
+			if inc, err = h.showIncident(r.Context(), v.Record); err == nil {
+				reply(w, http.StatusOK, inc)
+				return
+			}
+		}
+	}
+	if errors.Is(err, camunda8.ErrBadKey) || errors.Is(err, engine.ErrNotFound) {
+		err = notFound
+	}
+	fail(w, r, err)
+}
+
+// resolveIncident retries the incident's node (camunda8.Service).
+func (h *Handler) resolveIncident(w http.ResponseWriter, r *http.Request) {
+	k, ok := pathKey(w, r)
+	if !ok {
+		return
+	}
+	var body struct {
+		OperationReference *int64 `json:"operationReference"`
+	}
+	if !h.decode(w, r, &body) {
+		return
+	}
+	if err := h.svc.ResolveIncident(r.Context(), k); err != nil {
+		fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
