@@ -47,7 +47,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs.BoolVar(&cfg.ParkFirst, "park-first", false, "start all --instances before any worker runs")
 	fs.BoolVar(&cfg.WorkersTCP, "workers-tcp", false, "connect the workers over loopback TCP instead of in-process")
 	fs.IntVar(&cfg.Workers, "workers", 4, "`N` worker connections")
-	fs.StringVar(&cfg.Worker, "worker", "nats", "the workers' protocol: `nats` (workerkit) or zeebe-grpc (Zeebe clients' gRPC, through the gateway)")
+	fs.StringVar(&cfg.Worker, "worker", "nats", "the workers' protocol: `nats` (workerkit), zeebe-grpc (Zeebe clients' gRPC, through the gateway) or c8rest (Camunda 8's REST API, /v2)")
 	fs.IntVar(&cfg.Partitions, "partitions", 8, "`N` instance partitions of the embedded server")
 	fs.IntVar(&cfg.Engines, "engines", 1, "`N` engine nodes sharing the server (each its own connection; partitions pinned among them)")
 	fs.StringVar(&cfg.NATSURL, "nats-url", "", "measure against this NATS server instead of an embedded one")

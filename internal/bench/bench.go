@@ -37,9 +37,10 @@ type Config struct {
 	ParkFirst  bool
 	WorkersTCP bool // workers connect over loopback TCP
 	Workers    int  // worker connections (default 4)
-	// Worker is the workers' protocol: "nats" (workerkit, the default) or
+	// Worker is the workers' protocol: "nats" (workerkit, the default),
 	// "zeebe-grpc" (the Zeebe gateway protocol over loopback TCP, against
-	// the gateway serve --grpc runs).
+	// the gateway serve --grpc runs) or "c8rest" (Camunda 8's REST API over
+	// loopback TCP, against the /v2 serve --http runs).
 	Worker     string
 	Baseline   bool // also measure the raw JetStream lifecycle
 	Partitions int  // default 8
@@ -123,9 +124,9 @@ func (c *Config) defaults() error {
 	switch c.Worker {
 	case "":
 		c.Worker = "nats"
-	case "nats", "zeebe-grpc":
+	case "nats", "zeebe-grpc", "c8rest":
 	default:
-		return fmt.Errorf("unknown worker %q (want nats or zeebe-grpc)", c.Worker)
+		return fmt.Errorf("unknown worker %q (want nats, zeebe-grpc or c8rest)", c.Worker)
 	}
 	if c.Engines <= 0 {
 		c.Engines = 1

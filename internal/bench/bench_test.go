@@ -31,6 +31,8 @@ func TestRunScenarios(t *testing.T) {
 		{Config{Scenario: "one-task", Duration: time.Second, Engines: 2}, true},
 		{Config{Scenario: "one-task", Instances: 300, Worker: "zeebe-grpc"}, true},
 		{Config{Scenario: "retry", Instances: 100, Worker: "zeebe-grpc"}, true},
+		{Config{Scenario: "one-task", Instances: 300, Worker: "c8rest"}, true},
+		{Config{Scenario: "retry", Instances: 100, Worker: "c8rest"}, true},
 	} {
 		t.Run(tc.cfg.Scenario, func(t *testing.T) {
 			cfg := tc.cfg
@@ -44,7 +46,7 @@ func TestRunScenarios(t *testing.T) {
 			if res.Instances == 0 || res.InstancesPerSec <= 0 || res.LatencyMs.StartToComplete.N != int(res.Instances) {
 				t.Fatalf("%+v", res)
 			}
-			if tc.jobs && (res.Jobs != res.Instances || cfg.Worker != "zeebe-grpc" && res.LatencyMs.EnqueueToPickup.N == 0) {
+			if tc.jobs && (res.Jobs != res.Instances || cfg.Worker == "" && res.LatencyMs.EnqueueToPickup.N == 0) {
 				t.Errorf("jobs not measured, one per instance: %+v", res)
 			}
 			if res.Worker != cmp.Or(cfg.Worker, "nats") {

@@ -79,6 +79,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		case cfg.Worker == "zeebe-grpc":
 			res.Notes = append(res.Notes, "zeebe-grpc workers: enqueueToPickup is not measured (a Zeebe job does not carry its enqueue time)")
 			return e.zeebeWorkers(ctx, sc, &jobsDone)
+		case cfg.Worker == "c8rest":
+			res.Notes = append(res.Notes, "c8rest workers: enqueueToPickup is not measured (a Camunda 8 job does not carry its enqueue time)")
+			return e.restWorkers(ctx, sc, &jobsDone)
 		}
 		return e.workers(ctx, sc, &pickup, &jobsDone)
 	}
@@ -92,7 +95,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var started atomic.Int64
 	stopProgress := progress(cfg, t0, &started, tr)
 	load := loader{e: e, p: p.ID, tr: tr, started: &started, msgs: msgs}
-	if cfg.Worker == "zeebe-grpc" {
+	if cfg.Worker == "zeebe-grpc" || cfg.Worker == "c8rest" {
 		if load.ids, err = e.camunda8IDs(ctx); err != nil {
 			return nil, err
 		}
