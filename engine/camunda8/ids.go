@@ -199,12 +199,46 @@ func (m *IDs) IncidentKey(ctx context.Context, id, instanceID string) (Key, erro
 // error of a key that names none. It does not check that the incident
 // exists: the engine answers that.
 func (m *IDs) Incident(ctx context.Context, k Key) (string, error) {
-	kind, text, ok, err := m.reverse(ctx, k)
+	return m.named(ctx, k, 'n', "incident")
+}
+
+// TaskKey returns the key of user task id of instance instanceID, giving
+// it one when it has none yet; it is on the instance's partition.
+func (m *IDs) TaskKey(ctx context.Context, id, instanceID string) (Key, error) {
+	return m.keyed(ctx, "u."+streams.Token(id), "u "+id, m.partitionOf(instanceID)+1)
+}
+
+// Task returns the id of the user task key k names, as Incident does.
+func (m *IDs) Task(ctx context.Context, k Key) (string, error) {
+	return m.named(ctx, k, 'u', "user task")
+}
+
+// VariableKey returns the key of variable name of instance instanceID,
+// giving it one when it has none yet.
+func (m *IDs) VariableKey(ctx context.Context, instanceID, name string) (Key, error) {
+	return m.keyed(ctx, "v."+streams.Token(instanceID)+"."+streams.Token(name), "v "+instanceID+" "+name, m.partitionOf(instanceID)+1)
+}
+
+// Variable returns the instance and name of the variable key k names, as
+// Incident does.
+func (m *IDs) Variable(ctx context.Context, k Key) (instanceID, name string, err error) {
+	text, err := m.named(ctx, k, 'v', "variable")
+	if err != nil {
+		return "", "", err
+	}
+	instanceID, name, _ = strings.Cut(text, " ")
+	return instanceID, name, nil
+}
+
+// named returns the text of key k's reverse entry, which must be of kind
+// kind; ErrBadKey wraps the error of a key that names no what.
+func (m *IDs) named(ctx context.Context, k Key, kind byte, what string) (string, error) {
+	got, text, ok, err := m.reverse(ctx, k)
 	switch {
 	case err != nil:
 		return "", err
-	case !ok || kind != 'n':
-		return "", fmt.Errorf("%w: %d names no incident", ErrBadKey, k)
+	case !ok || got != kind:
+		return "", fmt.Errorf("%w: %d names no %s", ErrBadKey, k, what)
 	}
 	return text, nil
 }

@@ -195,3 +195,34 @@ func TestIncidentKeys(t *testing.T) {
 		t.Errorf("an unknown key: %v, want ErrBadKey", err)
 	}
 }
+
+// A user task's and a variable's keys are kept as an incident's: stable,
+// on the instance's partition, and of their own kind.
+func TestTaskAndVariableKeys(t *testing.T) {
+	kv := bucket(t)
+	ctx := testCtx(t)
+	ids := camunda8.NewIDs(kv, 4, partitionOf4)
+	tk, err := ids.TaskKey(ctx, "order-9/approve/3", "order-9")
+	if err != nil || tk.Partition() != partitionOf4("order-9")+1 {
+		t.Fatalf("TaskKey = %d (%v)", tk, err)
+	}
+	if id, err := camunda8.NewIDs(kv, 4, partitionOf4).Task(ctx, tk); err != nil || id != "order-9/approve/3" {
+		t.Errorf("Task(%d) = %q (%v)", tk, id, err)
+	}
+	vk, err := ids.VariableKey(ctx, "order-9", "total amount")
+	if err != nil || vk == tk {
+		t.Fatalf("VariableKey = %d (%v)", vk, err)
+	}
+	if again, _ := camunda8.NewIDs(kv, 4, partitionOf4).VariableKey(ctx, "order-9", "total amount"); again != vk {
+		t.Errorf("the variable keyed again as %d, want %d", again, vk)
+	}
+	if inst, name, err := ids.Variable(ctx, vk); err != nil || inst != "order-9" || name != "total amount" {
+		t.Errorf("Variable(%d) = %q %q (%v)", vk, inst, name, err)
+	}
+	if _, err := ids.Task(ctx, vk); !errors.Is(err, camunda8.ErrBadKey) {
+		t.Errorf("a variable key as a task: %v, want ErrBadKey", err)
+	}
+	if _, _, err := ids.Variable(ctx, tk); !errors.Is(err, camunda8.ErrBadKey) {
+		t.Errorf("a task key as a variable: %v, want ErrBadKey", err)
+	}
+}

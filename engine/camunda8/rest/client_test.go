@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +35,7 @@ func TestOrchestrationClusterClient(t *testing.T) {
 	models, _ := filepath.Abs(filepath.Join("..", "testdata"))
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "run.mjs", f.url, filepath.Join(models, "payment.bpmn"), filepath.Join(models, "orders.bpmn"))
+	cmd := exec.CommandContext(ctx, node, "run.mjs", f.url, filepath.Join(models, "payment.bpmn"), filepath.Join(models, "orders.bpmn"), filepath.Join(models, "review.bpmn"))
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -49,12 +50,16 @@ func TestOrchestrationClusterClient(t *testing.T) {
 			Headers map[string]string
 			Worker  string
 		}
-		Incident     map[string]string
-		FourState    string
-		MessageKey   string
-		SignalKey    string
-		Uncorrelated any
-		Errors       []string
+		Incident         map[string]string
+		FourState        string
+		MessageKey       string
+		SignalKey        string
+		Uncorrelated     any
+		Review           map[string]any
+		Task             map[string]any
+		ReviewsCompleted []string
+		OtherVariables   map[string]string
+		Errors           []string
 	}
 	out := bytes.TrimSpace(stdout.Bytes())
 	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
@@ -66,7 +71,7 @@ func TestOrchestrationClusterClient(t *testing.T) {
 	if summary.Partitions != f.eng.Partitions() {
 		t.Errorf("topology partitions %d", summary.Partitions)
 	}
-	if strings.Join(summary.Deployed, ",") != "hold,order,payment,quick" {
+	if strings.Join(summary.Deployed, ",") != "hold,order,payment,quick,review" {
 		t.Errorf("deployed %v", summary.Deployed)
 	}
 	if r := summary.Results["1"]; r["receipt"] != 10.0 || r["result"] != nil {
@@ -108,5 +113,19 @@ func TestOrchestrationClusterClient(t *testing.T) {
 	if summary.MessageKey == "" || summary.SignalKey == "" {
 		t.Errorf("keys: message %q signal %q", summary.MessageKey, summary.SignalKey)
 	}
-	t.Logf("summary: %s", out)
+	if r := summary.Review; r["name"] != "Review an order" || r["resource"] != "review.bpmn" || r["xmlBytes"] != float64(len(testdata(t, "review.bpmn"))) {
+		t.Errorf("the review's definition %v", r)
+	}
+	if tk := summary.Task; tk["assignee"] != "alice" || tk["priority"] != 70.0 || fmt.Sprint(tk["candidateGroups"]) != "[sales ops]" {
+		t.Errorf("the review's task %v", tk)
+	}
+	if len(summary.ReviewsCompleted) != 1 || summary.ReviewsCompleted[0] != summary.Instances["review"] {
+		t.Errorf("completed reviews %v, want %s", summary.ReviewsCompleted, summary.Instances["review"])
+	}
+	if v, err := f.eng.Instance(ctx, summary.Instances["review"]); err != nil || v.Variables["approved"] != true {
+		t.Errorf("the completed review: %+v %v", v, err)
+	}
+	if v := summary.OtherVariables; v["note"] != `"urgent"` || v["orderId"] != `"o-other"` {
+		t.Errorf("the other review's variables %v", v)
+	}
 }

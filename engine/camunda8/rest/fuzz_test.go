@@ -23,7 +23,9 @@ func FuzzRESTBodies(f *testing.F) {
 		"POST /process-instances", "POST /process-instances/2251799813685249/cancellation", "POST /jobs/activation",
 		"POST /jobs/2251799813685249/completion", "POST /jobs/2251799813685249/failure", "POST /jobs/2251799813685249/error",
 		"POST /messages/publication", "POST /messages/correlation", "POST /signals/broadcast", "POST /incidents/search",
-		"POST /incidents/2251799813685249/resolution",
+		"POST /incidents/2251799813685249/resolution", "POST /process-instances/search", "POST /process-definitions/search",
+		"POST /variables/search", "POST /user-tasks/search", "POST /user-tasks/2251799813685249/assignment",
+		"PATCH /user-tasks/2251799813685249", "PUT /element-instances/2251799813685249/variables",
 	}
 	seeds := []string{
 		``, `{}`, `null`, `[]`, `{"processDefinitionId":"quick","variables":{"amount":1}}`,

@@ -126,6 +126,20 @@ func (h *Handler) routes() {
 	h.route("POST /process-instances", httpauth.Operate, h.createInstance)
 	h.route("GET /process-instances/{key}", httpauth.Read, h.getInstance)
 	h.route("POST /process-instances/{key}/cancellation", httpauth.Operate, h.cancelInstance)
+	h.route("POST /process-instances/search", httpauth.Read, h.searchInstances)
+	h.route("POST /process-instances/{key}/incident-resolution", httpauth.Operate, h.resolveInstanceIncidents)
+	h.route("PUT /element-instances/{key}/variables", httpauth.Operate, h.setVariables)
+	h.route("POST /process-definitions/search", httpauth.Read, h.searchDefinitions)
+	h.route("GET /process-definitions/{key}", httpauth.Read, h.getDefinition)
+	h.route("GET /process-definitions/{key}/xml", httpauth.Read, h.definitionXML)
+	h.route("POST /variables/search", httpauth.Read, h.searchVariables)
+	h.route("GET /variables/{key}", httpauth.Read, h.getVariable)
+	h.route("POST /user-tasks/search", httpauth.TaskRead, h.searchTasks)
+	h.route("GET /user-tasks/{key}", httpauth.TaskRead, h.getTask)
+	h.route("POST /user-tasks/{key}/assignment", httpauth.TaskWork, h.assignTask)
+	h.route("DELETE /user-tasks/{key}/assignee", httpauth.TaskWork, h.unassignTask)
+	h.route("POST /user-tasks/{key}/completion", httpauth.TaskWork, h.completeTask)
+	h.route("PATCH /user-tasks/{key}", httpauth.TaskWork, h.updateTask)
 	h.route("POST /jobs/activation", httpauth.Work, h.activateJobs)
 	h.route("POST /jobs/{key}/completion", httpauth.Work, h.completeJob)
 	h.route("POST /jobs/{key}/failure", httpauth.Work, h.failJob)
@@ -148,10 +162,10 @@ func (h *Handler) routes() {
 // refused are the API's routes jetbpm does not serve (yet): 501 names
 // them, where an unknown route is 404.
 var refused = []string{
-	"POST /process-instances/search", "/process-instances/{key}/", "POST /process-instances/cancellation",
+	"/process-instances/{key}/", "POST /process-instances/cancellation",
 	"POST /process-instances/migration", "POST /process-instances/modification",
 	"POST /process-instances/incident-resolution", "POST /process-instances/deletion", "POST /jobs/search",
-	"/process-definitions/", "/element-instances/", "/variables/", "/user-tasks/",
+	"/process-definitions/{key}/", "/element-instances/", "/variables/{key}/", "/user-tasks/{key}/",
 	"/decision-definitions/", "/decision-instances/", "/decision-requirements/", "/decision-evaluation", "/forms/",
 	"/batch-operations/", "/batch-operation-items/", "/users/", "/groups/", "/roles/", "/tenants/", "/authorizations/",
 	"/mapping-rules/", "/cluster-variables/", "/audit-logs/", "/resources/", "/message-subscriptions/",

@@ -67,40 +67,32 @@ func (h *Handler) showIncident(ctx context.Context, rec *incidents.Record) (inci
 		ProcessInstanceKey: ik, ElementInstanceKey: ik}, nil
 }
 
-// incidentQuery is an incident search: filter by instance, process,
-// element and state; page by from and limit.
-type incidentQuery struct {
-	Filter struct {
-		ProcessInstanceKey  key    `json:"processInstanceKey"`
-		ProcessDefinitionID string `json:"processDefinitionId"`
-		ElementID           string `json:"elementId"`
-		State               string `json:"state"`
-		TenantID            string `json:"tenantId"`
-	} `json:"filter"`
-	Page page  `json:"page"`
-	Sort []any `json:"sort"`
+// incidentFilter is what an incident search filters by.
+type incidentFilter struct {
+	ProcessInstanceKey  key    `json:"processInstanceKey"`
+	ProcessDefinitionID string `json:"processDefinitionId"`
+	ElementID           string `json:"elementId"`
+	State               string `json:"state"`
+	TenantID            string `json:"tenantId"`
 }
 
 func (h *Handler) searchIncidents(w http.ResponseWriter, r *http.Request) {
-	var q incidentQuery
-	if !h.decode(w, r, &q) || !checkTenant(w, r, q.Filter.TenantID) || !q.Page.check(w, r) {
+	var q incidentFilter
+	p, ok := h.decodeQuery(w, r, &q, "oldest first")
+	if !ok || !checkTenant(w, r, q.TenantID) {
 		return
 	}
-	if len(q.Sort) > 0 {
-		invalid(w, r, "sorting incidents is not supported by jetbpm: they come oldest first")
-		return
-	}
-	f := incidents.Filter{ProcessID: q.Filter.ProcessDefinitionID, Node: q.Filter.ElementID}
-	switch q.Filter.State {
+	switch q.State {
 	case "", "ACTIVE", "RESOLVED":
 	default:
-		invalid(w, r, "incident state %q: jetbpm's incidents are ACTIVE or RESOLVED", q.Filter.State)
+		invalid(w, r, "incident state %q: jetbpm's incidents are ACTIVE or RESOLVED", q.State)
 		return
 	}
-	if q.Filter.ProcessInstanceKey != 0 {
-		id, err := h.svc.Instance(r.Context(), int64(q.Filter.ProcessInstanceKey))
+	f := incidents.Filter{ProcessID: q.ProcessDefinitionID, Node: q.ElementID}
+	if q.ProcessInstanceKey != 0 {
+		id, err := h.svc.Instance(r.Context(), int64(q.ProcessInstanceKey))
 		if errors.Is(err, engine.ErrNotFound) {
-			reply(w, http.StatusOK, searchResult[incident]{Items: []incident{}, Page: pageInfo{}})
+			reply(w, http.StatusOK, searchResult[incident]{Items: []incident{}})
 			return
 		}
 		if err != nil {
@@ -114,24 +106,23 @@ func (h *Handler) searchIncidents(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	shown := []incident{}
-	matched := 0
+	matched := recs[:0]
 	for _, rec := range recs {
-		if q.Filter.State == "ACTIVE" && !camunda8.Open(rec) || q.Filter.State == "RESOLVED" && camunda8.Open(rec) {
-			continue
+		if q.State == "" || (q.State == "ACTIVE") == camunda8.Open(rec) {
+			matched = append(matched, rec)
 		}
-		matched++
-		if matched <= q.Page.From || len(shown) >= q.Page.limit() {
-			continue
-		}
+	}
+	lo, hi := p.window(len(matched))
+	out := searchResult[incident]{Items: make([]incident, 0, hi-lo), Page: pageInfo{TotalItems: len(matched)}}
+	for _, rec := range matched[lo:hi] {
 		inc, err := h.showIncident(r.Context(), rec)
 		if err != nil {
 			fail(w, r, err)
 			return
 		}
-		shown = append(shown, inc)
+		out.Items = append(out.Items, inc)
 	}
-	reply(w, http.StatusOK, searchResult[incident]{Items: shown, Page: pageInfo{TotalItems: matched}})
+	reply(w, http.StatusOK, out)
 }
 
 func (h *Handler) getIncident(w http.ResponseWriter, r *http.Request) {

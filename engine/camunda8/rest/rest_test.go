@@ -19,6 +19,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/camunda8/rest"
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -308,8 +309,16 @@ func TestRESTStory(t *testing.T) {
 	if _, err := f.eng.WaitUntil(ctxT(t), inst["processInstanceKey"].(string), func(v *engine.InstanceView) bool { return len(v.ActiveNodes) > 0 && v.ActiveNodes[0] == "paid" }); err != nil {
 		t.Fatal(err)
 	}
-	code, out = f.call(t, "POST", "/messages/correlation", map[string]any{"name": "paid", "correlationKey": "o-2", "variables": map[string]any{"amount": 1}})
-	want(t, "correlate", code, out, http.StatusOK, "")
+	// The catch's subscription opens after the instance reached it: a
+	// correlation before that finds nobody (404, nothing changed) and is
+	// sent again, as a client would.
+	testwait.True(t, 10*time.Second, "the message correlated to o-2", func() bool {
+		code, out = f.call(t, "POST", "/messages/correlation", map[string]any{"name": "paid", "correlationKey": "o-2", "variables": map[string]any{"amount": 1}})
+		if code != http.StatusNotFound {
+			want(t, "correlate", code, out, http.StatusOK, "")
+		}
+		return code == http.StatusOK
+	})
 	if out["processInstanceKey"] != inst["processInstanceKey"] {
 		t.Errorf("correlation %v, want instance %v", out, inst["processInstanceKey"])
 	}

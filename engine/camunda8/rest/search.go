@@ -1,6 +1,11 @@
 package rest
 
-import "net/http"
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+)
 
 // Searches page by offset: from (default 0) and limit (default 100, at
 // most maxLimit). Cursor paging (after, before) is refused.
@@ -32,11 +37,14 @@ func (p page) check(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-func (p page) limit() int {
-	if p.Limit == 0 {
-		return defaultLimit
+// window returns the bounds of the page in a list of n matches.
+func (p page) window(n int) (lo, hi int) {
+	limit := p.Limit
+	if limit == 0 {
+		limit = defaultLimit
 	}
-	return p.Limit
+	lo = min(p.From, n)
+	return lo, min(lo+limit, n)
 }
 
 type pageInfo struct {
@@ -49,4 +57,41 @@ type pageInfo struct {
 type searchResult[T any] struct {
 	Items []T      `json:"items"`
 	Page  pageInfo `json:"page"`
+}
+
+// A query is a search request.
+type query struct {
+	Filter json.RawMessage `json:"filter"`
+	Page   page            `json:"page"`
+	Sort   []any           `json:"sort"`
+}
+
+// decodeQuery reads a search request, its filter into filter: strictly —
+// a field jetbpm does not filter by, or a value given as an operator
+// ({"$eq": …}), is refused naming it, not ignored. order says in what
+// order the results come, for the refusal of a sort. It answers the error
+// itself and returns false.
+func (h *Handler) decodeQuery(w http.ResponseWriter, r *http.Request, filter any, order string) (page, bool) {
+	var q query
+	if !h.decode(w, r, &q) || !q.Page.check(w, r) {
+		return page{}, false
+	}
+	if len(q.Sort) > 0 {
+		invalid(w, r, "sorting is not supported by jetbpm's searches: the results come %s", order)
+		return page{}, false
+	}
+	if len(bytes.TrimSpace(q.Filter)) > 0 && string(bytes.TrimSpace(q.Filter)) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(q.Filter))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(filter); err != nil {
+			msg := err.Error()
+			if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+				invalid(w, r, "filtering by %s is not supported by jetbpm", f)
+			} else {
+				invalid(w, r, "the filter is not one jetbpm reads (plain values only, no operators): %v", err)
+			}
+			return page{}, false
+		}
+	}
+	return q.Page, true
 }

@@ -2,7 +2,7 @@
 // Orchestration Cluster REST client) against jetbpm's /v2, for
 // TestOrchestrationClusterClient:
 //
-//	node run.mjs <base URL> <payment.bpmn> <orders.bpmn>
+//	node run.mjs <base URL> <payment.bpmn> <orders.bpmn> <review.bpmn>
 //
 // Every response is validated against the API's schemas
 // (CAMUNDA_SDK_VALIDATION res:strict), so a field missing or of the wrong
@@ -13,10 +13,13 @@
 // completion, finds amount 4's incident by search, resolves it (the job
 // then completes), publishes a message that releases an "order" and
 // correlates one to a second order, broadcasts a signal, cancels an
-// instance, and prints one JSON summary line last.
+// instance; then, as Tasklist and Operate clients do, it finds the review
+// process's definition and XML, works a review's user task (assign,
+// update, unassign, complete), searches instances and variables, sets a
+// variable; and prints one JSON summary line last.
 import createCamundaClient from '@camunda8/orchestration-cluster-api'
 
-const [base, paymentFile, ordersFile] = process.argv.slice(2)
+const [base, paymentFile, ordersFile, reviewFile] = process.argv.slice(2)
 const summary = { results: {}, instances: {}, seen: {}, errors: [] }
 const camunda = createCamundaClient({
   config: {
@@ -34,7 +37,7 @@ try {
   const topology = await camunda.getTopology()
   summary.partitions = topology.partitionsCount
 
-  const dep = await camunda.deployResourcesFromFiles([paymentFile, ordersFile])
+  const dep = await camunda.deployResourcesFromFiles([paymentFile, ordersFile, reviewFile])
   summary.deployed = dep.processes.map((p) => p.processDefinitionId).sort()
 
   const failed = new Set()
@@ -121,6 +124,36 @@ try {
   } catch (e) {
     summary.uncorrelated = e?.status ?? String(e)
   }
+
+  const now = { consistency: { waitUpToMs: 0 } }
+  const defs = await camunda.searchProcessDefinitions({ filter: { processDefinitionId: 'review' } }, now)
+  const def = defs.items[0]
+  summary.review = { name: def.name, resource: def.resourceName }
+  const xml = await camunda.getProcessDefinitionXml({ processDefinitionKey: def.processDefinitionKey }, now)
+  summary.review.xmlBytes = String(xml).length
+  const review = await camunda.createProcessInstance({ processDefinitionKey: def.processDefinitionKey, variables: { orderId: 'o-rest' } })
+  const other = await camunda.createProcessInstance({ processDefinitionId: 'review', variables: { orderId: 'o-other' } })
+  summary.instances.review = review.processInstanceKey
+  summary.instances.otherReview = other.processInstanceKey
+  const tasks = await camunda.searchUserTasks(
+    { filter: { processInstanceKey: review.processInstanceKey } },
+    { consistency: { waitUpToMs: 10000, predicate: (r) => r.items.length > 0 } },
+  )
+  const task = tasks.items[0]
+  await camunda.assignUserTask({ userTaskKey: task.userTaskKey, assignee: 'alice' })
+  await camunda.updateUserTask({ userTaskKey: task.userTaskKey, changeset: { priority: 70 } })
+  const held = await camunda.getUserTask({ userTaskKey: task.userTaskKey }, now)
+  summary.task = { name: held.name, assignee: held.assignee, priority: held.priority, candidateGroups: held.candidateGroups }
+  await camunda.unassignUserTask({ userTaskKey: task.userTaskKey })
+  await camunda.completeUserTask({ userTaskKey: task.userTaskKey, variables: { approved: true } })
+  const done = await camunda.searchProcessInstances(
+    { filter: { processDefinitionId: 'review', state: 'COMPLETED' } },
+    { consistency: { waitUpToMs: 10000, predicate: (r) => r.items.length > 0 } },
+  )
+  summary.reviewsCompleted = done.items.map((i) => i.processInstanceKey)
+  await camunda.createElementInstanceVariables({ elementInstanceKey: other.processInstanceKey, variables: { note: 'urgent' } })
+  const vars = await camunda.searchVariables({ filter: { processInstanceKey: other.processInstanceKey } }, now)
+  summary.otherVariables = Object.fromEntries(vars.items.map((v) => [v.name, v.value]))
 } catch (e) {
   summary.errors.push(String(e?.stack ?? e) + (e?.body ? ' ' + JSON.stringify(e.body) : ''))
 }
