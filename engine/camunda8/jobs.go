@@ -233,13 +233,55 @@ func (j *Jobs) Close() {
 // and a newer one was never lent (a door checks redeliveries in before
 // lending them).
 func (j *Jobs) Report(ctx context.Context, raw int64, r jobs.Report, allow func(topic string) error) error {
+	d, err := j.delivery(ctx, raw, allow)
+	if err != nil {
+		return err
+	}
+	return j.send(ctx, d.key, d.job, d.subject, r)
+}
+
+// UpdateTimeout moves the deadline of the activation job key raw names to
+// timeout from now, as Zeebe's job timeout update does: the lock is
+// extended at once (the engine refuses past the task's maxLockDuration:
+// ErrReportRefused) and then held by this node until the new deadline,
+// which it returns. A lock cannot be shortened: a timeout shorter than the
+// lock leaves the deadline at the lock's end.
+func (j *Jobs) UpdateTimeout(ctx context.Context, raw int64, timeout time.Duration, allow func(topic string) error) (time.Time, error) {
+	d, err := j.delivery(ctx, raw, allow)
+	if err != nil {
+		return time.Time{}, err
+	}
+	lock := time.Duration(d.job.LockDurationMs) * time.Millisecond
+	if err := j.ask(ctx, d.job, d.subject, jobs.Report{Kind: jobs.Extend, ExtendMs: lock.Milliseconds()}); err != nil {
+		return time.Time{}, err
+	}
+	j.mu.Lock()
+	if h := j.held[d.key]; h != nil {
+		delete(j.held, d.key)
+		h.end()
+	}
+	j.mu.Unlock()
+	now := j.now()
+	return j.hold(d.key, &lease.Lease{Job: d.job, Subject: d.subject, Until: now.Add(lock)}, now.Add(timeout)), nil
+}
+
+// A delivery is the job message and reply subject a job key names.
+type delivery struct {
+	key     Key
+	job     *jobs.Job
+	subject string
+}
+
+// delivery finds the delivery job key raw names — the one this node lent,
+// or the job's current delivery rebuilt — after allow approves its type.
+func (j *Jobs) delivery(ctx context.Context, raw int64, allow func(topic string) error) (delivery, error) {
 	key, err := ParseKey(raw, j.eng.Partitions())
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrJobNotFound, err)
+		return delivery{}, fmt.Errorf("%w: %w", ErrJobNotFound, err)
 	}
 	seq, count, err := key.Job()
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrJobNotFound, err)
+		return delivery{}, fmt.Errorf("%w: %w", ErrJobNotFound, err)
 	}
 	j.mu.Lock()
 	h := j.held[key]
@@ -248,43 +290,60 @@ func (j *Jobs) Report(ctx context.Context, raw int64, r jobs.Report, allow func(
 		// Lent by this node: the subject is the delivery's own, and the
 		// engine fences it.
 		if err := allow(h.job.Topic); err != nil {
-			return err
+			return delivery{}, err
 		}
-		return j.send(ctx, key, h.job, h.subject, r)
+		return delivery{key, h.job, h.subject}, nil
 	}
 	job, err := j.lender.Job(ctx, "", seq)
 	if errors.Is(err, lease.ErrGone) {
-		return ErrJobNotFound
+		return delivery{}, ErrJobNotFound
 	}
 	if err != nil {
-		return err
+		return delivery{}, err
 	}
 	if j.eng.PartitionOf(job.Instance)+1 != key.Partition() {
-		return ErrJobNotFound
+		return delivery{}, ErrJobNotFound
 	}
 	if err := allow(job.Topic); err != nil {
-		return err
+		return delivery{}, err
 	}
 	view, err := j.eng.Job(ctx, job.Instance, job.ID)
 	if errors.Is(err, engine.ErrNotFound) {
-		return ErrJobNotFound
+		return delivery{}, ErrJobNotFound
 	}
 	if err != nil {
-		return err
+		return delivery{}, err
 	}
 	current := max(view.Job.Delivery, 1)
 	if count != min(current, 255) {
-		return fmt.Errorf("%w: the key names delivery %d, the job's current delivery is %d", ErrJobNotFound, count, current)
+		return delivery{}, fmt.Errorf("%w: the key names delivery %d, the job's current delivery is %d", ErrJobNotFound, count, current)
 	}
 	subject, err := j.subject(ctx, job, seq, current)
 	if err != nil {
-		return err
+		return delivery{}, err
 	}
-	return j.send(ctx, key, job, subject, r)
+	return delivery{key, job, subject}, nil
 }
 
-// send sends a report for a job's delivery and maps the engine's verdict.
+// send sends a report for a job's delivery, maps the engine's verdict
+// and, once the report is accepted, forgets the delivery.
 func (j *Jobs) send(ctx context.Context, key Key, job *jobs.Job, subject string, r jobs.Report) error {
+	if err := j.ask(ctx, job, subject, r); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	h := j.held[key]
+	j.mu.Unlock()
+	if h != nil {
+		j.forget(key, h)
+	}
+	return nil
+}
+
+// ask sends a report for a job's delivery and maps the engine's verdict:
+// a delivery the engine no longer knows is ErrJobNotFound, another
+// refusal ErrReportRefused.
+func (j *Jobs) ask(ctx context.Context, job *jobs.Job, subject string, r jobs.Report) error {
 	v, err := j.lender.Report(ctx, job, subject, r)
 	if err != nil {
 		return err
@@ -294,12 +353,6 @@ func (j *Jobs) send(ctx context.Context, key Key, job *jobs.Job, subject string,
 			return fmt.Errorf("%w: %s", ErrJobNotFound, v.Reason)
 		}
 		return fmt.Errorf("%w: %s", ErrReportRefused, v.Reason)
-	}
-	j.mu.Lock()
-	h := j.held[key]
-	j.mu.Unlock()
-	if h != nil {
-		j.forget(key, h)
 	}
 	return nil
 }

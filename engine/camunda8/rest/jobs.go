@@ -171,11 +171,39 @@ func (h *Handler) throwError(w http.ResponseWriter, r *http.Request) {
 	h.report(w, r, "throw an error for", jobs.Report{Kind: jobs.BpmnError, ErrorCode: body.ErrorCode, Message: body.ErrorMessage, Vars: body.Variables})
 }
 
-// updateJob is refused, saying why: a job's retries are its task's retry
-// policy's, set by a worker when it fails the job; a held lock's timeout
-// is the activation's.
+// updateJob moves a job's deadline (changeset.timeout, from now) as
+// camunda8.Jobs.UpdateTimeout does. A change of retries is refused, saying
+// why: a job's retries are its task's retry policy's, set by a worker when
+// it fails the job. Nothing changes when either is refused.
 func (h *Handler) updateJob(w http.ResponseWriter, r *http.Request) {
-	problem(w, r, http.StatusNotImplemented, "NOT_IMPLEMENTED", "updating a job is not supported by jetbpm: a job's retries come from its task's retry policy, a worker sets them when it fails the job (/jobs/{key}/failure), a job in an incident runs again when the incident is resolved, and a job's lock lasts the timeout of its activation")
+	k, ok := pathKey(w, r)
+	if !ok {
+		return
+	}
+	var body struct {
+		Changeset struct {
+			Retries *int   `json:"retries"`
+			Timeout *int64 `json:"timeout"`
+		} `json:"changeset"`
+		OperationReference *int64 `json:"operationReference"`
+	}
+	if !h.decode(w, r, &body) {
+		return
+	}
+	c := body.Changeset
+	switch {
+	case c.Retries != nil:
+		problem(w, r, http.StatusNotImplemented, "NOT_IMPLEMENTED", "updating a job's retries is not supported by jetbpm: they come from its task's retry policy, a worker sets them when it fails the job (/jobs/{key}/failure), and a job in an incident runs again when the incident is resolved")
+		return
+	case c.Timeout == nil:
+		invalid(w, r, "expected a changeset with a timeout, but none given")
+		return
+	case *c.Timeout < 1:
+		invalid(w, r, "expected a job timeout of at least 1 ms, but it is %d", *c.Timeout)
+		return
+	}
+	_, err := h.svc.Jobs().UpdateTimeout(r.Context(), k, time.Duration(*c.Timeout)*time.Millisecond, func(topic string) error { return workAllowed(r, topic) })
+	h.jobDone(w, r, k, "update", err)
 }
 
 // report sends r for the job the path's key names and answers 204, or the
@@ -186,6 +214,11 @@ func (h *Handler) report(w http.ResponseWriter, r *http.Request, verb string, re
 		return
 	}
 	err := h.svc.Jobs().Report(r.Context(), k, rep, func(topic string) error { return workAllowed(r, topic) })
+	h.jobDone(w, r, k, verb, err)
+}
+
+// jobDone answers a job request: 204, or its refusal in Camunda's terms.
+func (h *Handler) jobDone(w http.ResponseWriter, r *http.Request, k int64, verb string, err error) {
 	var denied *forbidden
 	switch {
 	case err == nil:

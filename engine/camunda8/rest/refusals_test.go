@@ -42,6 +42,8 @@ func TestRESTRefusals(t *testing.T) {
 		{"job key of another kind", "POST", "/jobs/5/completion", nil, http.StatusNotFound, "no such job"},
 		{"fail with negative retries", "POST", "/jobs/2251799813685249/failure", map[string]any{"retries": -1}, http.StatusBadRequest, "retries"},
 		{"error without code", "POST", "/jobs/2251799813685249/error", map[string]any{"errorMessage": "x"}, http.StatusBadRequest, "errorCode"},
+		{"job timeout update without timeout", "PATCH", "/jobs/2251799813685249", map[string]any{"changeset": map[string]any{}}, http.StatusBadRequest, "timeout"},
+		{"job timeout update of an unknown job", "PATCH", "/jobs/2251799813685249", map[string]any{"changeset": map[string]any{"timeout": 1000}}, http.StatusNotFound, "no such job"},
 		{"job update", "PATCH", "/jobs/2251799813685249", map[string]any{"changeset": map[string]any{"retries": 3}}, http.StatusNotImplemented, "retry policy"},
 		{"message without name", "POST", "/messages/publication", map[string]any{"correlationKey": "k"}, http.StatusBadRequest, "name"},
 		{"negative TTL", "POST", "/messages/publication", map[string]any{"name": "paid", "correlationKey": "k", "timeToLive": -1}, http.StatusBadRequest, "timeToLive"},

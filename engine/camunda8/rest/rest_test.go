@@ -20,6 +20,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/internal/testwait"
+	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
@@ -31,8 +32,14 @@ type fixture struct {
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
+	return setupWith(t, engine.Options{})
+}
+
+// setupWith serves /v2 over an engine opened with eo.
+func setupWith(t *testing.T, eo engine.Options) *fixture {
+	t.Helper()
 	env := streamstest.Start(t)
-	f := &fixture{env: env, eng: enginetest.Open(t, env.Conn, engine.Options{})}
+	f := &fixture{env: env, eng: enginetest.Open(t, env.Conn, eo)}
 	f.url = f.serve(t)
 	return f
 }
@@ -368,6 +375,31 @@ func TestRESTReportThroughAnotherNode(t *testing.T) {
 	code, out = call(t, other, "POST", "/jobs/"+j["jobKey"].(string)+"/completion", nil)
 	want(t, "complete again", code, out, http.StatusNotFound, "no such job")
 	if v, err := f.eng.Wait(ctxT(t), inst["processInstanceKey"].(string)); err != nil || v.Variables["receipt"] != "elsewhere" {
+		t.Fatalf("instance %+v %v", v, err)
+	}
+}
+
+// A job's timeout moved past its lock is held: another worker polling for
+// three locks' worth finds nothing, and the first completes it.
+func TestRESTJobTimeoutUpdate(t *testing.T) {
+	f := setupWith(t, engine.Options{TopicJobs: map[string]jobs.Overrides{"charge": {LockDuration: time.Second}}})
+	f.deployModels(t)
+	code, inst := f.call(t, "POST", "/process-instances", map[string]any{"processDefinitionId": "payment", "variables": map[string]any{"amount": 7}})
+	want(t, "create", code, inst, http.StatusOK, "")
+	code, out := f.call(t, "POST", "/jobs/activation", map[string]any{"type": "charge", "timeout": 1000, "maxJobsToActivate": 1, "requestTimeout": 5000})
+	want(t, "activate", code, out, http.StatusOK, "")
+	j := out["jobs"].([]any)[0].(map[string]any)
+	code, out = f.call(t, "PATCH", "/jobs/"+j["jobKey"].(string), map[string]any{"changeset": map[string]any{"timeout": 60000}})
+	want(t, "update timeout", code, out, http.StatusNoContent, "")
+	code, out = f.call(t, "POST", "/jobs/activation", map[string]any{"type": "charge", "timeout": 1000, "maxJobsToActivate": 1, "requestTimeout": 3000})
+	if want(t, "activate while held", code, out, http.StatusOK, ""); len(out["jobs"].([]any)) != 0 {
+		t.Fatalf("another worker got %v while the lock was held", out)
+	}
+	code, out = f.call(t, "POST", "/jobs/"+j["jobKey"].(string)+"/completion", map[string]any{"variables": map[string]any{"result": "held"}})
+	want(t, "complete", code, out, http.StatusNoContent, "")
+	code, out = f.call(t, "PATCH", "/jobs/"+j["jobKey"].(string), map[string]any{"changeset": map[string]any{"timeout": 60000}})
+	want(t, "update a completed job", code, out, http.StatusNotFound, "no such job")
+	if v, err := f.eng.Wait(ctxT(t), inst["processInstanceKey"].(string)); err != nil || v.Variables["receipt"] != "held" {
 		t.Fatalf("instance %+v %v", v, err)
 	}
 }
