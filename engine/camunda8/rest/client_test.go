@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetbpm/jetbpm/engine/camunda8/rest"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/internal/httpauth"
 )
 
 // TestOrchestrationClusterClient runs the real
@@ -23,14 +27,7 @@ import (
 // awaiting completion, an incident found and resolved, a message, a
 // signal, a cancellation and a correlation nobody takes.
 func TestOrchestrationClusterClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the Camunda 8 REST client test needs node and `make jsclient` (it installs node with apt-get)")
-	}
-	dir, _ := filepath.Abs("testdata/client")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@camunda8", "orchestration-cluster-api")); err != nil {
-		t.Fatalf("@camunda8/orchestration-cluster-api is not installed in %s: run `make jsclient` (npm ci)", dir)
-	}
+	node, dir := nodeClient(t)
 	f := setup(t)
 	models, _ := filepath.Abs(filepath.Join("..", "testdata"))
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -127,5 +124,60 @@ func TestOrchestrationClusterClient(t *testing.T) {
 	}
 	if v := summary.OtherVariables; v["note"] != `"urgent"` || v["orderId"] != `"o-other"` {
 		t.Errorf("the other review's variables %v", v)
+	}
+}
+
+// nodeClient returns node and the directory the client is installed in,
+// skipping the test without node.
+func nodeClient(t *testing.T) (node, dir string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the Camunda 8 REST client test needs node and `make jsclient` (it installs node with apt-get)")
+	}
+	dir, _ = filepath.Abs("testdata/client")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@camunda8", "orchestration-cluster-api")); err != nil {
+		t.Fatalf("@camunda8/orchestration-cluster-api is not installed in %s: run `make jsclient` (npm ci)", dir)
+	}
+	return node, dir
+}
+
+// The client's CAMUNDA_AUTH_STRATEGY=BASIC gets in with a user's password
+// behind the listener's authentication, and not with a wrong one.
+func TestOrchestrationClusterClientBasicAuth(t *testing.T) {
+	node, dir := nodeClient(t)
+	hash, err := httpauth.HashPassword("s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := httpauth.Parse("auth.yaml", []byte("users:\n  - {name: alice, bcrypt: \""+hash+"\", roles: [viewer]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := setup(t)
+	h, err := rest.New(f.eng, f.env.Conn, rest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	mux := http.NewServeMux()
+	mux.Handle(rest.Prefix+"/", auth.Middleware(http.StripPrefix(rest.Prefix, h), rest.Deny))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "auth.mjs", srv.URL, "alice", "s3cret")
+	cmd.Dir = dir
+	stdout, err := cmd.Output()
+	var got struct {
+		Partitions int
+		Refused    any
+		Errors     []string
+	}
+	if jerr := json.Unmarshal(bytes.TrimSpace(stdout), &got); err != nil || jerr != nil || len(got.Errors) > 0 {
+		t.Fatalf("node auth.mjs: %v %v %v\n%s", err, jerr, got.Errors, stdout)
+	}
+	if got.Partitions != f.eng.Partitions() || got.Refused != 401.0 {
+		t.Errorf("with the password: %d partitions; with a wrong one: %v, want 401", got.Partitions, got.Refused)
 	}
 }
