@@ -78,11 +78,11 @@ type ActivatedJob struct {
 	// ElementInstanceKey is the instance's key: element instances have no
 	// keys yet, and SetVariables accepts the instance's.
 	ElementInstanceKey Key
-	CustomHeaders      map[string]string
+	CustomHeaders      map[string]string // never nil
 	Worker             string
 	Retries            int       // executions left, this one included
 	Deadline           time.Time // when the lock ends, held to the activation's timeout
-	Variables          map[string]any
+	Variables          map[string]any // never nil
 }
 
 // Activate lends up to a.Max jobs. It returns none when ctx ends first.
@@ -115,7 +115,13 @@ func (j *Jobs) activated(ctx context.Context, s *lease.Lease, a Activation) (Act
 	if err != nil {
 		return ActivatedJob{}, err
 	}
-	vars := job.Input
+	vars, headers := job.Input, job.Headers
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	if headers == nil {
+		headers = map[string]string{}
+	}
 	if len(a.FetchVariables) > 0 {
 		vars = map[string]any{}
 		for _, n := range a.FetchVariables {
@@ -126,7 +132,7 @@ func (j *Jobs) activated(ctx context.Context, s *lease.Lease, a Activation) (Act
 	}
 	return ActivatedJob{
 		Key: key, Type: job.Topic, ProcessInstanceKey: ik, BpmnProcessID: view.ProcessID, Version: view.Version,
-		DefinitionKey: dk, ElementID: job.Node, ElementInstanceKey: ik, CustomHeaders: job.Headers, Worker: a.Worker,
+		DefinitionKey: dk, ElementID: job.Node, ElementInstanceKey: ik, CustomHeaders: headers, Worker: a.Worker,
 		Retries: s.Retries, Deadline: j.hold(key, s, j.now().Add(a.Timeout)), Variables: vars,
 	}, nil
 }

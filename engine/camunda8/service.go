@@ -211,7 +211,7 @@ func (s *Service) definition(ctx context.Context, st Start) (Started, error) {
 
 // Await waits until a started instance completes, for at most timeout (0:
 // until ctx ends), and returns its variables — those named in fetch, or
-// all. The instance runs on when the wait ends first
+// all (never nil). The instance runs on when the wait ends first
 // (context.DeadlineExceeded); one that ends other than completed is
 // refused as engine.ErrFinished.
 func (s *Service) Await(ctx context.Context, st Started, timeout time.Duration, fetch []string) (map[string]any, error) {
@@ -229,7 +229,7 @@ func (s *Service) Await(ctx context.Context, st Started, timeout time.Duration, 
 	case v.Status != instance.Completed:
 		return nil, Reject(engine.ErrFinished, "process instance %d ended %s, not completed", st.InstanceKey, v.Status)
 	}
-	if len(fetch) == 0 {
+	if len(fetch) == 0 && v.Variables != nil {
 		return v.Variables, nil
 	}
 	out := map[string]any{}

@@ -2,11 +2,9 @@ package rest_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/jetbpm/jetbpm/engine/camunda8/rest"
 	"github.com/jetbpm/jetbpm/internal/httpauth"
 )
 
@@ -23,19 +21,11 @@ func TestRESTAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := rest.New(f.eng, f.env.Conn, rest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
-	mux := http.NewServeMux()
-	mux.Handle(rest.Prefix+"/", auth.Middleware(http.StripPrefix(rest.Prefix, h), rest.Deny))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	base := f.serveAuth(t, auth)
 
 	as := func(token, method, path string, body any) (int, map[string]any) {
 		t.Helper()
-		return callWith(t, srv.URL+rest.Prefix, token, method, path, body)
+		return callWith(t, base, token, method, path, body)
 	}
 	code, out := as("", "GET", "/topology", nil)
 	want(t, "no credentials", code, out, http.StatusUnauthorized, "")

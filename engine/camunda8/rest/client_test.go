@@ -1,22 +1,15 @@
 package rest_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jetbpm/jetbpm/engine/camunda8/rest"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/internal/httpauth"
+	"github.com/jetbpm/jetbpm/internal/nodetest"
 )
 
 // TestOrchestrationClusterClient runs the real
@@ -27,16 +20,8 @@ import (
 // awaiting completion, an incident found and resolved, a message, a
 // signal, a cancellation and a correlation nobody takes.
 func TestOrchestrationClusterClient(t *testing.T) {
-	node, dir := nodeClient(t)
 	f := setup(t)
 	models, _ := filepath.Abs(filepath.Join("..", "testdata"))
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "run.mjs", f.url, filepath.Join(models, "payment.bpmn"), filepath.Join(models, "orders.bpmn"), filepath.Join(models, "review.bpmn"))
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
 	var summary struct {
 		Partitions int
 		Deployed   []string
@@ -58,13 +43,9 @@ func TestOrchestrationClusterClient(t *testing.T) {
 		OtherVariables   map[string]string
 		Errors           []string
 	}
-	out := bytes.TrimSpace(stdout.Bytes())
-	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
-		out = out[i+1:]
-	}
-	if err := json.Unmarshal(out, &summary); err != nil || runErr != nil || len(summary.Errors) > 0 {
-		t.Fatalf("node run.mjs: %v; summary %v %v\nstdout:\n%s\nstderr:\n%s", runErr, err, summary.Errors, stdout.String(), stderr.String())
-	}
+	nodetest.Run(t, "testdata/client", client, &summary, "run.mjs", f.url,
+		filepath.Join(models, "payment.bpmn"), filepath.Join(models, "orders.bpmn"), filepath.Join(models, "review.bpmn"))
+	ctx := ctxT(t)
 	if summary.Partitions != f.eng.Partitions() {
 		t.Errorf("topology partitions %d", summary.Partitions)
 	}
@@ -127,25 +108,12 @@ func TestOrchestrationClusterClient(t *testing.T) {
 	}
 }
 
-// nodeClient returns node and the directory the client is installed in,
-// skipping the test without node.
-func nodeClient(t *testing.T) (node, dir string) {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the Camunda 8 REST client test needs node and `make jsclient` (it installs node with apt-get)")
-	}
-	dir, _ = filepath.Abs("testdata/client")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@camunda8", "orchestration-cluster-api")); err != nil {
-		t.Fatalf("@camunda8/orchestration-cluster-api is not installed in %s: run `make jsclient` (npm ci)", dir)
-	}
-	return node, dir
-}
+// client is the npm package testdata/client installs.
+const client = "@camunda8/orchestration-cluster-api"
 
 // The client's CAMUNDA_AUTH_STRATEGY=BASIC gets in with a user's password
 // behind the listener's authentication, and not with a wrong one.
 func TestOrchestrationClusterClientBasicAuth(t *testing.T) {
-	node, dir := nodeClient(t)
 	hash, err := httpauth.HashPassword("s3cret")
 	if err != nil {
 		t.Fatal(err)
@@ -155,28 +123,13 @@ func TestOrchestrationClusterClientBasicAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := setup(t)
-	h, err := rest.New(f.eng, f.env.Conn, rest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
-	mux := http.NewServeMux()
-	mux.Handle(rest.Prefix+"/", auth.Middleware(http.StripPrefix(rest.Prefix, h), rest.Deny))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "auth.mjs", srv.URL, "alice", "s3cret")
-	cmd.Dir = dir
-	stdout, err := cmd.Output()
+	base := f.serveAuth(t, auth)
 	var got struct {
 		Partitions int
 		Refused    any
 		Errors     []string
 	}
-	if jerr := json.Unmarshal(bytes.TrimSpace(stdout), &got); err != nil || jerr != nil || len(got.Errors) > 0 {
-		t.Fatalf("node auth.mjs: %v %v %v\n%s", err, jerr, got.Errors, stdout)
-	}
+	nodetest.Run(t, "testdata/client", client, &got, "auth.mjs", strings.TrimSuffix(base, rest.Prefix), "alice", "s3cret")
 	if got.Partitions != f.eng.Partitions() || got.Refused != 401.0 {
 		t.Errorf("with the password: %d partitions; with a wrong one: %v, want 401", got.Partitions, got.Refused)
 	}

@@ -116,14 +116,24 @@ func (h *Handler) definition(ctx context.Context, k int64) (string, int, error) 
 	return id, v, err
 }
 
-func (h *Handler) getDefinition(w http.ResponseWriter, r *http.Request) {
+// pathDefinition reads the path's process definition key, answering an
+// unknown one itself.
+func (h *Handler) pathDefinition(w http.ResponseWriter, r *http.Request) (string, int, bool) {
 	k, ok := pathKey(w, r)
 	if !ok {
-		return
+		return "", 0, false
 	}
 	id, v, err := h.definition(r.Context(), k)
 	if err != nil {
 		fail(w, r, err)
+		return "", 0, false
+	}
+	return id, v, true
+}
+
+func (h *Handler) getDefinition(w http.ResponseWriter, r *http.Request) {
+	id, v, ok := h.pathDefinition(w, r)
+	if !ok {
 		return
 	}
 	d, err := h.showDefinition(r.Context(), id, v)
@@ -136,13 +146,8 @@ func (h *Handler) getDefinition(w http.ResponseWriter, r *http.Request) {
 
 // definitionXML answers the BPMN document the version was deployed from.
 func (h *Handler) definitionXML(w http.ResponseWriter, r *http.Request) {
-	k, ok := pathKey(w, r)
+	id, v, ok := h.pathDefinition(w, r)
 	if !ok {
-		return
-	}
-	id, v, err := h.definition(r.Context(), k)
-	if err != nil {
-		fail(w, r, err)
 		return
 	}
 	doc, err := h.svc.Engine().ProcessSource(r.Context(), id, v)

@@ -8,26 +8,38 @@ import (
 	"github.com/jetbpm/jetbpm/engine/camunda8"
 )
 
-// publish publishes a message, buffered for timeToLive; a messageId
-// published before is 409.
-func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
-	var m struct {
-		Name           string         `json:"name"`
-		CorrelationKey string         `json:"correlationKey"`
-		TimeToLive     int64          `json:"timeToLive"`
-		MessageID      string         `json:"messageId"`
-		Variables      map[string]any `json:"variables"`
-		TenantID       string         `json:"tenantId"`
-	}
+// message is a publication or correlation request.
+type message struct {
+	Name           string         `json:"name"`
+	CorrelationKey string         `json:"correlationKey"`
+	TimeToLive     int64          `json:"timeToLive"` // publication only
+	MessageID      string         `json:"messageId"`  // publication only
+	Variables      map[string]any `json:"variables"`
+	TenantID       string         `json:"tenantId"`
+}
+
+// decodeMessage reads a message request, answering a bad one itself.
+func (h *Handler) decodeMessage(w http.ResponseWriter, r *http.Request) (engine.Message, bool) {
+	var m message
 	if !h.decode(w, r, &m) || !checkTenant(w, r, m.TenantID) {
-		return
+		return engine.Message{}, false
 	}
 	if m.Name == "" {
 		invalid(w, r, "expected a message name, but none given")
+		return engine.Message{}, false
+	}
+	return engine.Message{Name: m.Name, Key: m.CorrelationKey, Vars: m.Variables,
+		TTL: time.Duration(m.TimeToLive) * time.Millisecond, ID: m.MessageID}, true
+}
+
+// publish publishes a message, buffered for timeToLive; a messageId
+// published before is 409.
+func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
+	m, ok := h.decodeMessage(w, r)
+	if !ok {
 		return
 	}
-	k, err := h.svc.Publish(r.Context(), engine.Message{Name: m.Name, Key: m.CorrelationKey, Vars: m.Variables,
-		TTL: time.Duration(m.TimeToLive) * time.Millisecond, ID: m.MessageID})
+	k, err := h.svc.Publish(r.Context(), m)
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -40,22 +52,18 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request) {
 
 // correlate delivers a message to the subscription waiting for it (or
 // starts the instance its message start event names) and answers the
-// instance that took it; with none, 404 — nothing is buffered.
+// instance that took it; with none, 404 — nothing is buffered. A
+// correlation has no time to live or id: those fields are refused.
 func (h *Handler) correlate(w http.ResponseWriter, r *http.Request) {
-	var m struct {
-		Name           string         `json:"name"`
-		CorrelationKey string         `json:"correlationKey"`
-		Variables      map[string]any `json:"variables"`
-		TenantID       string         `json:"tenantId"`
-	}
-	if !h.decode(w, r, &m) || !checkTenant(w, r, m.TenantID) {
+	m, ok := h.decodeMessage(w, r)
+	if !ok {
 		return
 	}
-	if m.Name == "" {
-		invalid(w, r, "expected a message name, but none given")
+	if m.TTL != 0 || m.ID != "" {
+		invalid(w, r, "a correlation buffers nothing and has no id: leave timeToLive and messageId out")
 		return
 	}
-	msg, inst, err := h.svc.Correlate(r.Context(), engine.Message{Name: m.Name, Key: m.CorrelationKey, Vars: m.Variables})
+	msg, inst, err := h.svc.Correlate(r.Context(), m)
 	if err != nil {
 		fail(w, r, err)
 		return

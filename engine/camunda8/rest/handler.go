@@ -125,7 +125,7 @@ func (h *Handler) routes() {
 	h.route("POST /deployments", httpauth.Operate, h.deploy)
 	h.route("POST /process-instances", httpauth.Operate, h.createInstance)
 	h.route("GET /process-instances/{key}", httpauth.Read, h.getInstance)
-	h.route("POST /process-instances/{key}/cancellation", httpauth.Operate, h.cancelInstance)
+	h.route("POST /process-instances/{key}/cancellation", httpauth.Operate, h.keyOperation(h.svc.Cancel))
 	h.route("POST /process-instances/search", httpauth.Read, h.searchInstances)
 	h.route("POST /process-instances/{key}/incident-resolution", httpauth.Operate, h.resolveInstanceIncidents)
 	h.route("PUT /element-instances/{key}/variables", httpauth.Operate, h.setVariables)
@@ -150,7 +150,7 @@ func (h *Handler) routes() {
 	h.route("POST /signals/broadcast", httpauth.Integrate, h.broadcast)
 	h.route("POST /incidents/search", httpauth.Read, h.searchIncidents)
 	h.route("GET /incidents/{key}", httpauth.Read, h.getIncident)
-	h.route("POST /incidents/{key}/resolution", httpauth.Operate, h.resolveIncident)
+	h.route("POST /incidents/{key}/resolution", httpauth.Operate, h.keyOperation(h.svc.ResolveIncident))
 	for _, p := range refused {
 		h.mux.HandleFunc(p, notImplemented)
 	}
@@ -312,13 +312,28 @@ func checkTenant(w http.ResponseWriter, r *http.Request, t string) bool {
 	return true
 }
 
-// orEmpty makes a nil map an empty one, so it is written as {}.
-func orEmpty[M ~map[string]V, V any](m M) M {
-	if m == nil {
-		return M{}
-	}
-	return m
-}
-
 // timestamp writes t as Camunda does: UTC, milliseconds.
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// keyOperation serves a POST on a key that takes a body of only an
+// operationReference (Camunda's idempotency hint, which jetbpm's commands
+// do not need: each is applied once) and answers 204 when do succeeds.
+func (h *Handler) keyOperation(do func(ctx context.Context, k int64) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		k, ok := pathKey(w, r)
+		if !ok {
+			return
+		}
+		var body struct {
+			OperationReference *int64 `json:"operationReference"`
+		}
+		if !h.decode(w, r, &body) {
+			return
+		}
+		if err := do(r.Context(), k); err != nil {
+			fail(w, r, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}

@@ -152,22 +152,3 @@ func (h *Handler) getIncident(w http.ResponseWriter, r *http.Request) {
 	}
 	fail(w, r, err)
 }
-
-// resolveIncident retries the incident's node (camunda8.Service).
-func (h *Handler) resolveIncident(w http.ResponseWriter, r *http.Request) {
-	k, ok := pathKey(w, r)
-	if !ok {
-		return
-	}
-	var body struct {
-		OperationReference *int64 `json:"operationReference"`
-	}
-	if !h.decode(w, r, &body) {
-		return
-	}
-	if err := h.svc.ResolveIncident(r.Context(), k); err != nil {
-		fail(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}

@@ -93,8 +93,8 @@ func (h *Handler) activateJobs(w http.ResponseWriter, r *http.Request) {
 	for _, j := range got {
 		out.Jobs = append(out.Jobs, activatedJob{
 			Type: j.Type, ProcessDefinitionID: j.BpmnProcessID, ProcessDefinitionVersion: j.Version, ElementID: j.ElementID,
-			CustomHeaders: orEmpty(j.CustomHeaders), Worker: j.Worker, Retries: j.Retries, Deadline: j.Deadline.UnixMilli(),
-			Variables: orEmpty(j.Variables), TenantID: tenant, JobKey: j.Key, ProcessInstanceKey: j.ProcessInstanceKey,
+			CustomHeaders: j.CustomHeaders, Worker: j.Worker, Retries: j.Retries, Deadline: j.Deadline.UnixMilli(),
+			Variables: j.Variables, TenantID: tenant, JobKey: j.Key, ProcessInstanceKey: j.ProcessInstanceKey,
 			ProcessDefinitionKey: j.DefinitionKey, ElementInstanceKey: j.ElementInstanceKey, Kind: "BPMN_ELEMENT",
 			ListenerEventType: "UNSPECIFIED", Tags: []string{},
 		})

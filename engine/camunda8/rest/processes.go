@@ -201,7 +201,7 @@ func (h *Handler) createInstance(w http.ResponseWriter, r *http.Request) {
 			fail(w, r, err)
 			return
 		}
-		out.Variables = orEmpty(vars)
+		out.Variables = vars
 	}
 	reply(w, http.StatusOK, out)
 }
@@ -296,22 +296,4 @@ func (h *Handler) getInstance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply(w, http.StatusOK, p)
-}
-
-func (h *Handler) cancelInstance(w http.ResponseWriter, r *http.Request) {
-	k, ok := pathKey(w, r)
-	if !ok {
-		return
-	}
-	var body struct {
-		OperationReference *int64 `json:"operationReference"`
-	}
-	if !h.decode(w, r, &body) {
-		return
-	}
-	if err := h.svc.Cancel(r.Context(), k); err != nil {
-		fail(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/camunda8/rest"
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/internal/httpauth"
 	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
@@ -48,12 +49,23 @@ func setupWith(t *testing.T, eo engine.Options) *fixture {
 // would, and returns its API's base URL.
 func (f *fixture) serve(t *testing.T) string {
 	t.Helper()
+	return f.serveAuth(t, nil)
+}
+
+// serveAuth serves a new handler behind auth's authentication, as serve
+// --http-auth does (none when auth is nil), and returns its base URL.
+func (f *fixture) serveAuth(t *testing.T, auth *httpauth.Authenticator) string {
+	t.Helper()
 	h, err := rest.New(f.eng, f.env.Conn, rest.Options{Host: "127.0.0.1", Port: 8080})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var api http.Handler = http.StripPrefix(rest.Prefix, h)
+	if auth != nil {
+		api = auth.Middleware(api, rest.Deny)
+	}
 	mux := http.NewServeMux()
-	mux.Handle(rest.Prefix+"/", http.StripPrefix(rest.Prefix, h))
+	mux.Handle(rest.Prefix+"/", api)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() { srv.Close(); h.Close() })
 	return srv.URL + rest.Prefix

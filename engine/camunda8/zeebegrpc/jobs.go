@@ -57,11 +57,11 @@ func (g *Gateway) ActivateJobs(req *pb.ActivateJobsRequest, srv pb.Gateway_Activ
 	}
 	resp := &pb.ActivateJobsResponse{Jobs: make([]*pb.ActivatedJob, 0, len(got))}
 	for _, j := range got {
-		doc, err := json.Marshal(orEmpty(j.Variables))
+		doc, err := json.Marshal(j.Variables)
 		if err != nil {
 			return status.Errorf(codes.Internal, "job %d: encode its variables: %v", j.Key, err)
 		}
-		headers, _ := json.Marshal(orEmpty(j.CustomHeaders))
+		headers, _ := json.Marshal(j.CustomHeaders)
 		resp.Jobs = append(resp.Jobs, &pb.ActivatedJob{
 			Key: int64(j.Key), Type: j.Type, ProcessInstanceKey: int64(j.ProcessInstanceKey), BpmnProcessId: j.BpmnProcessID,
 			ProcessDefinitionVersion: int32(j.Version), ProcessDefinitionKey: int64(j.DefinitionKey), ElementId: j.ElementID,
@@ -76,13 +76,6 @@ func (g *Gateway) ActivateJobs(req *pb.ActivateJobsRequest, srv pb.Gateway_Activ
 		return err
 	}
 	return nil
-}
-
-func orEmpty[M ~map[string]V, V any](m M) M {
-	if m == nil {
-		return M{}
-	}
-	return m
 }
 
 // CompleteJob completes a job; its variables are the task's output (the

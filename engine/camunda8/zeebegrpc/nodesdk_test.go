@@ -1,19 +1,14 @@
 package zeebegrpc_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/internal/nodetest"
 )
 
 // TestCamunda8NodeSDK runs the real @camunda8/sdk 8.8.13 (its gRPC
@@ -22,30 +17,9 @@ import (
 // a BPMN error and fails with none left, instances with result, and a
 // published message.
 func TestCamunda8NodeSDK(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the Camunda 8 Node SDK test needs node and `make jsclient` (it installs node with apt-get)")
-	}
-	dir, _ := filepath.Abs("testdata/sdk")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@camunda8", "sdk")); err != nil {
-		t.Fatalf("@camunda8/sdk is not installed in %s: run `make jsclient` (npm ci)", dir)
-	}
 	f := setup(t)
-	files := t.TempDir()
-	payment, orders := filepath.Join(files, "payment.bpmn"), filepath.Join(files, "orders.bpmn")
-	if err := os.WriteFile(payment, []byte(paymentBPMN), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(orders, []byte(ordersBPMN), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "run.mjs", f.addr, payment, orders)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
+	models, _ := filepath.Abs(filepath.Join("..", "testdata"))
+	payment, orders := filepath.Join(models, "payment.bpmn"), filepath.Join(models, "orders.bpmn")
 	var summary struct {
 		Deployed  []string
 		Results   map[string]map[string]any
@@ -57,13 +31,8 @@ func TestCamunda8NodeSDK(t *testing.T) {
 		}
 		Errors []string
 	}
-	out := bytes.TrimSpace(stdout.Bytes())
-	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
-		out = out[i+1:]
-	}
-	if err := json.Unmarshal(out, &summary); err != nil || runErr != nil || len(summary.Errors) > 0 {
-		t.Fatalf("node run.mjs: %v; summary %v %v\nstdout:\n%s\nstderr:\n%s", runErr, err, summary.Errors, stdout.String(), stderr.String())
-	}
+	nodetest.Run(t, "testdata/sdk", "@camunda8/sdk", &summary, "run.mjs", f.addr, payment, orders)
+	ctx := ctxT(t)
 	if strings.Join(summary.Deployed, ",") != "hold,order,payment,quick" {
 		t.Errorf("deployed %v", summary.Deployed)
 	}
