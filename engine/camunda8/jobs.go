@@ -80,8 +80,8 @@ type ActivatedJob struct {
 	ElementInstanceKey Key
 	CustomHeaders      map[string]string // never nil
 	Worker             string
-	Retries            int       // executions left, this one included
-	Deadline           time.Time // when the lock ends, held to the activation's timeout
+	Retries            int            // executions left, this one included
+	Deadline           time.Time      // when the lock ends, held to the activation's timeout
 	Variables          map[string]any // never nil
 }
 
