@@ -186,6 +186,9 @@ func TestConformanceUserTasksRun(t *testing.T) {
 		deploys := serveJobs(t, env, id, []string{"deploySnapshot"}, map[string]map[string]any{"deploySnapshot": {"deployed": true}}, nil, 30*time.Second)
 		complete(t, id, "requestReview", nil)
 		waitFor(t, eng, id, "the wait for the review", func(v *engine.InstanceView) bool { return slices.Contains(v.ActiveNodes, "Gateway_1wymgxc") })
+		// The catch's subscription reaches the message partition after the
+		// checkpoint: correlate once it is stored.
+		subscribed(t, env, "reviewReceived", "pr-17", 1)
 		if _, err := eng.CorrelateMessage(tctx(t), engine.Message{Name: "reviewReceived", Key: "pr-17", Vars: map[string]any{"reviewResult": "approved"}}); err != nil {
 			t.Fatal(err)
 		}
