@@ -184,16 +184,11 @@ func (s *Service) Start(ctx context.Context, st Start) (Started, error) {
 // definition resolves the version st names.
 func (s *Service) definition(ctx context.Context, st Start) (Started, error) {
 	if st.DefinitionKey != 0 {
-		k, err := ParseKey(st.DefinitionKey, s.eng.Partitions())
-		var out Started
-		if err == nil {
-			out.ProcessID, out.Version, err = s.ids.Definition(ctx, k)
-		}
+		id, v, err := s.Definition(ctx, st.DefinitionKey)
 		if err != nil {
-			return Started{}, Reject(engine.ErrNotFound, "expected to find process definition with key '%d', but none found", st.DefinitionKey)
+			return Started{}, err
 		}
-		out.DefinitionKey = k
-		return out, nil
+		return Started{DefinitionKey: Key(st.DefinitionKey), ProcessID: id, Version: v}, nil
 	}
 	if st.ProcessID == "" {
 		return Started{}, Reject(engine.ErrInvalid, "expected either a processDefinitionKey or a bpmnProcessId, but none given")
@@ -239,6 +234,41 @@ func (s *Service) Await(ctx context.Context, st Started, timeout time.Duration, 
 		}
 	}
 	return out, nil
+}
+
+// Definition returns the process version a definition key names.
+func (s *Service) Definition(ctx context.Context, key int64) (processID string, version int, err error) {
+	err = s.lookup(key, "process definition", func(k Key) (err error) {
+		processID, version, err = s.ids.Definition(ctx, k)
+		return err
+	})
+	return processID, version, err
+}
+
+// Incident returns the id of the incident a key names. It does not check
+// that the incident exists: the engine answers that.
+func (s *Service) Incident(ctx context.Context, key int64) (id string, err error) {
+	err = s.lookup(key, "incident", func(k Key) (err error) { id, err = s.ids.Incident(ctx, k); return err })
+	return id, err
+}
+
+// Task returns the id of the user task a key names, as Incident does.
+func (s *Service) Task(ctx context.Context, key int64) (id string, err error) {
+	err = s.lookup(key, "user task", func(k Key) (err error) { id, err = s.ids.Task(ctx, k); return err })
+	return id, err
+}
+
+// lookup checks key and finds what it names with find; a key that names
+// no what is refused as engine.ErrNotFound, in Zeebe's words.
+func (s *Service) lookup(key int64, what string, find func(Key) error) error {
+	k, err := ParseKey(key, s.eng.Partitions())
+	if err == nil {
+		err = find(k)
+	}
+	if errors.Is(err, ErrBadKey) {
+		return Reject(engine.ErrNotFound, "expected to find %s with key '%d', but none found", what, key)
+	}
+	return err
 }
 
 // Instance returns the id of the instance a key names.
@@ -336,14 +366,9 @@ func (s *Service) Broadcast(ctx context.Context, sig engine.Signal) (Key, error)
 // resolved: resolving it again, or a key that names no incident, is
 // refused as engine.ErrNotFound.
 func (s *Service) ResolveIncident(ctx context.Context, key int64) error {
-	notFound := Reject(engine.ErrNotFound, "expected to resolve incident with key '%d', but no such incident was found", key)
-	k, err := ParseKey(key, s.eng.Partitions())
-	if err != nil {
-		return notFound
-	}
-	id, err := s.ids.Incident(ctx, k)
-	if errors.Is(err, ErrBadKey) {
-		return notFound
+	id, err := s.Incident(ctx, key)
+	if errors.Is(err, engine.ErrNotFound) {
+		return Reject(engine.ErrNotFound, "expected to resolve incident with key '%d', but no such incident was found", key)
 	}
 	if err != nil {
 		return err

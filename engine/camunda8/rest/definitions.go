@@ -64,7 +64,7 @@ func (h *Handler) searchDefinitions(w http.ResponseWriter, r *http.Request) {
 	}
 	var matched []version
 	if f.ProcessDefinitionKey != 0 {
-		id, v, err := h.definition(r.Context(), int64(f.ProcessDefinitionKey))
+		id, v, err := h.svc.Definition(r.Context(), int64(f.ProcessDefinitionKey))
 		if err == nil {
 			matched = append(matched, version{id, v})
 		}
@@ -102,20 +102,6 @@ func (h *Handler) searchDefinitions(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, out)
 }
 
-// definition resolves a process definition key.
-func (h *Handler) definition(ctx context.Context, k int64) (string, int, error) {
-	pk, err := camunda8.ParseKey(k, h.svc.Engine().Partitions())
-	var id string
-	var v int
-	if err == nil {
-		id, v, err = h.svc.IDs().Definition(ctx, pk)
-	}
-	if errors.Is(err, camunda8.ErrBadKey) {
-		return "", 0, camunda8.Reject(engine.ErrNotFound, "expected to find process definition with key '%d', but none found", k)
-	}
-	return id, v, err
-}
-
 // pathDefinition reads the path's process definition key, answering an
 // unknown one itself.
 func (h *Handler) pathDefinition(w http.ResponseWriter, r *http.Request) (string, int, bool) {
@@ -123,7 +109,7 @@ func (h *Handler) pathDefinition(w http.ResponseWriter, r *http.Request) (string
 	if !ok {
 		return "", 0, false
 	}
-	id, v, err := h.definition(r.Context(), k)
+	id, v, err := h.svc.Definition(r.Context(), k)
 	if err != nil {
 		fail(w, r, err)
 		return "", 0, false

@@ -130,25 +130,23 @@ func (h *Handler) getIncident(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	notFound := camunda8.Reject(engine.ErrNotFound, "expected to find incident with key '%d', but none found", k)
-	pk, err := camunda8.ParseKey(k, h.svc.Engine().Partitions())
+	id, err := h.svc.Incident(r.Context(), k)
 	if err != nil {
-		fail(w, r, notFound)
+		fail(w, r, err)
 		return
 	}
-	id, err := h.svc.IDs().Incident(r.Context(), pk)
-	if err == nil {
-		var v *engine.IncidentView
-		if v, err = h.svc.Engine().Incident(r.Context(), id); err == nil {
-			var inc incident
-			if inc, err = h.showIncident(r.Context(), v.Record); err == nil {
-				reply(w, http.StatusOK, inc)
-				return
-			}
-		}
+	v, err := h.svc.Engine().Incident(r.Context(), id)
+	if errors.Is(err, engine.ErrNotFound) {
+		err = camunda8.Reject(engine.ErrNotFound, "expected to find incident with key '%d', but none found", k)
 	}
-	if errors.Is(err, camunda8.ErrBadKey) || errors.Is(err, engine.ErrNotFound) {
-		err = notFound
+	if err != nil {
+		fail(w, r, err)
+		return
 	}
-	fail(w, r, err)
+	inc, err := h.showIncident(r.Context(), v.Record)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	reply(w, http.StatusOK, inc)
 }

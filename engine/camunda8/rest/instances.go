@@ -45,7 +45,7 @@ func (h *Handler) searchInstances(w http.ResponseWriter, r *http.Request) {
 	}
 	version := f.ProcessDefinitionVersion
 	if f.ProcessDefinitionKey != 0 {
-		id, v, err := h.definition(ctx, int64(f.ProcessDefinitionKey))
+		id, v, err := h.svc.Definition(ctx, int64(f.ProcessDefinitionKey))
 		if errors.Is(err, engine.ErrNotFound) || err == nil && ef.ProcessID != "" && ef.ProcessID != id {
 			reply(w, http.StatusOK, searchResult[*processInstance]{Items: []*processInstance{}})
 			return

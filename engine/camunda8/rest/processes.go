@@ -251,8 +251,8 @@ func (h *Handler) showInstance(ctx context.Context, v *engine.InstanceView) (*pr
 	p := &processInstance{ProcessDefinitionID: v.ProcessID, ProcessDefinitionVersion: v.Version, StartDate: timestamp(v.StartedAt),
 		State: state(v.Status), HasIncident: len(v.Incidents) > 0, TenantID: tenant, ProcessInstanceKey: ik, ProcessDefinitionKey: dk,
 		Tags: []string{}}
-	if info, err := h.svc.Engine().ProcessInfo(ctx, v.ProcessID, v.Version); err == nil && info.Name != "" {
-		p.ProcessDefinitionName = &info.Name
+	if m, err := h.svc.Engine().Process(ctx, v.ProcessID, v.Version); err == nil && m.Name != "" { // cached
+		p.ProcessDefinitionName = &m.Name
 	}
 	if v.EndedAt != nil {
 		end := timestamp(*v.EndedAt)

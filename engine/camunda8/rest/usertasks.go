@@ -2,7 +2,6 @@ package rest
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -130,7 +129,7 @@ func (h *Handler) searchTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	var only string
 	if f.UserTaskKey != 0 {
-		id, err := h.taskID(ctx, int64(f.UserTaskKey))
+		id, err := h.svc.Task(ctx, int64(f.UserTaskKey))
 		if err != nil {
 			reply(w, http.StatusOK, empty)
 			return
@@ -161,26 +160,13 @@ func (h *Handler) searchTasks(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusOK, out)
 }
 
-// taskID resolves a user task key.
-func (h *Handler) taskID(ctx context.Context, k int64) (string, error) {
-	pk, err := camunda8.ParseKey(k, h.svc.Engine().Partitions())
-	var id string
-	if err == nil {
-		id, err = h.svc.IDs().Task(ctx, pk)
-	}
-	if errors.Is(err, camunda8.ErrBadKey) {
-		return "", camunda8.Reject(engine.ErrNotFound, "expected to find user task with key '%d', but none found", k)
-	}
-	return id, err
-}
-
 // task reads the path's user task: its id, or the error answered.
 func (h *Handler) task(w http.ResponseWriter, r *http.Request) (string, bool) {
 	k, ok := pathKey(w, r)
 	if !ok {
 		return "", false
 	}
-	id, err := h.taskID(r.Context(), k)
+	id, err := h.svc.Task(r.Context(), k)
 	if err != nil {
 		fail(w, r, err)
 		return "", false
