@@ -284,7 +284,17 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.ops = newOperationRunner(&e.opts, js, layout.Partitions, e.metrics)
-	e.pub = newPublisher(js, e.events, jobsStream, e.incidents, e.tasks, layout.Partitions, layout.Replicas, &e.opts, e.ops, e.log)
+	e.pub = newPublisher(js, e.events, jobsStream, e.incidents, e.tasks, layout.Partitions, layout.Replicas, &e.opts, e.log)
+	// Every effect kind's handler: the outbox itself knows none by name.
+	e.pub.handleTimers()
+	e.pub.handleCalls()
+	e.pub.handleFacts()
+	e.pub.handleIncidents()
+	e.pub.handleJobs()
+	e.pub.handleTasks()
+	e.pub.handleMessages()
+	e.pub.handleSignals()
+	e.ops.handleEffects(e.pub)
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	e.done.Go(func() { e.taskIndex.run(runCtx) })

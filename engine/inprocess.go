@@ -78,6 +78,25 @@ func newOperationRunner(opts *Options, js jetstream.JetStream, partitions int, m
 	return r
 }
 
+// handleEffects registers the runner's effects with pub: a run starts
+// once the rest of its outbox is stored (its result must not overtake
+// them); a cancel stops this node's run of the wait.
+func (r *operationRunner) handleEffects(pub *publisher) {
+	pub.handle(func(_ context.Context, out *publishing, eff instance.Effect) error {
+		out.afterStored(func(ctx context.Context) error {
+			if err := r.submit(ctx, eff); err != nil {
+				return fmt.Errorf("effect %s: %w", eff.ID, err)
+			}
+			return nil
+		})
+		return nil
+	}, instance.RunOperation)
+	pub.handle(func(_ context.Context, _ *publishing, eff instance.Effect) error {
+		r.cancel(eff.Wait)
+		return nil
+	}, instance.CancelOperation)
+}
+
 // submit queues the run an effect asks for. A run of the same wait already
 // queued or running on this node is not started again. It returns an
 // error when the queue has had no room for submitWait, or ctx ended.

@@ -236,6 +236,36 @@ func (p *partition) sendJobActions(g *group) {
 	g.actions = nil
 }
 
+// handleJobs registers the handlers of job effects. A job is queued
+// once its topic's consumer exists; the stream sequence it gets is
+// remembered to check deliveries without a read. A cancel purges the
+// job's subject.
+func (pub *publisher) handleJobs() {
+	pub.handle(func(ctx context.Context, out *publishing, eff instance.Effect) error {
+		if err := pub.ensureTopic(ctx, eff.Job); err != nil {
+			return err
+		}
+		m, err := pub.enqueueMsg(out.partition, out.state, eff)
+		if err != nil {
+			return err
+		}
+		id := eff.Job.ID
+		return out.send(m, func(ack *jetstream.PubAck, err error) error {
+			if err != nil {
+				if alreadyQueued(err) {
+					return nil
+				}
+				return err
+			}
+			pub.jobSeqs.Store(id, ack.Sequence)
+			return nil
+		})
+	}, instance.EnqueueJob)
+	pub.handle(func(ctx context.Context, _ *publishing, eff instance.Effect) error {
+		return pub.cancelJob(ctx, eff.Topic, eff.Wait)
+	}, instance.CancelJob)
+}
+
 // enqueueMsg is the message of an EnqueueJob effect. Expected last subject
 // sequence 0 makes the publish a no-op when the job is already queued, so
 // republishing the outbox never queues a job twice.

@@ -14,6 +14,12 @@ import (
 	"github.com/jetbpm/jetbpm/streams"
 )
 
+// handleMessages registers the handler of the instances' message effects.
+func (pub *publisher) handleMessages() {
+	pub.handle(sendMsg(messageEffectMsg),
+		instance.Subscribe, instance.Unsubscribe, instance.RejectMessage, instance.StartEnded, instance.PublishMessage)
+}
+
 // messageEffectMsg is the message of an instance's effect on the message
 // partitions (docs/messages.md §4): a subscription opening or closing, a
 // rejected correlation, the end of a message-started instance, or a

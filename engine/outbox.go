@@ -41,8 +41,8 @@ type publisher struct {
 	// retention).
 	incidentRetention time.Duration
 	taskRetention     time.Duration
-	// runner runs the in-process operations RunOperation effects ask for.
-	runner *operationRunner
+	// handlers carry the effects, one per kind (handle).
+	handlers map[instance.EffectKind]effectHandler
 
 	mu      sync.Mutex
 	current string // changes whenever this node may have lost outbox effects
@@ -57,10 +57,10 @@ type publisher struct {
 	log      *slog.Logger
 }
 
-func newPublisher(js jetstream.JetStream, events, jobs jetstream.Stream, incidents, tasks jetstream.KeyValue, partitions, replicas int, opts *Options, runner *operationRunner, log *slog.Logger) *publisher {
+func newPublisher(js jetstream.JetStream, events, jobs jetstream.Stream, incidents, tasks jetstream.KeyValue, partitions, replicas int, opts *Options, log *slog.Logger) *publisher {
 	return &publisher{
 		js: js, events: events, jobs: jobs, incidents: incidents, tasks: tasks, partitions: partitions,
-		incidentRetention: opts.IncidentRetention, taskRetention: opts.FinishedRetention, runner: runner,
+		incidentRetention: opts.IncidentRetention, taskRetention: opts.FinishedRetention,
 		current: nuid.Next(), replicas: replicas, log: log,
 	}
 }
@@ -107,94 +107,102 @@ func (pub *publisher) publish(ctx context.Context, partition int, s *instance.St
 	return pub.await(ctx, p)
 }
 
+// An effectHandler carries one kind of effect of out's outbox to
+// JetStream: a publish it adds to out (out.send), which the publisher
+// waits for with the rest, or a request it waits for itself (a purge, a
+// compare-and-set). Each kind has one handler (handle); the publisher
+// knows none by name. Every handler's effect must be safe to carry twice:
+// an outbox is published again after a crash or a takeover.
+type effectHandler func(ctx context.Context, out *publishing, eff instance.Effect) error
+
+// handle registers fn as the handler of kinds.
+func (pub *publisher) handle(fn effectHandler, kinds ...instance.EffectKind) {
+	if pub.handlers == nil {
+		pub.handlers = map[instance.EffectKind]effectHandler{}
+	}
+	for _, k := range kinds {
+		if _, dup := pub.handlers[k]; dup {
+			panic(fmt.Sprintf("engine: effect kind %q has two handlers", k))
+		}
+		pub.handlers[k] = fn
+	}
+}
+
 // publishing is an outbox on its way to JetStream: a batch starts every
 // instance's publishes before it waits for any, so one instance's round
-// trips do not queue behind another's. Its operation runs are handed over
-// once everything else is stored.
+// trips do not queue behind another's. What handlers deferred (an
+// operation run, say) runs once everything sent is stored.
 type publishing struct {
-	state   *instance.State
-	futures []jetstream.PubAckFuture
-	runs    []instance.Effect
+	js        jetstream.JetStream
+	partition int
+	state     *instance.State
+	sent      []sent
+	after     []func(context.Context) error
 }
 
-// start sends s's outbox without waiting for the stream's acks (purges,
-// which are requests, are waited for).
+// sent is a publish in flight; stored, if set, is told its outcome and
+// returns the error that stands (nil accepts an expected refusal).
+type sent struct {
+	future jetstream.PubAckFuture
+	stored func(*jetstream.PubAck, error) error
+}
+
+// send publishes m without waiting for the stream's ack; await waits.
+func (out *publishing) send(m *nats.Msg, stored func(*jetstream.PubAck, error) error) error {
+	f, err := out.js.PublishMsgAsync(m)
+	if err != nil {
+		return err
+	}
+	out.sent = append(out.sent, sent{future: f, stored: stored})
+	return nil
+}
+
+// afterStored defers fn until every publish of the outbox is stored.
+func (out *publishing) afterStored(fn func(context.Context) error) {
+	out.after = append(out.after, fn)
+}
+
+// start sends s's outbox through each effect's handler without waiting
+// for the stream's acks (handlers' requests are waited for).
 func (pub *publisher) start(ctx context.Context, partition int, s *instance.State) (*publishing, error) {
-	p := &publishing{state: s}
+	out := &publishing{js: pub.js, partition: partition, state: s}
 	for _, eff := range s.Outbox {
-		switch eff.Kind {
-		case instance.CancelTimer:
-			subj := streams.TimerSubject(partition, s.ID, eff.Wait)
-			if err := pub.events.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
-				return nil, pub.failed(s, eff, err)
-			}
-			continue
-		case instance.CancelJob:
-			if err := pub.cancelJob(ctx, eff.Topic, eff.Wait); err != nil {
-				return nil, pub.failed(s, eff, err)
-			}
-			continue
-		case instance.PutIncident:
-			if eff.Incident.State.Closed() {
-				if err := pub.expireSnapshots(ctx, s, eff.Incident, p); err != nil {
-					return nil, pub.failed(s, eff, err)
-				}
-			}
-		case instance.PutTask:
-			// A compare-and-set on the stored record (taskoutbox.go), so
-			// a request: waited for here, as purges are.
-			if err := pub.putTask(ctx, eff.Task); err != nil {
-				return nil, pub.failed(s, eff, err)
-			}
-			continue
-		case instance.EnqueueJob:
-			if err := pub.ensureTopic(ctx, eff.Job); err != nil {
-				return nil, pub.failed(s, eff, err)
-			}
-		case instance.RunOperation:
-			p.runs = append(p.runs, eff)
-			continue
-		case instance.CancelOperation:
-			pub.runner.cancel(eff.Wait)
-			continue
+		handler := pub.handlers[eff.Kind]
+		if handler == nil {
+			return nil, pub.failed(s, eff, fmt.Errorf("unknown effect kind %q", eff.Kind))
 		}
-		msg, err := pub.effectMsg(partition, s, eff)
-		if err != nil {
+		if err := handler(ctx, out, eff); err != nil {
 			return nil, pub.failed(s, eff, err)
 		}
-		f, err := pub.js.PublishMsgAsync(msg)
-		if err != nil {
-			return nil, pub.failed(s, eff, err)
-		}
-		p.futures = append(p.futures, f)
 	}
-	return p, nil
+	return out, nil
 }
 
-// await waits until JetStream has stored every effect p sent, then hands
-// p's operation runs to the runner.
-func (pub *publisher) await(ctx context.Context, p *publishing) error {
+// await waits until JetStream has stored every effect out sent, then runs
+// what the handlers deferred.
+func (pub *publisher) await(ctx context.Context, out *publishing) error {
 	timeout := time.After(10 * time.Second)
-	for _, f := range p.futures {
+	for _, snt := range out.sent {
+		var ack *jetstream.PubAck
+		var err error
 		select {
-		case ack := <-f.Ok():
-			if id := f.Msg().Header.Get(headerJob); id != "" {
-				pub.jobSeqs.Store(id, ack.Sequence)
-			}
-		case err := <-f.Err():
-			if f.Msg().Header.Get(headerJob) != "" && alreadyQueued(err) {
-				continue
-			}
-			return pub.failed(p.state, instance.Effect{ID: f.Msg().Header.Get(jetstream.MsgIDHeader)}, err)
+		case ack = <-snt.future.Ok():
+		case err = <-snt.future.Err():
 		case <-timeout:
-			return pub.failed(p.state, instance.Effect{}, errors.New("timed out waiting for JetStream"))
+			return pub.failed(out.state, instance.Effect{}, errors.New("timed out waiting for JetStream"))
 		case <-ctx.Done():
-			return pub.failed(p.state, instance.Effect{}, ctx.Err())
+			return pub.failed(out.state, instance.Effect{}, ctx.Err())
+		}
+		if snt.stored != nil {
+			err = snt.stored(ack, err)
+		}
+		if err != nil {
+			return pub.failed(out.state, instance.Effect{ID: snt.future.Msg().Header.Get(jetstream.MsgIDHeader)}, err)
 		}
 	}
-	for _, eff := range p.runs {
-		if err := pub.runner.submit(ctx, eff); err != nil {
-			return pub.failed(p.state, eff, err)
+	for _, fn := range out.after {
+		if err := fn(ctx); err != nil {
+			return pub.failed(out.state, instance.Effect{}, err)
 		}
 	}
 	return nil
@@ -205,29 +213,54 @@ func (pub *publisher) failed(s *instance.State, eff instance.Effect, err error) 
 	return fmt.Errorf("instance %s: publish effect %s: %w", s.ID, eff.ID, err)
 }
 
-func (pub *publisher) effectMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Msg, error) {
-	switch eff.Kind {
-	case instance.ScheduleTimer:
+// sendMsg makes a handler of a function that turns an effect into one
+// message to publish.
+func sendMsg(msg func(s *instance.State, eff instance.Effect) (*nats.Msg, error)) effectHandler {
+	return func(_ context.Context, out *publishing, eff instance.Effect) error {
+		m, err := msg(out.state, eff)
+		if err != nil {
+			return err
+		}
+		return out.send(m, nil)
+	}
+}
+
+// handleTimers registers the handlers of timer effects: a schedule is a
+// message schedule on the instance's timer subject aimed at its events
+// subject; a cancel purges that subject.
+func (pub *publisher) handleTimers() {
+	pub.handle(func(_ context.Context, out *publishing, eff instance.Effect) error {
+		s := out.state
 		body, err := streams.Marshal(envelope{Instance: s.ID, Event: &instance.Event{
 			ID: eff.ID, Kind: instance.TimerFired, Wait: eff.Wait, Firing: eff.Firing,
 		}})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		m := nats.NewMsg(streams.TimerSubject(partition, s.ID, eff.Wait))
+		m := nats.NewMsg(streams.TimerSubject(out.partition, s.ID, eff.Wait))
 		m.Data = body
 		m.Header.Set("Nats-Schedule", "@at "+eff.Due.UTC().Format(time.RFC3339Nano))
-		m.Header.Set("Nats-Schedule-Target", streams.EventSubject(partition, s.ID))
+		m.Header.Set("Nats-Schedule-Target", streams.EventSubject(out.partition, s.ID))
 		m.Header.Set(jetstream.MsgIDHeader, eff.ID)
-		return m, nil
-	case instance.EnqueueJob:
-		return pub.enqueueMsg(partition, s, eff)
-	case instance.StartChildEffect:
+		return out.send(m, nil)
+	}, instance.ScheduleTimer)
+	pub.handle(func(ctx context.Context, out *publishing, eff instance.Effect) error {
+		subj := streams.TimerSubject(out.partition, out.state.ID, eff.Wait)
+		return pub.events.Purge(ctx, jetstream.WithPurgeSubject(subj))
+	}, instance.CancelTimer)
+}
+
+// handleCalls registers the handlers of call activities' effects: a child
+// starts, a child reports to its parent, a parent cancels its child. Each
+// is an event on the other instance's partition.
+func (pub *publisher) handleCalls() {
+	pub.handle(sendMsg(func(_ *instance.State, eff instance.Effect) (*nats.Msg, error) {
 		c := eff.Start
 		return pub.envelopeMsg(c.ID, envelope{Instance: c.ID, Start: &startRequest{
 			ProcessID: c.ProcessID, Version: c.Version, Vars: c.Vars, Parent: &c.Parent,
 		}}, "start:"+c.ID)
-	case instance.NotifyParent:
+	}), instance.StartChildEffect)
+	pub.handle(sendMsg(func(_ *instance.State, eff instance.Effect) (*nats.Msg, error) {
 		// A child reports its end once, and an escalation as often as it
 		// throws one: each report has an id of its own, or the end would be
 		// taken for a duplicate of an escalation sent just before it.
@@ -238,15 +271,45 @@ func (pub *publisher) effectMsg(partition int, s *instance.State, eff instance.E
 		return pub.envelopeMsg(eff.Parent.Instance, envelope{Instance: eff.Parent.Instance, Event: &instance.Event{
 			ID: id, Kind: instance.ChildDone, Wait: eff.Parent.Wait, Child: eff.Result,
 		}}, id)
-	case instance.CancelChild:
+	}), instance.NotifyParent)
+	pub.handle(sendMsg(func(_ *instance.State, eff instance.Effect) (*nats.Msg, error) {
 		return pub.envelopeMsg(eff.Child, envelope{Instance: eff.Child, Event: &instance.Event{
 			ID: "cancel:" + eff.Child, Kind: instance.Cancel, Reason: "its call activity was cancelled",
 		}}, "cancel:"+eff.Child)
-	case instance.PutIncident:
-		return pub.kvPut(streams.IncidentKey(eff.Incident.ID), eff.Incident, eff.Incident.State.Closed())
-	case instance.PutSnapshot:
-		return pub.kvPut(streams.SnapshotKey(eff.Snapshot.Incident, eff.Snapshot.Attempt), eff.Snapshot, !incidentOpen(s, eff.Snapshot.Incident))
-	case instance.PublishIncidentFact:
+	}), instance.CancelChild)
+}
+
+// handleFacts registers the handler of instance lifecycle facts.
+func (pub *publisher) handleFacts() {
+	pub.handle(sendMsg(func(s *instance.State, eff instance.Effect) (*nats.Msg, error) {
+		body, err := instance.AppendFact(make([]byte, 0, 256), eff.Fact)
+		if err != nil {
+			return nil, err
+		}
+		m := nats.NewMsg(streams.FactSubject(streams.FactInstance, s.ProcessID, string(eff.Fact.Kind)))
+		m.Data = body
+		m.Header.Set(jetstream.MsgIDHeader, eff.Fact.ID)
+		return m, nil
+	}), instance.PublishFact)
+}
+
+// handleIncidents registers the handlers of incident effects: records
+// and snapshots in the incidents bucket, and incident facts.
+func (pub *publisher) handleIncidents() {
+	pub.handle(func(ctx context.Context, out *publishing, eff instance.Effect) error {
+		if eff.Incident.State.Closed() {
+			if err := pub.expireSnapshots(ctx, out, eff.Incident); err != nil {
+				return err
+			}
+		}
+		m, err := pub.kvPut(streams.IncidentKey(eff.Incident.ID), eff.Incident, eff.Incident.State.Closed())
+		if err != nil {
+			return err
+		}
+		return out.send(m, nil)
+	}, instance.PutIncident)
+	pub.handle(sendMsg(pub.snapshotMsg), instance.PutSnapshot)
+	pub.handle(sendMsg(func(_ *instance.State, eff instance.Effect) (*nats.Msg, error) {
 		f := eff.IncidentFact
 		body, err := json.Marshal(f)
 		if err != nil {
@@ -256,23 +319,13 @@ func (pub *publisher) effectMsg(partition int, s *instance.State, eff instance.E
 		m.Data = body
 		m.Header.Set(jetstream.MsgIDHeader, f.FactID)
 		return m, nil
-	case instance.PublishFact:
-		body, err := instance.AppendFact(make([]byte, 0, 256), eff.Fact)
-		if err != nil {
-			return nil, err
-		}
-		m := nats.NewMsg(streams.FactSubject(streams.FactInstance, s.ProcessID, string(eff.Fact.Kind)))
-		m.Data = body
-		m.Header.Set(jetstream.MsgIDHeader, eff.Fact.ID)
-		return m, nil
-	case instance.Subscribe, instance.Unsubscribe, instance.RejectMessage, instance.StartEnded, instance.PublishMessage:
-		return messageEffectMsg(s, eff)
-	case instance.PublishTaskFact:
-		return taskFactMsg(eff.TaskFact)
-	case instance.SignalSubscribe, instance.SignalUnsubscribe, instance.BroadcastSignal:
-		return signalEffectMsg(s, eff)
-	}
-	return nil, fmt.Errorf("unknown effect kind %q", eff.Kind)
+	}), instance.PublishIncidentFact)
+}
+
+// snapshotMsg writes a variables snapshot; it expires with the incident
+// retention unless its incident is still open after the step.
+func (pub *publisher) snapshotMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error) {
+	return pub.kvPut(streams.SnapshotKey(eff.Snapshot.Incident, eff.Snapshot.Attempt), eff.Snapshot, !incidentOpen(s, eff.Snapshot.Incident))
 }
 
 // kvPut is a write of v to the incidents bucket; with expire the record
@@ -305,7 +358,8 @@ func incidentOpen(s *instance.State, id string) bool {
 // written while it was open, they carry no TTL, so each is written again
 // with one. Snapshots in this same outbox get their TTL as they are
 // written; one already gone (a republished outbox) is skipped.
-func (pub *publisher) expireSnapshots(ctx context.Context, s *instance.State, rec *incidents.Record, p *publishing) error {
+func (pub *publisher) expireSnapshots(ctx context.Context, out *publishing, rec *incidents.Record) error {
+	s := out.state
 	for _, attempt := range rec.Snapshots {
 		if slices.ContainsFunc(s.Outbox, func(eff instance.Effect) bool {
 			return eff.Kind == instance.PutSnapshot && eff.Snapshot.Incident == rec.ID && eff.Snapshot.Attempt == attempt
@@ -320,11 +374,9 @@ func (pub *publisher) expireSnapshots(ctx context.Context, s *instance.State, re
 		if err != nil {
 			return fmt.Errorf("snapshot %s: %w", key, err)
 		}
-		f, err := pub.js.PublishMsgAsync(pub.incidentsMsg(key, entry.Value(), true))
-		if err != nil {
+		if err := out.send(pub.incidentsMsg(key, entry.Value(), true), nil); err != nil {
 			return err
 		}
-		p.futures = append(p.futures, f)
 	}
 	return nil
 }

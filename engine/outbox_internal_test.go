@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +24,7 @@ func TestSnapshotTTLOnlyOnceClosed(t *testing.T) {
 		{"i-1/a/1", ""},       // still open after the step
 		{"i-1/b/1", "2h0m0s"}, // raised and closed within the step
 	} {
-		m, err := pub.effectMsg(0, s, instance.Effect{Kind: instance.PutSnapshot, Snapshot: &incidents.Snapshot{Incident: tc.incident, Attempt: 1}})
+		m, err := pub.snapshotMsg(s, instance.Effect{Kind: instance.PutSnapshot, Snapshot: &incidents.Snapshot{Incident: tc.incident, Attempt: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,4 +32,35 @@ func TestSnapshotTTLOnlyOnceClosed(t *testing.T) {
 			t.Errorf("snapshot of %s: Nats-TTL %q, want %q", tc.incident, got, tc.ttl)
 		}
 	}
+}
+
+// An effect kind no handler is registered for fails the outbox with the
+// kind's name (the events stay unacknowledged), and a kind registered
+// twice is refused when the engine opens.
+func TestEffectRegistry(t *testing.T) {
+	t.Parallel()
+	pub := &publisher{}
+	called := 0
+	pub.handle(func(context.Context, *publishing, instance.Effect) error { called++; return nil }, instance.CancelOperation)
+	s := &instance.State{ID: "i-1", Outbox: []instance.Effect{
+		{ID: "e1", Kind: instance.CancelOperation},
+		{ID: "e2", Kind: "launchRocket"},
+	}}
+	before := pub.session()
+	_, err := pub.start(context.Background(), 0, s)
+	if err == nil || !strings.Contains(err.Error(), `unknown effect kind "launchRocket"`) || !strings.Contains(err.Error(), "e2") {
+		t.Fatalf("start = %v, want the unknown kind and its effect named", err)
+	}
+	if called != 1 {
+		t.Fatalf("the registered handler ran %d times, want 1", called)
+	}
+	if pub.session() == before {
+		t.Fatal("a failed outbox kept the session: its effects would not be republished")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a second handler of a kind was accepted")
+		}
+	}()
+	pub.handle(func(context.Context, *publishing, instance.Effect) error { return nil }, instance.CancelOperation)
 }

@@ -179,6 +179,11 @@ func signalStartID(id, process string) string {
 	return "s" + hex.EncodeToString(sum[:16])
 }
 
+// handleSignals registers the handler of signal effects.
+func (pub *publisher) handleSignals() {
+	pub.handle(sendMsg(signalEffectMsg), instance.SignalSubscribe, instance.SignalUnsubscribe, instance.BroadcastSignal)
+}
+
 // signalEffectMsg is the message of a signal effect of instance s: an
 // index entry written or deleted, or a broadcast (a signal throw).
 func signalEffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error) {

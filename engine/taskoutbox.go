@@ -21,6 +21,18 @@ import (
 // carries its Revision (counted by the step), and the write is a
 // compare-and-set on the key's last stream sequence, read just before.
 
+// handleTasks registers the handlers of user task effects: the record's
+// compare-and-set put (a request, waited for in the handler) and the
+// task facts.
+func (pub *publisher) handleTasks() {
+	pub.handle(func(ctx context.Context, _ *publishing, eff instance.Effect) error {
+		return pub.putTask(ctx, eff.Task)
+	}, instance.PutTask)
+	pub.handle(sendMsg(func(_ *instance.State, eff instance.Effect) (*nats.Msg, error) {
+		return taskFactMsg(eff.TaskFact)
+	}), instance.PublishTaskFact)
+}
+
 // maxTaskPutAttempts bounds the compare-and-set loop of one put; each lost
 // race means another writer stored a record of the task in between.
 const maxTaskPutAttempts = 8
