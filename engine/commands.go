@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
@@ -49,7 +50,7 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	}
 	if o.id == "" {
 		o.id = nuid.Next()
-	} else if !validInstanceID(o.id) {
+	} else if !checkpoint.ValidID(o.id) {
 		return "", fmt.Errorf("%w: instance id %q: use 1-128 letters, digits, '-' or '_'", ErrInvalid, o.id)
 	}
 	if err := checkMessageString("business key", o.businessKey); err != nil {
@@ -72,8 +73,8 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if err != nil {
 		return "", err
 	}
-	req := &startRequest{ProcessID: def.ID, Version: def.Version, Vars: clean, BusinessKey: o.businessKey}
-	if err := e.send(ctx, o.id, envelope{Instance: o.id, Start: req}, "start:"+o.id); err != nil {
+	req := &checkpoint.StartRequest{ProcessID: def.ID, Version: def.Version, Vars: clean, BusinessKey: o.businessKey}
+	if err := e.send(ctx, o.id, checkpoint.Envelope{Instance: o.id, Start: req}, "start:"+o.id); err != nil {
 		return "", err
 	}
 	return o.id, nil
@@ -91,7 +92,7 @@ func (e *Engine) Cancel(ctx context.Context, id, reason string) error {
 		return fmt.Errorf("instance %s is %s: %w", id, s.Status, ErrFinished)
 	}
 	ev := &instance.Event{ID: "cancel:" + id, Kind: instance.Cancel, Reason: reason}
-	if err := e.send(ctx, id, envelope{Instance: id, Event: ev}, ev.ID); err != nil {
+	if err := e.send(ctx, id, checkpoint.Envelope{Instance: id, Event: ev}, ev.ID); err != nil {
 		return err
 	}
 	_, err = e.Wait(ctx, id)
@@ -100,7 +101,7 @@ func (e *Engine) Cancel(ctx context.Context, id, reason string) error {
 
 // send publishes an envelope to the instance's partition and waits until it
 // is stored.
-func (e *Engine) send(ctx context.Context, id string, env envelope, msgID string) error {
+func (e *Engine) send(ctx context.Context, id string, env checkpoint.Envelope, msgID string) error {
 	body, err := streams.Marshal(env)
 	if err != nil {
 		return err
@@ -136,27 +137,27 @@ func (e *Engine) Instance(ctx context.Context, id string) (*InstanceView, error)
 // event leaves the queue — so a checkpoint missing while no start is
 // queued is read once more before the instance counts as unknown.
 func (e *Engine) current(ctx context.Context, id string) (s *instance.State, pending *InstanceView, err error) {
-	s, _, err = e.store.get(ctx, id)
+	s, _, err = e.store.Get(ctx, id)
 	if !errors.Is(err, ErrNotFound) {
 		return s, nil, err
 	}
 	if v, ok := e.pendingStart(ctx, id); ok {
 		return nil, v, nil
 	}
-	s, _, err = e.store.get(ctx, id)
+	s, _, err = e.store.Get(ctx, id)
 	return s, nil, err
 }
 
 // pendingStart looks for a start of id still queued on its partition.
 func (e *Engine) pendingStart(ctx context.Context, id string) (*InstanceView, bool) {
-	if !validInstanceID(id) {
+	if !checkpoint.ValidID(id) {
 		return nil, false
 	}
 	m, err := e.events.GetLastMsgForSubject(ctx, streams.EventSubject(e.partitionOf(id), id))
 	if err != nil {
 		return nil, false
 	}
-	var env envelope
+	var env checkpoint.Envelope
 	if streams.Unmarshal(m.Data, &env) != nil || env.Start == nil {
 		// Only a start can be the last message of an instance that has no
 		// checkpoint yet; anything else means it was never started.
@@ -175,10 +176,10 @@ func (e *Engine) Wait(ctx context.Context, id string) (*InstanceView, error) {
 // WaitUntil blocks until the instance's checkpoint satisfies cond, or ctx
 // ends. It watches the checkpoint, so it sees every committed step.
 func (e *Engine) WaitUntil(ctx context.Context, id string, cond func(*InstanceView) bool) (*InstanceView, error) {
-	if !validInstanceID(id) {
+	if !checkpoint.ValidID(id) {
 		return nil, fmt.Errorf("instance %q: %w", id, ErrNotFound)
 	}
-	w, err := e.store.kv.Watch(ctx, id)
+	w, err := e.store.KV().Watch(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("instance %s: watch: %w", id, err)
 	}
@@ -246,7 +247,7 @@ func (e *Engine) Instances(ctx context.Context, f Filter) ([]*InstanceView, erro
 // StatusIncident is the status shown for an active instance that needs an
 // operator: it has open incidents, or a parallel join of it can never fire
 // (InstanceView.Stuck). It is alive, so listing "active" includes it.
-const StatusIncident instance.Status = "incident"
+const StatusIncident = checkpoint.StatusIncident
 
 // InstanceView is what the API and the CLI show of an instance.
 type InstanceView struct {
@@ -295,15 +296,6 @@ type IncidentSummary struct {
 	Attempts   int    `json:"attempts"`
 }
 
-// viewStatus is the status InstanceView shows of s: StatusIncident for an
-// active instance with open incidents or a stuck join.
-func viewStatus(s *instance.State) instance.Status {
-	if s.Status == instance.Active && (len(s.OpenIncidents()) > 0 || len(s.Stuck) > 0) {
-		return StatusIncident
-	}
-	return s.Status
-}
-
 func viewOf(s *instance.State) *InstanceView {
 	v := &InstanceView{
 		ID: s.ID, ProcessID: s.ProcessID, Version: s.Version, BusinessKey: s.BusinessKey, Status: s.Status,
@@ -321,7 +313,7 @@ func viewOf(s *instance.State) *InstanceView {
 		c := s.Journal[i]
 		v.Compensable = append(v.Compensable, Compensable{Node: c.Node, Handler: c.Handler, Iteration: c.Iteration})
 	}
-	v.Status = viewStatus(s)
+	v.Status = checkpoint.Status(s)
 	if v.Variables == nil {
 		v.Variables = map[string]any{}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 )
 
@@ -18,7 +19,7 @@ import (
 // already compensating, a node without a compensation handler, or when
 // nothing is left to compensate.
 func (e *Engine) Compensate(ctx context.Context, id, node string) error {
-	s, _, err := e.store.get(ctx, id)
+	s, _, err := e.store.Get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -48,5 +49,5 @@ func (e *Engine) Compensate(ctx context.Context, id, node string) error {
 		return fmt.Errorf("%w: instance %s has nothing to compensate (its completion journal is empty); cancel it instead", ErrInvalid, id)
 	}
 	ev := &instance.Event{ID: "compensate:" + id, Kind: instance.Compensate, Node: node}
-	return e.send(ctx, id, envelope{Instance: id, Event: ev}, ev.ID)
+	return e.send(ctx, id, checkpoint.Envelope{Instance: id, Event: ev}, ev.ID)
 }

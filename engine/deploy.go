@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/engine/bpmnxml"
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -255,7 +256,7 @@ func (d *definitions) deploy(ctx context.Context, procs []*model.Process, source
 			return plan.deps, nil // every process is unchanged
 		}
 		_, err = streams.PublishAtomic(ctx, d.nc, plan.msgs)
-		if isConflict(err) {
+		if checkpoint.IsConflict(err) {
 			continue
 		}
 		var apiErr *jetstream.APIError

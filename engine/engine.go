@@ -41,7 +41,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -50,6 +49,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
@@ -173,22 +174,23 @@ func (o *Options) jobDefaults() jobs.Defaults {
 	return jobs.Defaults{All: o.Jobs, Topics: o.TopicJobs}
 }
 
-// Errors the engine's operations return; test with errors.Is.
+// Errors the engine's operations return; test with errors.Is. They are
+// package errdefs' errors, which the engine's packages return.
 var (
-	ErrNotFound = errors.New("not found")
-	ErrFinished = errors.New("instance has finished")
-	ErrInvalid  = errors.New("invalid request")
-	ErrTooLarge = errors.New("too large")
-	ErrClosed   = errors.New("engine closed")
+	ErrNotFound = errdefs.ErrNotFound
+	ErrFinished = errdefs.ErrFinished
+	ErrInvalid  = errdefs.ErrInvalid
+	ErrTooLarge = errdefs.ErrTooLarge
+	ErrClosed   = errdefs.ErrClosed
 	// ErrDuplicate refuses a message whose id was published already:
 	// within the last two minutes, or while a message with that id is
 	// buffered.
-	ErrDuplicate = errors.New("duplicate message id")
+	ErrDuplicate = errdefs.ErrDuplicate
 	// ErrNoSubscription: CorrelateMessage found no subscription (or
 	// message start event) for the message.
-	ErrNoSubscription = errors.New("no subscription")
+	ErrNoSubscription = errdefs.ErrNoSubscription
 	// ErrConflict refuses a claim of a user task another user holds.
-	ErrConflict = errors.New("conflict")
+	ErrConflict = errdefs.ErrConflict
 )
 
 // Engine is one engine node. It is safe for concurrent use.
@@ -203,7 +205,7 @@ type Engine struct {
 	// their in-process operations.
 	pub       *publisher
 	ops       *operationRunner
-	store     *checkpoints
+	store     *checkpoint.Store
 	incidents jetstream.KeyValue
 	tasks     jetstream.KeyValue
 	taskIndex *taskIndex     // the open and recently finished tasks, for Tasks
@@ -273,10 +275,10 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	}
 	e.taskIndex = newTaskIndex(e.tasks, e.log)
 	e.metrics = newEngineMetrics(opts.Metrics, jobsStream, buffer, e.taskIndex, opts.Now)
-	if e.store, err = openCheckpoints(ctx, js, opts.FinishedRetention); err != nil {
+	if e.store, err = checkpoint.Open(ctx, js, opts.FinishedRetention); err != nil {
 		return nil, err
 	}
-	e.instIndex = newInstanceIndex(js, e.store.kv, e.log)
+	e.instIndex = newInstanceIndex(js, e.store.KV(), e.log)
 	if e.defs, err = openDefinitions(ctx, js); err != nil {
 		return nil, err
 	}

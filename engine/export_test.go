@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 )
 
 // CrashAfterWrite installs a crash hook on opts: after each committed
@@ -30,12 +32,12 @@ func MessagePartitionsOnly(opts *Options) { opts.messagePartitionsOnly = true }
 var MessageEffectMsg = messageEffectMsg
 
 // Envelope is the body of a message on the events stream.
-type Envelope = envelope
+type Envelope = checkpoint.Envelope
 
 // StartEnvelope is the start of instance id of version v of processID
 // with vars, as Start publishes it.
 func StartEnvelope(id, processID string, v int, vars map[string]any) Envelope {
-	return envelope{Instance: id, Start: &startRequest{ProcessID: processID, Version: v, Vars: vars}}
+	return checkpoint.Envelope{Instance: id, Start: &checkpoint.StartRequest{ProcessID: processID, Version: v, Vars: vars}}
 }
 
 // PublishAnswer publishes m as PublishMessage does and returns the id the

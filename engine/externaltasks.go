@@ -23,7 +23,7 @@ type JobView struct {
 // the instance does not exist, has finished, or no longer waits for the job
 // (its task completed or was interrupted).
 func (e *Engine) Job(ctx context.Context, instanceID, jobID string) (*JobView, error) {
-	s, _, err := e.store.get(ctx, instanceID)
+	s, _, err := e.store.Get(ctx, instanceID)
 	if err != nil {
 		return nil, err
 	}

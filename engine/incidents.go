@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
@@ -162,12 +163,12 @@ func (e *Engine) incidentCommand(ctx context.Context, id string, kind instance.E
 	}
 	// A finished instance applies no command; its open record can only be
 	// one the instance never closed (it was aborted from outside a step).
-	if s, _, err := e.store.get(ctx, rec.Instance); err == nil && s.Status.Finished() {
+	if s, _, err := e.store.Get(ctx, rec.Instance); err == nil && s.Status.Finished() {
 		return &closedError{id: id, instance: rec.Instance, status: s.Status}
 	}
 	cmd := "cmd:" + nuid.Next()
 	ev := &instance.Event{ID: cmd, Kind: kind, Incident: id, Vars: vars}
-	if err := e.send(ctx, rec.Instance, envelope{Instance: rec.Instance, Event: ev}, cmd); err != nil {
+	if err := e.send(ctx, rec.Instance, checkpoint.Envelope{Instance: rec.Instance, Event: ev}, cmd); err != nil {
 		return err
 	}
 	return awaitPut(ctx, w, "incident "+id, func(now *incidents.Record) (bool, error) {
@@ -188,7 +189,7 @@ func (e *Engine) openIncidentOnCheckpoint(ctx context.Context, id string) (*inci
 	if !ok {
 		return nil, fmt.Errorf("incident %q: %w", id, ErrNotFound)
 	}
-	s, _, err := e.store.get(ctx, instanceID)
+	s, _, err := e.store.Get(ctx, instanceID)
 	if err != nil {
 		return nil, fmt.Errorf("incident %q: %w", id, ErrNotFound)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -256,7 +257,7 @@ func (r *operationRunner) report(run *operationRun, res *instance.OperationResul
 func (r *operationRunner) resultMsg(run *operationRun, res *instance.OperationResult) (*nats.Msg, error) {
 	ev := instance.OperationEvent(run.wait, res)
 	id := run.call.InstanceID
-	body, err := streams.Marshal(envelope{Instance: id, Event: &ev})
+	body, err := streams.Marshal(checkpoint.Envelope{Instance: id, Event: &ev})
 	if err != nil {
 		return nil, err
 	}

@@ -10,29 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
-
-// The headers a checkpoint message carries besides its value: a summary of
-// the instance, written in the same message as the checkpoint, so it can
-// never disagree with it. The instance index reads only these (a
-// headers-only consumer), never a checkpoint's value.
-const (
-	hdrProcess = "Jetbpm-Process"
-	hdrStatus  = "Jetbpm-Status"  // as InstanceView shows it: StatusIncident for an active instance that needs an operator
-	hdrStarted = "Jetbpm-Started" // Unix nanoseconds
-)
-
-// summarize sets the summary headers of s on its checkpoint message m.
-func summarize(m *nats.Msg, s *instance.State) {
-	m.Header.Set(hdrProcess, s.ProcessID)
-	m.Header.Set(hdrStatus, string(viewStatus(s)))
-	m.Header.Set(hdrStarted, strconv.FormatInt(s.StartedAt.UnixNano(), 10))
-}
 
 // instanceIndex is one engine node's view of the instances bucket, so that
 // Instances lists without reading every checkpoint (docs/engine.md,
@@ -131,8 +114,8 @@ func (ix *instanceIndex) apply(m jetstream.Msg) {
 	h := m.Headers()
 	var e *instanceEntry
 	if h.Get("KV-Operation") == "" && h.Get(jetstream.MarkerReasonHeader) == "" {
-		e = &instanceEntry{id: id, process: h.Get(hdrProcess), status: instance.Status(h.Get(hdrStatus))}
-		e.started, _ = strconv.ParseInt(h.Get(hdrStarted), 10, 64)
+		e = &instanceEntry{id: id, process: h.Get(checkpoint.HeaderProcess), status: instance.Status(h.Get(checkpoint.HeaderStatus))}
+		e.started, _ = strconv.ParseInt(h.Get(checkpoint.HeaderStarted), 10, 64)
 		if e.process == "" {
 			// A checkpoint written before checkpoints carried a summary:
 			// read it once.
@@ -156,14 +139,14 @@ func (ix *instanceIndex) apply(m jetstream.Msg) {
 func (ix *instanceIndex) readSummary(id string) *instanceEntry {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, _, err := (&checkpoints{kv: ix.kv}).get(ctx, id)
+	s, _, err := checkpoint.New(ix.kv, 0).Get(ctx, id)
 	if err != nil {
 		if !errors.Is(err, ErrNotFound) {
 			ix.log.Warn("instance index: skipping a checkpoint without a summary it cannot read", "instance", id, "err", err)
 		}
 		return nil
 	}
-	return &instanceEntry{id: id, process: s.ProcessID, status: viewStatus(s), started: s.StartedAt.UnixNano()}
+	return &instanceEntry{id: id, process: s.ProcessID, status: checkpoint.Status(s), started: s.StartedAt.UnixNano()}
 }
 
 // lastSeq is the stream sequence of the newest message the bucket holds
@@ -275,7 +258,7 @@ const bulkRead = 500
 func (e *Engine) readEach(ctx context.Context, ids []string) ([]*instance.State, error) {
 	out := make([]*instance.State, len(ids))
 	for i, id := range ids {
-		s, _, err := e.store.get(ctx, id)
+		s, _, err := e.store.Get(ctx, id)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
@@ -295,7 +278,7 @@ func (e *Engine) readAll(ctx context.Context, ids []string) ([]*instance.State, 
 	for i, id := range ids {
 		at[id] = i
 	}
-	w, err := e.store.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	w, err := e.store.KV().WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, fmt.Errorf("instances: watch bucket %s: %w", streams.InstancesBucket, err)
 	}

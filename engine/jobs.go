@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
@@ -54,7 +55,7 @@ func parseReport(m jetstream.Msg, subjectRest string) (*report, *jobAction) {
 		return nil, refusal
 	}
 	topic, id, _ := strings.Cut(subjectRest, ".")
-	if topic == "" || !validInstanceID(id) {
+	if topic == "" || !checkpoint.ValidID(id) {
 		return nil, &jobAction{replyTo: rep.r.ReplyTo, verdict: jobs.Verdict{JobID: rep.r.JobID, Kind: rep.r.Kind,
 			Reason: "report subject names no valid topic and instance: want the job's reportTo"}}
 	}
@@ -287,7 +288,7 @@ func (pub *publisher) enqueueMsg(partition int, s *instance.State, eff instance.
 
 // alreadyQueued reports whether an enqueue failed only because the job is
 // already in the queue.
-func alreadyQueued(err error) bool { return isConflict(err) }
+func alreadyQueued(err error) bool { return checkpoint.IsConflict(err) }
 
 // cancelJob removes a job's message: its task was interrupted or its
 // instance ended. A worker holding it is refused when it reports.

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
@@ -64,7 +65,7 @@ func (e *Engine) checkMessage(m *Message) (map[string]any, error) {
 		return nil, fmt.Errorf("%w: message %q: a message to one instance is never buffered; its TTL must be 0", ErrInvalid, m.Name)
 	case m.TTL < 0:
 		return nil, fmt.Errorf("%w: message %q: TTL %s is negative", ErrInvalid, m.Name, m.TTL)
-	case m.Instance != "" && !validInstanceID(m.Instance):
+	case m.Instance != "" && !checkpoint.ValidID(m.Instance):
 		return nil, fmt.Errorf("instance %q: %w", m.Instance, ErrNotFound)
 	}
 	for what, s := range map[string]string{"message name": m.Name, "correlation key": m.Key, "business key": m.BusinessKey, "message id": m.ID} {
@@ -226,13 +227,13 @@ func (e *Engine) messageTo(ctx context.Context, m Message, vars map[string]any) 
 	}
 	c := instance.Correlation{Name: m.Name, MessageID: m.ID}
 	ev := &instance.Event{ID: c.ID(), Kind: instance.MessageTo, Message: m.Name, Vars: vars, Correlation: &c}
-	return e.send(ctx, m.Instance, envelope{Instance: m.Instance, Event: ev}, "msg:"+m.Instance+":"+m.ID)
+	return e.send(ctx, m.Instance, checkpoint.Envelope{Instance: m.Instance, Event: ev}, "msg:"+m.Instance+":"+m.ID)
 }
 
 // correlateTo sends m straight to instance m.Instance and waits until it
 // took it.
 func (e *Engine) correlateTo(ctx context.Context, m Message, vars map[string]any) (string, error) {
-	s, _, err := e.store.get(ctx, m.Instance)
+	s, _, err := e.store.Get(ctx, m.Instance)
 	if err != nil {
 		return "", err
 	}
@@ -361,7 +362,7 @@ func (e *Engine) awaitReturn(ctx context.Context, m Message, o messageOffer) (ne
 // and returns decide's verdict. decide gets nil while there is no
 // checkpoint (none yet, or deleted).
 func (e *Engine) awaitState(ctx context.Context, id string, decide func(*instance.State) (done, verdict bool)) (bool, error) {
-	w, err := e.store.kv.Watch(ctx, id)
+	w, err := e.store.KV().Watch(ctx, id)
 	if err != nil {
 		return false, fmt.Errorf("instance %s: watch: %w", id, err)
 	}

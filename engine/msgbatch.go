@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -419,7 +420,7 @@ func (p *messagePartition) awaitWrite(ctx context.Context, w *entryWork) {
 		w.rev = ack.Sequence
 	case err := <-w.write.Err():
 		w.err = err
-		if isConflict(err) {
+		if checkpoint.IsConflict(err) {
 			p.log.Info("message entry write lost a race; its commands will be applied again", "name", w.name, "key", w.mkey)
 		}
 	case <-ctx.Done():

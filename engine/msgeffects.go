@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
@@ -92,7 +93,7 @@ func (pub *publisher) entryEffectMsgs(n int, e *correlation.Entry, eff correlati
 	switch eff.Kind {
 	case correlation.Correlate:
 		id := "corr:" + entryNumber(e.Name, e.Key, c.Seq)
-		ev, err := pub.envelopeMsg(eff.Sub.Instance, envelope{Instance: eff.Sub.Instance, Event: &instance.Event{
+		ev, err := pub.envelopeMsg(eff.Sub.Instance, checkpoint.Envelope{Instance: eff.Sub.Instance, Event: &instance.Event{
 			ID: id, Kind: instance.Correlate, Wait: eff.Sub.Wait, Correlation: &c, Vars: eff.Vars,
 		}}, id)
 		if err != nil {
@@ -102,7 +103,7 @@ func (pub *publisher) entryEffectMsgs(n int, e *correlation.Entry, eff correlati
 		return []*nats.Msg{ev, fact}, err
 	case correlation.Start:
 		st := eff.Start
-		ev, err := pub.envelopeMsg(st.Instance, envelope{Instance: st.Instance, Start: &startRequest{
+		ev, err := pub.envelopeMsg(st.Instance, checkpoint.Envelope{Instance: st.Instance, Start: &checkpoint.StartRequest{
 			ProcessID: st.Event.Process, Version: st.Event.Version, Vars: eff.Vars,
 			Node: st.Event.Node, BusinessKey: st.BusinessKey, Message: &c,
 		}}, "start:"+st.Instance)

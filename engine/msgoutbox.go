@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -133,7 +134,7 @@ func (p *partition) rejectOrphans(ctx context.Context, g *group) error {
 // messageStartFailed tells the message partition that the instance a
 // message meant to start (for a non-empty key) will never run, so that
 // the key does not stay blocked for its process.
-func (p *partition) messageStartFailed(ctx context.Context, id string, req *startRequest) error {
+func (p *partition) messageStartFailed(ctx context.Context, id string, req *checkpoint.StartRequest) error {
 	if req.Message.Key == "" {
 		return nil
 	}

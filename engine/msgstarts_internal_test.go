@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
@@ -114,11 +115,11 @@ func TestStartRefusesAMessageOnlyProcess(t *testing.T) {
 }
 
 // startsOf collects the start requests the message partitions send.
-func startsOf(t *testing.T, nc *nats.Conn) chan envelope {
+func startsOf(t *testing.T, nc *nats.Conn) chan checkpoint.Envelope {
 	t.Helper()
-	out := make(chan envelope, 16)
+	out := make(chan checkpoint.Envelope, 16)
 	sub, err := nc.Subscribe(streams.EventsSubjects, func(m *nats.Msg) {
-		var env envelope
+		var env checkpoint.Envelope
 		if streams.Unmarshal(m.Data, &env) == nil && env.Start != nil {
 			out <- env
 		}
@@ -130,14 +131,14 @@ func startsOf(t *testing.T, nc *nats.Conn) chan envelope {
 	return out
 }
 
-func nextStart(t *testing.T, starts chan envelope) envelope {
+func nextStart(t *testing.T, starts chan checkpoint.Envelope) checkpoint.Envelope {
 	t.Helper()
 	select {
 	case env := <-starts:
 		return env
 	case <-time.After(20 * time.Second):
 		t.Fatal("no start request within 20s")
-		return envelope{}
+		return checkpoint.Envelope{}
 	}
 }
 
@@ -226,7 +227,7 @@ func TestFailedMessageStartReleasesItsKey(t *testing.T) {
 	defer func() { _ = sub.Unsubscribe() }()
 	// "s" is no message start event: the start fails.
 	c := &instance.Correlation{Name: "paid", Key: "k", Seq: 5}
-	if err := e.send(ctx, "m-1", envelope{Instance: "m-1", Start: &startRequest{ProcessID: "pay", Version: 1, Node: "s", Message: c}}, "start:m-1"); err != nil {
+	if err := e.send(ctx, "m-1", checkpoint.Envelope{Instance: "m-1", Start: &checkpoint.StartRequest{ProcessID: "pay", Version: 1, Node: "s", Message: c}}, "start:m-1"); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -68,7 +69,7 @@ func decodeCommand(sm streams.StoredMessage, data []byte) (*messageCommand, erro
 			return nil, errors.New("no subscription")
 		case s.Name != sm.Name || s.Key != sm.Key:
 			return nil, fmt.Errorf("subscription to %q/%q on the subject of %q/%q", s.Name, s.Key, sm.Name, sm.Key)
-		case !validInstanceID(s.Instance) || s.Wait == "":
+		case !checkpoint.ValidID(s.Instance) || s.Wait == "":
 			return nil, errors.New("subscription without instance or wait")
 		case s.ProcessID == "" && sm.Kind != streams.MessageReject:
 			// A rejection may come from an instance whose record is gone.
@@ -77,7 +78,7 @@ func decodeCommand(sm streams.StoredMessage, data []byte) (*messageCommand, erro
 			return nil, errors.New("rejection without a correlation")
 		}
 	case streams.MessageEnd:
-		if c.Process == "" || !validInstanceID(c.Instance) {
+		if c.Process == "" || !checkpoint.ValidID(c.Instance) {
 			return nil, errors.New("end without process or instance")
 		}
 	case streams.MessageExpire:

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -231,7 +232,7 @@ func sendMsg(msg func(s *instance.State, eff instance.Effect) (*nats.Msg, error)
 func (pub *publisher) handleTimers() {
 	pub.handle(func(_ context.Context, out *publishing, eff instance.Effect) error {
 		s := out.state
-		body, err := streams.Marshal(envelope{Instance: s.ID, Event: &instance.Event{
+		body, err := streams.Marshal(checkpoint.Envelope{Instance: s.ID, Event: &instance.Event{
 			ID: eff.ID, Kind: instance.TimerFired, Wait: eff.Wait, Firing: eff.Firing,
 		}})
 		if err != nil {
@@ -256,7 +257,7 @@ func (pub *publisher) handleTimers() {
 func (pub *publisher) handleCalls() {
 	pub.handle(sendMsg(func(_ *instance.State, eff instance.Effect) (*nats.Msg, error) {
 		c := eff.Start
-		return pub.envelopeMsg(c.ID, envelope{Instance: c.ID, Start: &startRequest{
+		return pub.envelopeMsg(c.ID, checkpoint.Envelope{Instance: c.ID, Start: &checkpoint.StartRequest{
 			ProcessID: c.ProcessID, Version: c.Version, Vars: c.Vars, Parent: &c.Parent,
 		}}, "start:"+c.ID)
 	}), instance.StartChildEffect)
@@ -268,12 +269,12 @@ func (pub *publisher) handleCalls() {
 		if eff.Result.Escalation != nil {
 			id = eff.ID
 		}
-		return pub.envelopeMsg(eff.Parent.Instance, envelope{Instance: eff.Parent.Instance, Event: &instance.Event{
+		return pub.envelopeMsg(eff.Parent.Instance, checkpoint.Envelope{Instance: eff.Parent.Instance, Event: &instance.Event{
 			ID: id, Kind: instance.ChildDone, Wait: eff.Parent.Wait, Child: eff.Result,
 		}}, id)
 	}), instance.NotifyParent)
 	pub.handle(sendMsg(func(_ *instance.State, eff instance.Effect) (*nats.Msg, error) {
-		return pub.envelopeMsg(eff.Child, envelope{Instance: eff.Child, Event: &instance.Event{
+		return pub.envelopeMsg(eff.Child, checkpoint.Envelope{Instance: eff.Child, Event: &instance.Event{
 			ID: "cancel:" + eff.Child, Kind: instance.Cancel, Reason: "its call activity was cancelled",
 		}}, "cancel:"+eff.Child)
 	}), instance.CancelChild)
@@ -384,7 +385,7 @@ func (pub *publisher) expireSnapshots(ctx context.Context, out *publishing, rec 
 // envelopeMsg is an event for instance id on its own partition: effects
 // that reach another instance (a child, a parent) travel as its events,
 // idempotent by msgID and by the receiver's waits.
-func (pub *publisher) envelopeMsg(id string, env envelope, msgID string) (*nats.Msg, error) {
+func (pub *publisher) envelopeMsg(id string, env checkpoint.Envelope, msgID string) (*nats.Msg, error) {
 	body, err := streams.Marshal(env)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
@@ -29,7 +30,7 @@ type partition struct {
 	opts    *Options
 	nc      *nats.Conn
 	js      jetstream.JetStream
-	store   *checkpoints
+	store   *checkpoint.Store
 	defs    *definitions
 	pub     *publisher
 	metrics *engineMetrics
@@ -138,7 +139,7 @@ func (p *partition) collect(first jetstream.Msg, msgs chan jetstream.Msg, max in
 type group struct {
 	id     string
 	msgs   []jetstream.Msg
-	start  *startRequest
+	start  *checkpoint.StartRequest
 	events []instance.Event
 
 	reports []*report
@@ -264,8 +265,8 @@ func (p *partition) groups(batch []jetstream.Msg) []*group {
 			g.reports = append(g.reports, rep)
 			continue
 		}
-		var env envelope
-		if err := streams.Unmarshal(m.Data(), &env); err != nil || !validInstanceID(env.Instance) || (env.Start == nil) == (env.Event == nil) {
+		var env checkpoint.Envelope
+		if err := streams.Unmarshal(m.Data(), &env); err != nil || !checkpoint.ValidID(env.Instance) || (env.Start == nil) == (env.Event == nil) {
 			p.log.Warn("dropping malformed event", "subject", m.Subject(), "err", err)
 			_ = m.Term()
 			continue
@@ -367,11 +368,11 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		return
 	}
 	s.OutboxBy = p.pub.session()
-	msg, err := p.store.encode(s, rev)
+	msg, err := p.store.Encode(s, rev)
 	if err == nil && len(msg.Data) > p.opts.MaxCheckpointBytes {
 		s, rev, err = p.oversized(ctx, s, rev, len(msg.Data))
 		if err == nil {
-			msg, err = p.store.encode(s, rev)
+			msg, err = p.store.Encode(s, rev)
 		}
 	}
 	if err != nil {
@@ -399,7 +400,7 @@ func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64
 		g.fetched = nil // a second step reads the store again
 		s, rev, err = f.state, f.rev, f.err
 	} else {
-		s, rev, err = p.store.get(ctx, id)
+		s, rev, err = p.store.Get(ctx, id)
 	}
 	if errors.Is(err, ErrNotFound) {
 		return nil, 0, nil
@@ -433,7 +434,7 @@ func (p *partition) awaitWrite(ctx context.Context, g *group) {
 		g.rev = ack.Sequence
 	case err := <-g.write.Err():
 		g.err = err
-		if isConflict(err) {
+		if checkpoint.IsConflict(err) {
 			msg := "checkpoint write lost a race; events will be re-applied"
 			if g.rev == 0 {
 				msg = "instance exists already; its start is checked again"

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 )
 
@@ -13,12 +14,12 @@ import (
 func TestHeldGroupsGoFirst(t *testing.T) {
 	ev := func(id string) instance.Event { return instance.Event{ID: id} }
 	held := []*group{
-		{id: "a", events: []instance.Event{ev("a1")}, start: &startRequest{ProcessID: "p"}},
+		{id: "a", events: []instance.Event{ev("a1")}, start: &checkpoint.StartRequest{ProcessID: "p"}},
 		{id: "b", events: []instance.Event{ev("b1")}},
 	}
 	fresh := []*group{
 		{id: "c", events: []instance.Event{ev("c1")}},
-		{id: "a", events: []instance.Event{ev("a2")}, start: &startRequest{ProcessID: "later"}},
+		{id: "a", events: []instance.Event{ev("a2")}, start: &checkpoint.StartRequest{ProcessID: "later"}},
 	}
 	got := mergeHeld(held, fresh)
 	var ids []string

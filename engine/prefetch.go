@@ -42,7 +42,7 @@ func (p *partition) prefetch(ctx context.Context, groups []*group) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			f.state, f.rev, f.err = p.store.get(ctx, g.id)
+			f.state, f.rev, f.err = p.store.Get(ctx, g.id)
 		})
 	}
 	wg.Wait()

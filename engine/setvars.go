@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nuid"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 )
 
@@ -41,7 +42,7 @@ func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]an
 	if err != nil {
 		return nil, err
 	}
-	if !validInstanceID(id) {
+	if !checkpoint.ValidID(id) {
 		return nil, fmt.Errorf("instance %q: %w", id, ErrNotFound)
 	}
 	if len(vars) == 0 {
@@ -68,7 +69,7 @@ func (e *Engine) SetVariables(ctx context.Context, id string, vars map[string]an
 func (e *Engine) applyRequest(ctx context.Context, id, cmd string, prepare func(*instance.State) (*instance.Event, error), gone func(*instance.State) error) (*InstanceView, error) {
 	// Watch before reading: a step that lands between the read and the
 	// watch would otherwise go unseen.
-	w, err := e.store.kv.Watch(ctx, id)
+	w, err := e.store.KV().Watch(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("instance %s: watch: %w", id, err)
 	}
@@ -87,7 +88,7 @@ func (e *Engine) applyRequest(ctx context.Context, id, cmd string, prepare func(
 	if err != nil {
 		return nil, err
 	}
-	if err := e.send(ctx, id, envelope{Instance: id, Event: ev}, cmd); err != nil {
+	if err := e.send(ctx, id, checkpoint.Envelope{Instance: id, Event: ev}, cmd); err != nil {
 		return nil, err
 	}
 	var view *InstanceView
@@ -117,7 +118,7 @@ func requestIDOf(opts []RequestOption) (string, error) {
 	switch {
 	case o.requestID == "":
 		return nuid.Next(), nil
-	case !validInstanceID(o.requestID):
+	case !checkpoint.ValidID(o.requestID):
 		return "", fmt.Errorf("%w: request id %q: use 1-128 letters, digits, '-' or '_'", ErrInvalid, o.requestID)
 	}
 	return o.requestID, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -94,7 +95,7 @@ func (e *Engine) fanOut(ctx context.Context, b instance.Broadcast) (SignalResult
 	for _, inst := range slices.Sorted(maps.Keys(waits)) {
 		ev := &instance.Event{ID: "signal:" + b.ID, Kind: instance.SignalTo, Vars: b.Vars,
 			Signal: &instance.Broadcast{ID: b.ID, Name: b.Name, Waits: waits[inst]}}
-		m, err := e.pub.envelopeMsg(inst, envelope{Instance: inst, Event: ev}, "signal:"+b.ID+":"+inst)
+		m, err := e.pub.envelopeMsg(inst, checkpoint.Envelope{Instance: inst, Event: ev}, "signal:"+b.ID+":"+inst)
 		if err != nil {
 			return res, err
 		}
@@ -107,7 +108,7 @@ func (e *Engine) fanOut(ctx context.Context, b instance.Broadcast) (SignalResult
 	}
 	for _, se := range starts {
 		id := signalStartID(b.ID, se.Process)
-		m, err := e.pub.envelopeMsg(id, envelope{Instance: id, Start: &startRequest{
+		m, err := e.pub.envelopeMsg(id, checkpoint.Envelope{Instance: id, Start: &checkpoint.StartRequest{
 			ProcessID: se.Process, Version: se.Version, Node: se.Node, Vars: b.Vars,
 		}}, "start:"+id)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -40,7 +41,7 @@ func (p *partition) logDiscarded(g *group) {
 }
 
 // create runs a start request to the instance's first wait state.
-func (p *partition) create(ctx context.Context, id string, req *startRequest) (*instance.State, error) {
+func (p *partition) create(ctx context.Context, id string, req *checkpoint.StartRequest) (*instance.State, error) {
 	env, err := p.env(ctx, req.ProcessID, req.Version)
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func (p *partition) oversized(ctx context.Context, s *instance.State, rev uint64
 		reason = fmt.Sprintf("checkpoint would be %d bytes, over the %d-byte limit; its compensation journal holds %d entries (%d bytes); reduce variable sizes or compensate sooner",
 			size, p.opts.MaxCheckpointBytes, len(s.Journal), len(j))
 	}
-	prev, prevRev, err := p.store.get(ctx, s.ID)
+	prev, prevRev, err := p.store.Get(ctx, s.ID)
 	switch {
 	case err == nil:
 		s, rev = prev, prevRev
@@ -103,9 +104,9 @@ func (p *partition) oversized(ctx context.Context, s *instance.State, rev uint64
 
 // childStartFailed tells a call activity its child could not start (the
 // called process is not deployed, say): to the caller it failed.
-func (p *partition) childStartFailed(ctx context.Context, id string, req *startRequest, cause error) error {
+func (p *partition) childStartFailed(ctx context.Context, id string, req *checkpoint.StartRequest, cause error) error {
 	res := &instance.ChildResult{Child: id, Status: instance.Failed, Failure: &instance.Failure{Message: "could not start: " + cause.Error()}}
-	m, err := p.pub.envelopeMsg(req.Parent.Instance, envelope{Instance: req.Parent.Instance, Event: &instance.Event{
+	m, err := p.pub.envelopeMsg(req.Parent.Instance, checkpoint.Envelope{Instance: req.Parent.Instance, Event: &instance.Event{
 		ID: "child:" + id + ":done", Kind: instance.ChildDone, Wait: req.Parent.Wait, Child: res,
 	}}, "child:"+id+":done")
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -135,7 +136,7 @@ func (e *Engine) Task(ctx context.Context, id string) (*instance.Task, error) {
 	case !errors.Is(err, jetstream.ErrKeyNotFound):
 		return nil, fmt.Errorf("task %s: %w", id, err)
 	}
-	s, _, err := e.store.get(ctx, instanceID)
+	s, _, err := e.store.Get(ctx, instanceID)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", id, ErrNotFound)
 	}
@@ -192,7 +193,7 @@ func (e *Engine) FormOf(ctx context.Context, t *instance.Task) (string, error) {
 // no task id names no task.
 func taskInstance(id string) (string, error) {
 	instanceID, ok := instance.TaskInstance(id)
-	if !ok || !validInstanceID(instanceID) {
+	if !ok || !checkpoint.ValidID(instanceID) {
 		return "", fmt.Errorf("task %q: %w", id, ErrNotFound)
 	}
 	return instanceID, nil
@@ -352,12 +353,12 @@ func (e *Engine) taskCommand(ctx context.Context, cmd instance.TaskCommand) (*in
 	}
 	// A finished instance applies no command; its task's final record is
 	// on its way (in the outbox of its last checkpoint).
-	if s, _, err := e.store.get(ctx, instanceID); err == nil && s.Status.Finished() {
+	if s, _, err := e.store.Get(ctx, instanceID); err == nil && s.Status.Finished() {
 		return nil, endedWithInstance(s, id)
 	}
 	cmdID := "cmd:" + nuid.Next()
 	ev := &instance.Event{ID: cmdID, Kind: instance.UserTaskCommand, Task: &cmd}
-	if err := e.send(ctx, instanceID, envelope{Instance: instanceID, Event: ev}, cmdID); err != nil {
+	if err := e.send(ctx, instanceID, checkpoint.Envelope{Instance: instanceID, Event: ev}, cmdID); err != nil {
 		return nil, err
 	}
 	var out *instance.Task

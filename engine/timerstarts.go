@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -198,7 +199,7 @@ func (e *Engine) timerFire(ctx context.Context, f timerFire) error {
 		return nil
 	}
 	id := timerStartID(f)
-	start, err := e.pub.envelopeMsg(id, envelope{Instance: id, Start: &startRequest{
+	start, err := e.pub.envelopeMsg(id, checkpoint.Envelope{Instance: id, Start: &checkpoint.StartRequest{
 		ProcessID: f.Process, Version: f.Version, Node: f.Node,
 	}}, "start:"+id)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 )
@@ -34,7 +35,7 @@ func (e *Engine) Trigger(ctx context.Context, id, node string, vars map[string]a
 	if err != nil {
 		return nil, err
 	}
-	if !validInstanceID(id) {
+	if !checkpoint.ValidID(id) {
 		return nil, fmt.Errorf("instance %q: %w", id, ErrNotFound)
 	}
 	clean, err := e.checkVars(vars)

@@ -1,19 +1,19 @@
-package engine
+package checkpoint
 
 import (
 	"github.com/jetbpm/jetbpm/engine/instance"
 )
 
-// envelope is the body of every message on the events stream: a start
+// Envelope is the body of every message on the events stream: a start
 // request or an event, addressed to one instance.
-type envelope struct {
+type Envelope struct {
 	Instance string          `msgpack:"instance"`
-	Start    *startRequest   `msgpack:"start,omitempty"`
+	Start    *StartRequest   `msgpack:"start,omitempty"`
 	Event    *instance.Event `msgpack:"event,omitempty"`
 }
 
-// startRequest asks the partition owner to create an instance.
-type startRequest struct {
+// StartRequest asks the partition owner to create an instance.
+type StartRequest struct {
 	ProcessID string         `msgpack:"process"`
 	Version   int            `msgpack:"version"`
 	Vars      map[string]any `msgpack:"vars,omitempty"`

@@ -1,4 +1,4 @@
-package engine
+package checkpoint
 
 import (
 	"context"
@@ -10,36 +10,45 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-// checkpoints reads and writes instance checkpoints in the instances KV
-// bucket. Writes are raw publishes to the bucket's subject with an expected
-// last sequence, so they pipeline (PublishMsgAsync) and still
-// compare-and-set: a write from a stale revision is refused.
-type checkpoints struct {
-	js        jetstream.JetStream
+// Store reads and writes instance checkpoints in the instances bucket.
+type Store struct {
 	kv        jetstream.KeyValue
 	retention time.Duration
 }
 
-func openCheckpoints(ctx context.Context, js jetstream.JetStream, retention time.Duration) (*checkpoints, error) {
+// Open returns the store of the instances bucket; a finished instance's
+// checkpoint expires after retention.
+func Open(ctx context.Context, js jetstream.JetStream, retention time.Duration) (*Store, error) {
 	kv, err := js.KeyValue(ctx, streams.InstancesBucket)
 	if err != nil {
 		return nil, fmt.Errorf("engine: instances bucket: %w", err)
 	}
-	return &checkpoints{js: js, kv: kv, retention: retention}, nil
+	return New(kv, retention), nil
 }
 
-// get returns the checkpoint of id and its revision, ErrNotFound if none.
-func (c *checkpoints) get(ctx context.Context, id string) (*instance.State, uint64, error) {
-	if !validInstanceID(id) {
-		return nil, 0, fmt.Errorf("instance %q: %w", id, ErrNotFound)
+// New returns the store of bucket kv; a finished instance's checkpoint
+// expires after retention.
+func New(kv jetstream.KeyValue, retention time.Duration) *Store {
+	return &Store{kv: kv, retention: retention}
+}
+
+// KV returns the instances bucket.
+func (c *Store) KV() jetstream.KeyValue { return c.kv }
+
+// Get returns the checkpoint of id and its revision, errdefs.ErrNotFound
+// if none.
+func (c *Store) Get(ctx context.Context, id string) (*instance.State, uint64, error) {
+	if !ValidID(id) {
+		return nil, 0, fmt.Errorf("instance %q: %w", id, errdefs.ErrNotFound)
 	}
 	entry, err := c.kv.Get(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, 0, fmt.Errorf("instance %q: %w", id, ErrNotFound)
+		return nil, 0, fmt.Errorf("instance %q: %w", id, errdefs.ErrNotFound)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("instance %s: read checkpoint: %w", id, err)
@@ -51,9 +60,10 @@ func (c *checkpoints) get(ctx context.Context, id string) (*instance.State, uint
 	return &s, entry.Revision(), nil
 }
 
-// encode returns the checkpoint message for s written over revision rev
-// (0 = create). A finished instance's record expires after the retention.
-func (c *checkpoints) encode(s *instance.State, rev uint64) (*nats.Msg, error) {
+// Encode returns the checkpoint message for s written over revision rev
+// (0 = create), with s's summary in its headers. A finished instance's
+// record expires after the retention.
+func (c *Store) Encode(s *instance.State, rev uint64) (*nats.Msg, error) {
 	// By value: msgpack's omitempty check boxes each field it looks at,
 	// which allocates a copy for the fields of an addressable struct.
 	data, err := streams.Marshal(*s)
@@ -70,17 +80,17 @@ func (c *checkpoints) encode(s *instance.State, rev uint64) (*nats.Msg, error) {
 	return m, nil
 }
 
-// isConflict reports whether a write failed because another writer moved
+// IsConflict reports whether a write failed because another writer moved
 // the checkpoint on (a lost compare-and-set).
-func isConflict(err error) bool {
+func IsConflict(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
 		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
-// validInstanceID reports whether id can be an instance id: it is a KV key
-// and a subject token as it stands.
-func validInstanceID(id string) bool {
+// ValidID reports whether id can be an instance id: it is a KV key and a
+// subject token as it stands.
+func ValidID(id string) bool {
 	if id == "" || len(id) > 128 {
 		return false
 	}

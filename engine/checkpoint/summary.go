@@ -1,0 +1,40 @@
+package checkpoint
+
+import (
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+)
+
+// The headers a checkpoint message carries besides its value: a summary of
+// the instance, written in the same message as the checkpoint, so it can
+// never disagree with it. The instance index reads only these (a
+// headers-only consumer), never a checkpoint's value.
+const (
+	HeaderProcess = "Jetbpm-Process"
+	HeaderStatus  = "Jetbpm-Status"  // Status of the instance
+	HeaderStarted = "Jetbpm-Started" // Unix nanoseconds
+)
+
+// StatusIncident is the status shown for an active instance that needs an
+// operator: it has open incidents, or a parallel join of it can never fire
+// (instance.State.Stuck). It is alive, so listing "active" includes it.
+const StatusIncident instance.Status = "incident"
+
+// Status is the status an instance is shown with: StatusIncident for an
+// active instance with open incidents or a stuck join, else its own.
+func Status(s *instance.State) instance.Status {
+	if s.Status == instance.Active && (len(s.OpenIncidents()) > 0 || len(s.Stuck) > 0) {
+		return StatusIncident
+	}
+	return s.Status
+}
+
+// summarize sets the summary headers of s on its checkpoint message m.
+func summarize(m *nats.Msg, s *instance.State) {
+	m.Header.Set(HeaderProcess, s.ProcessID)
+	m.Header.Set(HeaderStatus, string(Status(s)))
+	m.Header.Set(HeaderStarted, strconv.FormatInt(s.StartedAt.UnixNano(), 10))
+}
