@@ -211,6 +211,11 @@ func (f Filter) matchStatus(s instance.Status) bool {
 	return s == f.Status
 }
 
+// bulkRead is the number of checkpoints from which a list reads them with
+// one watch of the bucket rather than a request per checkpoint (a list
+// without a limit always does).
+const bulkRead = 500
+
 // Instances lists instances matching f, newest first (then by id). This
 // node's instance index picks them, after it has caught up with every
 // checkpoint written before the call; only the checkpoints of the
@@ -218,13 +223,13 @@ func (f Filter) matchStatus(s instance.Status) bool {
 // matches f when read (it moved on meanwhile) is left out, so a list may
 // hold fewer than f.Limit.
 func (e *Engine) Instances(ctx context.Context, f Filter) ([]*InstanceView, error) {
-	if err := e.instIndex.sync(ctx); err != nil {
+	if err := e.instIndex.Sync(ctx); err != nil {
 		return nil, err
 	}
-	ids := e.instIndex.pick(f)
-	read := e.readEach
+	ids := e.instIndex.Pick(f.ProcessID, f.matchStatus, f.Limit)
+	read := e.store.GetEach
 	if f.Limit <= 0 || len(ids) > bulkRead {
-		read = e.readAll
+		read = e.store.GetAll
 	}
 	states, err := read(ctx, ids)
 	if err != nil {

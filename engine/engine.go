@@ -51,6 +51,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/errdefs"
+	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
@@ -208,8 +209,8 @@ type Engine struct {
 	store     *checkpoint.Store
 	incidents jetstream.KeyValue
 	tasks     jetstream.KeyValue
-	taskIndex *taskIndex     // the open and recently finished tasks, for Tasks
-	instIndex *instanceIndex // a summary of every instance, for Instances
+	taskIndex *taskIndex       // the open and recently finished tasks, for Tasks
+	instIndex *index.Instances // a summary of every instance, for Instances
 	metrics   *engineMetrics
 	defs      *definitions
 	entries   *entries // the message partitions' entries
@@ -278,7 +279,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if e.store, err = checkpoint.Open(ctx, js, opts.FinishedRetention); err != nil {
 		return nil, err
 	}
-	e.instIndex = newInstanceIndex(js, e.store.KV(), e.log)
+	e.instIndex = index.NewInstances(js, e.store, e.log)
 	if e.defs, err = openDefinitions(ctx, js); err != nil {
 		return nil, err
 	}
@@ -300,7 +301,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	e.done.Go(func() { e.taskIndex.run(runCtx) })
-	e.done.Go(func() { e.instIndex.run(runCtx) })
+	e.done.Go(func() { e.instIndex.Run(runCtx) })
 	fail := func(err error) (*Engine, error) {
 		cancel()
 		e.done.Wait()

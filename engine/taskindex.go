@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -273,12 +274,8 @@ func (ix *taskIndex) remove(key string) {
 	}
 }
 
-// maxIndexCatchUp bounds how long a list waits for a node's index to catch
-// up with the bucket (a node just started reads every record first).
-const maxIndexCatchUp = 30 * time.Second
-
 // wait returns once the index has read every record the bucket held when
-// its watch started, or an error when ctx ends or maxIndexCatchUp passes
+// its watch started, or an error when ctx ends or index.MaxCatchUp passes
 // first.
 func (ix *taskIndex) wait(ctx context.Context) error {
 	ix.mu.RLock()
@@ -289,7 +286,7 @@ func (ix *taskIndex) wait(ctx context.Context) error {
 		return nil
 	default:
 	}
-	timer := time.NewTimer(maxIndexCatchUp)
+	timer := time.NewTimer(index.MaxCatchUp)
 	defer timer.Stop()
 	select {
 	case <-ready:
@@ -298,7 +295,7 @@ func (ix *taskIndex) wait(ctx context.Context) error {
 		return fmt.Errorf("tasks: this node's task index is still reading bucket %s (%d records so far): %w", streams.TasksBucket, ix.records(), ctx.Err())
 	case <-timer.C:
 		return fmt.Errorf("tasks: this node's task index has not caught up with bucket %s within %s (%d records read); is JetStream reachable?",
-			streams.TasksBucket, maxIndexCatchUp, ix.records())
+			streams.TasksBucket, index.MaxCatchUp, ix.records())
 	}
 }
 
