@@ -209,7 +209,7 @@ type Engine struct {
 	store     *checkpoint.Store
 	incidents jetstream.KeyValue
 	tasks     jetstream.KeyValue
-	taskIndex *taskIndex       // the open and recently finished tasks, for Tasks
+	taskIndex *index.Tasks     // the open and recently finished tasks, for Tasks
 	instIndex *index.Instances // a summary of every instance, for Instances
 	metrics   *engineMetrics
 	defs      *definitions
@@ -274,7 +274,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: message buffer consumer: %w", err)
 	}
-	e.taskIndex = newTaskIndex(e.tasks, e.log)
+	e.taskIndex = index.NewTasks(e.tasks, e.log)
 	e.metrics = newEngineMetrics(opts.Metrics, jobsStream, buffer, e.taskIndex, opts.Now)
 	if e.store, err = checkpoint.Open(ctx, js, opts.FinishedRetention); err != nil {
 		return nil, err
@@ -300,7 +300,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	e.ops.handleEffects(e.pub)
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
-	e.done.Go(func() { e.taskIndex.run(runCtx) })
+	e.done.Go(func() { e.taskIndex.Run(runCtx) })
 	e.done.Go(func() { e.instIndex.Run(runCtx) })
 	fail := func(err error) (*Engine, error) {
 		cancel()

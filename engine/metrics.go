@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/correlation"
+	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -47,7 +48,7 @@ type engineMetrics struct {
 // newEngineMetrics registers the engine's metrics; buffer, a consumer of
 // the pending expiry schedules (streams.MessageBufferConsumer), counts the
 // buffered messages, and the task index the open tasks.
-func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer jetstream.Consumer, tasks *taskIndex, now func() time.Time) *engineMetrics {
+func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer jetstream.Consumer, tasks *index.Tasks, now func() time.Time) *engineMetrics {
 	if r == nil {
 		r = metrics.NewRegistry()
 	}
@@ -81,12 +82,12 @@ func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer j
 	// Both read this node's task index, which holds every task of the
 	// cluster: every node reports the same values (aggregate with max).
 	r.NewGaugeFunc("jetbpm_tasks_open", "Open user tasks (created or assigned), all processes.", func() float64 {
-		return float64(tasks.openCount())
+		return float64(tasks.OpenCount())
 	})
 	r.NewGaugeVecFunc("jetbpm_task_oldest_open_age_seconds", "Age of the oldest open user task, per process.", []string{"process"},
 		func(emit func(float64, ...string)) {
 			t := now()
-			for process, created := range tasks.oldestOpen() {
+			for process, created := range tasks.OldestOpen() {
 				emit(t.Sub(created).Seconds(), process)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -20,86 +21,19 @@ import (
 // checkpoint; every operation is an event to the instance, applied by the
 // partition's single writer, and the engine answers it from the task's
 // record in the tasks bucket, which lists the command's outcome. Lists
-// read this node's index of the bucket (taskindex.go), never an instance.
+// read this node's index of the bucket (index.Tasks), never an instance.
 
 // Task list states (TaskFilter.State) besides the task states themselves.
 const (
-	TasksOpen = "open" // created or assigned: the default
-	TasksAll  = "all"  // open, and finished within the retention
+	TasksOpen = index.TasksOpen // created or assigned: the default
+	TasksAll  = index.TasksAll  // open, and finished within the retention
 )
 
 // TaskListStates are the values TaskFilter.State takes ("" is TasksOpen).
-var TaskListStates = []string{
-	TasksOpen, TasksAll,
-	string(instance.TaskCreated), string(instance.TaskAssigned), string(instance.TaskCompleted), string(instance.TaskCanceled),
-}
+var TaskListStates = index.TaskListStates
 
-// TaskFilter selects tasks for Tasks. Every field set must hold; the zero
-// value lists every open task.
-type TaskFilter struct {
-	// Assignee lists the tasks this user holds.
-	Assignee string
-	// CandidateUser and CandidateGroup list the tasks this user, or this
-	// group, is a candidate for (listed in CandidateUsers or
-	// CandidateGroups); with both, a task of either. As Camunda 7's task
-	// query does, they list the tasks nobody holds yet — those the user
-	// may claim — unless IncludeAssigned.
-	CandidateUser   string
-	CandidateGroup  string
-	IncludeAssigned bool
-	// ProcessID and Instance list the tasks of one process or instance.
-	ProcessID string
-	Instance  string
-	// State is TasksOpen ("" too), TasksAll, or one task state (created,
-	// assigned, completed, canceled). Finished tasks are listed for the
-	// finished-instance retention.
-	State string
-	// DueBefore lists the tasks with a due date before it.
-	DueBefore time.Time
-	// Offset skips the first tasks of the list; Limit bounds the tasks
-	// returned (0: all).
-	Offset, Limit int
-}
-
-func (f TaskFilter) validate() error {
-	if f.State != "" && !slices.Contains(TaskListStates, f.State) {
-		return fmt.Errorf("%w: task state %q: want one of %s", ErrInvalid, f.State, strings.Join(TaskListStates, ", "))
-	}
-	if f.Offset < 0 || f.Limit < 0 {
-		return fmt.Errorf("%w: offset %d, limit %d: neither may be negative", ErrInvalid, f.Offset, f.Limit)
-	}
-	return nil
-}
-
-// match reports whether e is listed by f.
-func (f TaskFilter) match(e *taskEntry) bool {
-	switch f.State {
-	case "", TasksOpen:
-		if e.state.Finished() {
-			return false
-		}
-	case TasksAll:
-	default:
-		if string(e.state) != f.State {
-			return false
-		}
-	}
-	switch {
-	case f.Assignee != "" && e.assignee != f.Assignee,
-		f.ProcessID != "" && e.process != f.ProcessID,
-		f.Instance != "" && e.instance != f.Instance,
-		!f.DueBefore.IsZero() && (e.due.IsZero() || !e.due.Before(f.DueBefore)):
-		return false
-	}
-	if f.CandidateUser == "" && f.CandidateGroup == "" {
-		return true
-	}
-	if e.assignee != "" && !f.IncludeAssigned {
-		return false
-	}
-	return f.CandidateUser != "" && slices.Contains(e.users, f.CandidateUser) ||
-		f.CandidateGroup != "" && slices.Contains(e.groups, f.CandidateGroup)
-}
+// TaskFilter selects tasks for Tasks; see index.TaskFilter.
+type TaskFilter = index.TaskFilter
 
 // Tasks lists the task records matching f: highest priority first, then
 // the oldest, then by id. It reads this node's index of the tasks bucket,
@@ -108,13 +42,13 @@ func (f TaskFilter) match(e *taskEntry) bool {
 // the step that created or changed it (its record is published after the
 // checkpoint).
 func (e *Engine) Tasks(ctx context.Context, f TaskFilter) ([]*instance.Task, error) {
-	if err := f.validate(); err != nil {
+	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	if err := e.taskIndex.wait(ctx); err != nil {
+	if err := e.taskIndex.Wait(ctx); err != nil {
 		return nil, err
 	}
-	return e.taskIndex.list(f)
+	return e.taskIndex.List(f)
 }
 
 // Task returns a task's record: the stored one, else (the record of a task

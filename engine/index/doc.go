@@ -1,19 +1,24 @@
-// Package index keeps one engine node's in-memory view of the instances
-// bucket, so that a list of instances neither reads every checkpoint nor
-// needs a database beside JetStream.
+// Package index keeps one engine node's in-memory views of two buckets, so
+// that a list neither reads every record nor needs a database beside
+// JetStream:
 //
-// An Instances index is fed by an ordered, headers-only consumer of the
-// bucket's stream: first the last message of every key (so a node that
-// starts, or restarts, rebuilds it), then every write as it happens. It
-// keeps, per instance, what filtering and ordering need (process, status,
-// start time), taken from the summary headers package checkpoint writes
-// with every checkpoint.
+//   - Instances, of the instances bucket: per instance, the process,
+//     status and start time that filtering and ordering need, taken from
+//     the summary headers package checkpoint writes with every checkpoint.
+//     An ordered, headers-only consumer feeds it: the last message of every
+//     key first (so a node that starts, or restarts, rebuilds it), then
+//     every write as it happens.
+//   - Tasks, of the tasks bucket: per user task record, the fields a
+//     TaskFilter names and the record's bytes, decoded only for the page
+//     returned. A watch of every key feeds it the same way.
 //
-// The index is derived and never authoritative: the caller re-checks its
-// filter against each checkpoint it reads, so an instance whose status
-// moved on since the index heard of it is left out rather than shown
-// wrongly. Sync waits (bounded by MaxCatchUp) until the index has read the
-// bucket up to the newest message it held when Sync began, so a list that
-// syncs first sees every write made before it began. See docs/engine.md,
-// "Listing instances".
+// Both are derived and never authoritative. Instances.Sync waits (bounded
+// by MaxCatchUp) until the index has read the bucket up to the newest
+// message it held when Sync began, so a list that syncs first sees every
+// write made before it began; its caller re-checks the filter against each
+// checkpoint it reads, so an instance whose status moved on is left out
+// rather than shown wrongly. Tasks.Wait waits (bounded the same way) for
+// the watch's first pass; a task shows a moment after the step that wrote
+// its record. See docs/engine.md, "Listing instances", and
+// docs/usertasks.md §2.
 package index

@@ -1,4 +1,4 @@
-package engine
+package index
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func (e fakeEntry) Delta() uint64                   { return 0 }
 func (e fakeEntry) Operation() jetstream.KeyValueOp { return e.op }
 
 // put adds a record to ix as the watch would.
-func (ix *taskIndex) put(t testing.TB, rec *instance.Task) {
+func (ix *Tasks) put(t testing.TB, rec *instance.Task) {
 	t.Helper()
 	raw, err := streams.Marshal(rec)
 	if err != nil {
@@ -115,7 +115,7 @@ func TestTaskIndexListsAsDefined(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	recs := randomTasks(r, 2000)
-	ix := newTaskIndex(nil, slog.Default())
+	ix := NewTasks(nil, slog.Default())
 	for _, rec := range recs {
 		ix.put(t, rec)
 	}
@@ -165,7 +165,7 @@ func TestTaskIndexListsAsDefined(t *testing.T) {
 	}
 	recs = kept
 	check("changed")
-	if open := ix.openCount(); open != len(naiveList(recs, TaskFilter{})) {
+	if open := ix.OpenCount(); open != len(naiveList(recs, TaskFilter{})) {
 		t.Errorf("open count %d", open)
 	}
 }
@@ -174,7 +174,7 @@ func TestTaskIndexListsAsDefined(t *testing.T) {
 // revision is ignored, and a deletion marker removes it.
 func TestTaskIndexFollowsWrites(t *testing.T) {
 	t.Parallel()
-	ix := newTaskIndex(nil, slog.Default())
+	ix := NewTasks(nil, slog.Default())
 	rec := &instance.Task{ID: "i1.t2", Instance: "i1", ProcessID: "p", CandidateGroups: []string{"a"}, State: instance.TaskCreated, Revision: 1}
 	ix.put(t, rec)
 	moved := *rec
@@ -182,7 +182,7 @@ func TestTaskIndexFollowsWrites(t *testing.T) {
 	ix.put(t, &moved)
 	ix.put(t, rec) // revision 1 again: stale
 	list := func(f TaskFilter) []string {
-		tasks, err := ix.list(f)
+		tasks, err := ix.List(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,12 +205,12 @@ func TestTaskIndexFollowsWrites(t *testing.T) {
 			t.Errorf("%+v: %v, want %v", c.f, got, c.want)
 		}
 	}
-	if ix.openCount() != 1 || len(ix.byGroup) != 1 {
-		t.Fatalf("open %d, groups %v", ix.openCount(), ix.byGroup)
+	if ix.OpenCount() != 1 || len(ix.byGroup) != 1 {
+		t.Fatalf("open %d, groups %v", ix.OpenCount(), ix.byGroup)
 	}
 	ix.apply(fakeEntry{key: streams.TaskKey("i1.t2"), op: jetstream.KeyValuePurge})
-	if ix.openCount() != 0 || len(ix.entries) != 0 || len(ix.byGroup)+len(ix.byAssignee)+len(ix.byProcess)+len(ix.byInstance) != 0 {
-		t.Fatalf("after the marker: %d open, entries %v", ix.openCount(), ix.entries)
+	if ix.OpenCount() != 0 || len(ix.entries) != 0 || len(ix.byGroup)+len(ix.byAssignee)+len(ix.byProcess)+len(ix.byInstance) != 0 {
+		t.Fatalf("after the marker: %d open, entries %v", ix.OpenCount(), ix.entries)
 	}
 }
 
@@ -218,15 +218,15 @@ func TestTaskIndexFollowsWrites(t *testing.T) {
 // when it cannot.
 func TestTaskIndexWaitIsBounded(t *testing.T) {
 	t.Parallel()
-	ix := newTaskIndex(nil, slog.Default()) // never run: never caught up
+	ix := NewTasks(nil, slog.Default()) // never run: never caught up
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err := ix.wait(ctx)
+	err := ix.Wait(ctx)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "still reading bucket "+streams.TasksBucket) {
 		t.Fatalf("wait = %v", err)
 	}
 	ix.caughtUp()
-	if err := ix.wait(context.Background()); err != nil {
+	if err := ix.Wait(context.Background()); err != nil {
 		t.Fatalf("wait once caught up = %v", err)
 	}
 }
@@ -262,7 +262,7 @@ func BenchmarkTaskIndexMemory(b *testing.B) {
 	}
 	for b.Loop() {
 		before := heap()
-		ix := newTaskIndex(nil, slog.Default())
+		ix := NewTasks(nil, slog.Default())
 		for _, e := range entries {
 			ix.apply(e)
 		}

@@ -1,4 +1,4 @@
-package engine
+package index
 
 import (
 	"container/heap"
@@ -12,13 +12,12 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-// taskIndex is one engine node's view of the tasks bucket, so that Tasks
-// lists without reading every record (docs/usertasks.md §2). A watch of
+// Tasks is one engine node's view of the tasks bucket, so that
+// Engine.Tasks lists without reading every record (docs/usertasks.md §2). A watch of
 // every key of the bucket feeds it: first the record stored under each key
 // (so a node that starts, or restarts, rebuilds it from the bucket), then
 // every write as it happens. A finished record leaves the index when it
@@ -29,7 +28,7 @@ import (
 // stored bytes; a list decodes only the records it returns. It lags the
 // bucket by the watch's delivery, as the bucket lags the checkpoints by a
 // publish: a task shows in a list a moment after its step.
-type taskIndex struct {
+type Tasks struct {
 	kv  jetstream.KeyValue
 	log *slog.Logger
 
@@ -134,14 +133,16 @@ func (s entrySets) get(value string) []*taskEntry {
 	return nil
 }
 
-func newTaskIndex(kv jetstream.KeyValue, log *slog.Logger) *taskIndex {
-	ix := &taskIndex{kv: kv, log: log}
+// NewTasks returns the empty index of the tasks bucket kv; log hears of
+// records it skips and of a watch that ends.
+func NewTasks(kv jetstream.KeyValue, log *slog.Logger) *Tasks {
+	ix := &Tasks{kv: kv, log: log}
 	ix.reset()
 	return ix
 }
 
 // reset empties the index, to be filled again by a new watch.
-func (ix *taskIndex) reset() {
+func (ix *Tasks) reset() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.entries, ix.all = map[string]*taskEntry{}, entrySet{}
@@ -150,10 +151,10 @@ func (ix *taskIndex) reset() {
 	ix.ready = make(chan struct{})
 }
 
-// run follows the bucket until ctx ends. A watch that ends otherwise (its
+// Run follows the bucket until ctx ends. A watch that ends otherwise (its
 // consumer lost for good) is started again on an empty index: records
 // deleted meanwhile would otherwise stay.
-func (ix *taskIndex) run(ctx context.Context) {
+func (ix *Tasks) Run(ctx context.Context) {
 	for {
 		err := ix.follow(ctx)
 		if ctx.Err() != nil {
@@ -169,7 +170,7 @@ func (ix *taskIndex) run(ctx context.Context) {
 	}
 }
 
-func (ix *taskIndex) follow(ctx context.Context) error {
+func (ix *Tasks) follow(ctx context.Context) error {
 	w, err := ix.kv.WatchAll(ctx)
 	if err != nil {
 		return err
@@ -192,7 +193,7 @@ func (ix *taskIndex) follow(ctx context.Context) error {
 	}
 }
 
-func (ix *taskIndex) caughtUp() {
+func (ix *Tasks) caughtUp() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	select {
@@ -204,7 +205,7 @@ func (ix *taskIndex) caughtUp() {
 
 // apply takes one write of the bucket: a record, or the marker of a
 // record deleted or expired.
-func (ix *taskIndex) apply(kve jetstream.KeyValueEntry) {
+func (ix *Tasks) apply(kve jetstream.KeyValueEntry) {
 	key := kve.Key()
 	if kve.Operation() != jetstream.KeyValuePut {
 		ix.mu.Lock()
@@ -253,7 +254,7 @@ func (ix *taskIndex) apply(kve jetstream.KeyValueEntry) {
 }
 
 // remove drops key's entry; the caller holds mu.
-func (ix *taskIndex) remove(key string) {
+func (ix *Tasks) remove(key string) {
 	e := ix.entries[key]
 	if e == nil {
 		return
@@ -274,10 +275,10 @@ func (ix *taskIndex) remove(key string) {
 	}
 }
 
-// wait returns once the index has read every record the bucket held when
-// its watch started, or an error when ctx ends or index.MaxCatchUp passes
+// Wait returns once the index has read every record the bucket held when
+// its watch started, or an error when ctx ends or MaxCatchUp passes
 // first.
-func (ix *taskIndex) wait(ctx context.Context) error {
+func (ix *Tasks) Wait(ctx context.Context) error {
 	ix.mu.RLock()
 	ready := ix.ready
 	ix.mu.RUnlock()
@@ -286,7 +287,7 @@ func (ix *taskIndex) wait(ctx context.Context) error {
 		return nil
 	default:
 	}
-	timer := time.NewTimer(index.MaxCatchUp)
+	timer := time.NewTimer(MaxCatchUp)
 	defer timer.Stop()
 	select {
 	case <-ready:
@@ -295,19 +296,19 @@ func (ix *taskIndex) wait(ctx context.Context) error {
 		return fmt.Errorf("tasks: this node's task index is still reading bucket %s (%d records so far): %w", streams.TasksBucket, ix.records(), ctx.Err())
 	case <-timer.C:
 		return fmt.Errorf("tasks: this node's task index has not caught up with bucket %s within %s (%d records read); is JetStream reachable?",
-			streams.TasksBucket, index.MaxCatchUp, ix.records())
+			streams.TasksBucket, MaxCatchUp, ix.records())
 	}
 }
 
-func (ix *taskIndex) records() int {
+func (ix *Tasks) records() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.read
 }
 
-// list returns the records matching f in list order (highest priority,
+// List returns the records matching f in list order (highest priority,
 // then oldest, then by id), from f.Offset, at most f.Limit (0: all).
-func (ix *taskIndex) list(f TaskFilter) ([]*instance.Task, error) {
+func (ix *Tasks) List(f TaskFilter) ([]*instance.Task, error) {
 	ix.mu.RLock()
 	picked := ix.pick(f)
 	ix.mu.RUnlock()
@@ -327,7 +328,7 @@ func (ix *taskIndex) list(f TaskFilter) ([]*instance.Task, error) {
 // when f names none; for a candidate user and group, both their sets) and
 // keeps the best Offset+Limit matches in a heap, so a page of a large list
 // costs one pass over a slice and no full sort.
-func (ix *taskIndex) pick(f TaskFilter) []*taskEntry {
+func (ix *Tasks) pick(f TaskFilter) []*taskEntry {
 	walk, users := ix.all.items, []*taskEntry(nil) // users: the candidate user's set, walked too
 	narrow := func(set []*taskEntry) {
 		if len(set) < len(walk) {
@@ -407,16 +408,16 @@ func (h *taskHeap) Pop() any {
 	return e
 }
 
-// openCount is the number of open tasks.
-func (ix *taskIndex) openCount() int {
+// OpenCount is the number of open tasks.
+func (ix *Tasks) OpenCount() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.open
 }
 
-// oldestOpen finds the creation time of the oldest open task of each
+// OldestOpen finds the creation time of the oldest open task of each
 // process (a pass over the index, for a metrics scrape).
-func (ix *taskIndex) oldestOpen() map[string]time.Time {
+func (ix *Tasks) OldestOpen() map[string]time.Time {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	oldest := map[string]time.Time{}
