@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
@@ -56,14 +57,14 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if err := checkMessageString("business key", o.businessKey); err != nil {
 		return "", err
 	}
-	def, err := e.defs.get(ctx, processID, o.version)
+	def, err := e.defs.Get(ctx, processID, o.version)
 	if err != nil {
 		return "", err
 	}
 	if !slices.ContainsFunc(def.Nodes, func(n *model.Node) bool {
 		return n.Kind == model.StartEvent && n.Event == model.NoneEvent && n.Scope == ""
 	}) {
-		if names := messageStartNames(def); len(names) > 0 {
+		if names := deploy.MessageStartNames(def); len(names) > 0 {
 			return "", fmt.Errorf("%w: process %s v%d has no none start event; it starts only by message (%s)",
 				ErrInvalid, def.ID, def.Version, strings.Join(names, ", "))
 		}

@@ -30,7 +30,7 @@ func (e *Engine) Compensate(ctx context.Context, id, node string) error {
 		return fmt.Errorf("%w: instance %s is compensating already", ErrInvalid, id)
 	}
 	if node != "" {
-		p, err := e.defs.get(ctx, s.ProcessID, s.Version)
+		p, err := e.defs.Get(ctx, s.ProcessID, s.Version)
 		if err != nil {
 			return err
 		}

@@ -50,6 +50,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/internal/metrics"
@@ -212,7 +213,7 @@ type Engine struct {
 	taskIndex *index.Tasks     // the open and recently finished tasks, for Tasks
 	instIndex *index.Instances // a summary of every instance, for Instances
 	metrics   *engineMetrics
-	defs      *definitions
+	defs      *deploy.Definitions
 	entries   *entries // the message partitions' entries
 	// replies routes the message partitions' answers to PublishMessage
 	// and CorrelateMessage calls (one subscription per engine).
@@ -280,7 +281,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.instIndex = index.NewInstances(js, e.store, e.log)
-	if e.defs, err = openDefinitions(ctx, js); err != nil {
+	if e.defs, err = deploy.Open(ctx, js); err != nil {
 		return nil, err
 	}
 	if e.entries, err = openEntries(ctx, js); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/correlation"
+	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -177,7 +178,7 @@ func (p *messagePartition) startIndex(ctx context.Context, works []*entryWork) m
 		}) {
 			continue
 		}
-		starts, _, err := p.defs.startIndex(ctx, messageStartKind, w.name)
+		starts, _, err := p.defs.StartIndex(ctx, deploy.MessageStarts, w.name)
 		if err != nil {
 			w.err = err
 			continue

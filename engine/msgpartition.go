@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/correlation"
+	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -41,7 +42,7 @@ type messagePartition struct {
 
 	opts    *Options
 	nc      *nats.Conn
-	defs    *definitions
+	defs    *deploy.Definitions
 	pub     *publisher
 	metrics *engineMetrics
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/correlation"
+	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
@@ -62,7 +63,7 @@ func TestDeployMovesMessageStarts(t *testing.T) {
 	defer cancel()
 	index := func(name string) []correlation.StartEvent {
 		t.Helper()
-		starts, _, err := e.defs.startIndex(ctx, messageStartKind, name)
+		starts, _, err := e.defs.StartIndex(ctx, deploy.MessageStarts, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +71,7 @@ func TestDeployMovesMessageStarts(t *testing.T) {
 	}
 	deploy := func(procs ...*model.Process) {
 		t.Helper()
-		if _, err := e.defs.deploy(ctx, procs, nil); err != nil {
+		if _, err := e.defs.Deploy(ctx, procs, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,7 +106,7 @@ func TestStartRefusesAMessageOnlyProcess(t *testing.T) {
 	e, _ := openMessagesOnly(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := e.defs.deploy(ctx, []*model.Process{messageStarter("order", false, "paid", "cancelled")}, nil); err != nil {
+	if _, err := e.defs.Deploy(ctx, []*model.Process{messageStarter("order", false, "paid", "cancelled")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.Start(ctx, "order", nil)
@@ -147,7 +148,7 @@ func TestMessageStartOncePerKey(t *testing.T) {
 	e, env := openMessagesOnly(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := e.defs.deploy(ctx, []*model.Process{messageStarter("order", false, "paid")}, nil); err != nil {
+	if _, err := e.defs.Deploy(ctx, []*model.Process{messageStarter("order", false, "paid")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	starts := startsOf(t, env.Conn)

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
@@ -31,7 +32,7 @@ type partition struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	store   *checkpoint.Store
-	defs    *definitions
+	defs    *deploy.Definitions
 	pub     *publisher
 	metrics *engineMetrics
 }

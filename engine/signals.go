@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -102,7 +103,7 @@ func (e *Engine) fanOut(ctx context.Context, b instance.Broadcast) (SignalResult
 		msgs = append(msgs, m)
 		res.Instances = append(res.Instances, inst)
 	}
-	starts, _, err := e.defs.startIndex(ctx, signalStartKind, b.Name)
+	starts, _, err := e.defs.StartIndex(ctx, deploy.SignalStarts, b.Name)
 	if err != nil {
 		return res, err
 	}

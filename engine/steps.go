@@ -10,7 +10,7 @@ import (
 )
 
 func (p *partition) env(ctx context.Context, processID string, version int) (instance.Env, error) {
-	def, err := p.defs.get(ctx, processID, version)
+	def, err := p.defs.Get(ctx, processID, version)
 	if err != nil {
 		return instance.Env{}, err
 	}

@@ -23,7 +23,7 @@ var errDied = errors.New("test: died here")
 // version's schedule; every other state is left alone. Each node runs it;
 // conditional writes make the nodes agree on one schedule.
 func (e *Engine) reconcileTimerStarts(ctx context.Context) error {
-	lister, err := e.defs.kv.ListKeysFiltered(ctx, streams.LatestKeys)
+	lister, err := e.defs.KV().ListKeysFiltered(ctx, streams.LatestKeys)
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil
 	}
@@ -56,14 +56,14 @@ func (e *Engine) reconcileTimerStarts(ctx context.Context) error {
 // is set, and no handler has taken a fire of it (a taken fire's handler
 // scheduled the next one, or the timer is done).
 func (e *Engine) reconcileTimerStart(ctx context.Context, stream jetstream.Stream, process string) error {
-	latest, _, err := e.defs.latest(ctx, process)
+	latest, _, err := e.defs.Latest(ctx, process)
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	p, err := e.defs.get(ctx, process, latest.Version)
+	p, err := e.defs.Get(ctx, process, latest.Version)
 	if err != nil {
 		return err
 	}

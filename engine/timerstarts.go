@@ -178,7 +178,7 @@ func (e *Engine) applyTimerFire(ctx context.Context, m jetstream.Msg) {
 }
 
 func (e *Engine) timerFire(ctx context.Context, f timerFire) error {
-	latest, _, err := e.defs.latest(ctx, f.Process)
+	latest, _, err := e.defs.Latest(ctx, f.Process)
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
@@ -189,7 +189,7 @@ func (e *Engine) timerFire(ctx context.Context, f timerFire) error {
 		e.log.Debug("timer starts: dropping a fire of a replaced version", "process", f.Process, "version", f.Version, "latest", latest.Version)
 		return nil
 	}
-	p, err := e.defs.get(ctx, f.Process, f.Version)
+	p, err := e.defs.Get(ctx, f.Process, f.Version)
 	if err != nil {
 		return err
 	}

@@ -63,10 +63,16 @@ func TestRESTSearchesAndUserTasks(t *testing.T) {
 		want(t, "create review", code, inst, http.StatusOK, "")
 		keys = append(keys, inst["processInstanceKey"].(string))
 	}
-	code, out = f.call(t, "POST", "/process-instances/search", map[string]any{"filter": map[string]any{"processDefinitionKey": dk, "state": "ACTIVE"},
-		"page": map[string]any{"from": 1, "limit": 1}})
-	want(t, "search instances", code, out, http.StatusOK, "")
-	if got := items(t, out); len(got) != 1 || out["page"].(map[string]any)["totalItems"] != 3.0 || got[0]["state"] != "ACTIVE" {
+	// A create answers once the start is stored; the instance is listed
+	// once its first checkpoint is, a moment later (as Camunda 8's
+	// searches, eventually).
+	testwait.True(t, 10*time.Second, "the three reviews listed", func() bool {
+		code, out = f.call(t, "POST", "/process-instances/search", map[string]any{"filter": map[string]any{"processDefinitionKey": dk, "state": "ACTIVE"},
+			"page": map[string]any{"from": 1, "limit": 1}})
+		want(t, "search instances", code, out, http.StatusOK, "")
+		return out["page"].(map[string]any)["totalItems"] == 3.0
+	})
+	if got := items(t, out); len(got) != 1 || got[0]["state"] != "ACTIVE" {
 		t.Errorf("instances %v", out)
 	}
 	code, out = f.call(t, "POST", "/process-instances/search", map[string]any{"filter": map[string]any{"processInstanceKey": keys[0]}})

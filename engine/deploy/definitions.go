@@ -1,4 +1,4 @@
-package engine
+package deploy
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -42,10 +43,10 @@ type TimerStart struct {
 	Next  time.Time       `json:"next"`  // the first fire
 }
 
-// definitions stores deployed processes in the definitions bucket and
+// Definitions stores deployed processes in the definitions bucket and
 // caches them: a deployed version never changes, so the cache needs no
 // invalidation; only the "latest" pointers are read fresh.
-type definitions struct {
+type Definitions struct {
 	kv jetstream.KeyValue
 	nc *nats.Conn // for the atomic batch of a deploy
 
@@ -53,39 +54,39 @@ type definitions struct {
 	byVer map[string]map[int]*model.Process
 }
 
-// latestRecord is the value of a LatestKey.
-type latestRecord struct {
+// LatestRecord is the value of a LatestKey.
+type LatestRecord struct {
 	Version int    `msgpack:"version"`
 	Hash    []byte `msgpack:"hash"`
 }
 
-func openDefinitions(ctx context.Context, js jetstream.JetStream) (*definitions, error) {
+func Open(ctx context.Context, js jetstream.JetStream) (*Definitions, error) {
 	kv, err := js.KeyValue(ctx, streams.DefinitionsBucket)
 	if err != nil {
 		return nil, fmt.Errorf("engine: definitions bucket: %w", err)
 	}
-	return &definitions{kv: kv, nc: js.Conn(), byVer: map[string]map[int]*model.Process{}}, nil
+	return &Definitions{kv: kv, nc: js.Conn(), byVer: map[string]map[int]*model.Process{}}, nil
 }
 
-func (d *definitions) latest(ctx context.Context, processID string) (latestRecord, uint64, error) {
+func (d *Definitions) Latest(ctx context.Context, processID string) (LatestRecord, uint64, error) {
 	entry, err := d.kv.Get(ctx, streams.LatestKey(processID))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return latestRecord{}, 0, fmt.Errorf("process %q: %w", processID, ErrNotFound)
+		return LatestRecord{}, 0, fmt.Errorf("process %q: %w", processID, errdefs.ErrNotFound)
 	}
 	if err != nil {
-		return latestRecord{}, 0, fmt.Errorf("process %s: read latest version: %w", processID, err)
+		return LatestRecord{}, 0, fmt.Errorf("process %s: read latest version: %w", processID, err)
 	}
-	var rec latestRecord
+	var rec LatestRecord
 	if err := streams.Unmarshal(entry.Value(), &rec); err != nil {
-		return latestRecord{}, 0, fmt.Errorf("process %s: decode latest version: %w", processID, err)
+		return LatestRecord{}, 0, fmt.Errorf("process %s: decode latest version: %w", processID, err)
 	}
 	return rec, entry.Revision(), nil
 }
 
 // get returns version v of a process; v == 0 means the latest.
-func (d *definitions) get(ctx context.Context, processID string, v int) (*model.Process, error) {
+func (d *Definitions) Get(ctx context.Context, processID string, v int) (*model.Process, error) {
 	if v == 0 {
-		rec, _, err := d.latest(ctx, processID)
+		rec, _, err := d.Latest(ctx, processID)
 		if err != nil {
 			return nil, err
 		}
@@ -105,10 +106,10 @@ func (d *definitions) get(ctx context.Context, processID string, v int) (*model.
 	return p, nil
 }
 
-func (d *definitions) load(ctx context.Context, processID string, v int) (*model.Process, error) {
+func (d *Definitions) load(ctx context.Context, processID string, v int) (*model.Process, error) {
 	entry, err := d.kv.Get(ctx, streams.DefinitionKey(processID, v))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, fmt.Errorf("process %q version %d: %w", processID, v, ErrNotFound)
+		return nil, fmt.Errorf("process %q version %d: %w", processID, v, errdefs.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("process %s v%d: read: %w", processID, v, err)
@@ -123,7 +124,7 @@ func (d *definitions) load(ctx context.Context, processID string, v int) (*model
 	return &p, nil
 }
 
-func (d *definitions) put(p *model.Process) {
+func (d *Definitions) put(p *model.Process) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.byVer[p.ID] == nil {
@@ -132,7 +133,5 @@ func (d *definitions) put(p *model.Process) {
 	d.byVer[p.ID][p.Version] = p
 }
 
-// Process returns a deployed process; version 0 means the latest.
-func (e *Engine) Process(ctx context.Context, processID string, version int) (*model.Process, error) {
-	return e.defs.get(ctx, processID, version)
-}
+// KV returns the definitions bucket.
+func (d *Definitions) KV() jetstream.KeyValue { return d.kv }

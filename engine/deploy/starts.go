@@ -1,4 +1,4 @@
-package engine
+package deploy
 
 import (
 	"cmp"
@@ -24,8 +24,8 @@ import (
 // at the moment it becomes the latest; a message partition reads it when a
 // message arrives, a broadcast when a signal does.
 
-// startKind is one kind of named start event.
-type startKind struct {
+// StartKind is one kind of named start event.
+type StartKind struct {
 	what  string          // "message", "signal": for errors
 	event model.EventType // the start event's definition
 	name  func(*model.Node) string
@@ -33,14 +33,14 @@ type startKind struct {
 }
 
 var (
-	messageStartKind = startKind{what: "message", event: model.MessageEvent, key: streams.MessageStartKey,
+	MessageStarts = StartKind{what: "message", event: model.MessageEvent, key: streams.MessageStartKey,
 		name: func(n *model.Node) string {
 			if n.Message == nil {
 				return ""
 			}
 			return n.Message.Name
 		}}
-	signalStartKind = startKind{what: "signal", event: model.SignalEvent, key: streams.SignalStartKey,
+	SignalStarts = StartKind{what: "signal", event: model.SignalEvent, key: streams.SignalStartKey,
 		name: func(n *model.Node) string {
 			if n.Signal == nil {
 				return ""
@@ -51,7 +51,7 @@ var (
 
 // starts returns p's process-level start events of kind k by name (the
 // first of a name, in declaration order); nil p has none.
-func (k startKind) starts(p *model.Process) map[string]correlation.StartEvent {
+func (k StartKind) starts(p *model.Process) map[string]correlation.StartEvent {
 	out := map[string]correlation.StartEvent{}
 	if p == nil {
 		return out
@@ -69,14 +69,14 @@ func (k startKind) starts(p *model.Process) map[string]correlation.StartEvent {
 	return out
 }
 
-// messageStartNames returns the names of p's message start events, sorted.
-func messageStartNames(p *model.Process) []string {
-	return slices.Sorted(maps.Keys(messageStartKind.starts(p)))
+// MessageStartNames returns the names of p's message start events, sorted.
+func MessageStartNames(p *model.Process) []string {
+	return slices.Sorted(maps.Keys(MessageStarts.starts(p)))
 }
 
-// startIndex reads the index entry of kind k for name: the start events,
+// StartIndex reads the index entry of kind k for name: the start events,
 // and the entry's revision (0: none).
-func (d *definitions) startIndex(ctx context.Context, k startKind, name string) ([]correlation.StartEvent, uint64, error) {
+func (d *Definitions) StartIndex(ctx context.Context, k StartKind, name string) ([]correlation.StartEvent, uint64, error) {
 	entry, err := d.kv.Get(ctx, k.key(name))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
@@ -100,7 +100,7 @@ type movedProcess struct {
 
 // startIndexWrites returns the writes of kind k's index that moving the
 // processes of moved to their new versions needs.
-func (d *definitions) startIndexWrites(ctx context.Context, k startKind, moved []movedProcess) ([]*nats.Msg, error) {
+func (d *Definitions) startIndexWrites(ctx context.Context, k StartKind, moved []movedProcess) ([]*nats.Msg, error) {
 	changes := map[string]bool{}
 	after := make([]map[string]correlation.StartEvent, len(moved))
 	for i, m := range moved {
@@ -114,7 +114,7 @@ func (d *definitions) startIndexWrites(ctx context.Context, k startKind, moved [
 	}
 	var msgs []*nats.Msg
 	for _, name := range slices.Sorted(maps.Keys(changes)) {
-		starts, rev, err := d.startIndex(ctx, k, name)
+		starts, rev, err := d.StartIndex(ctx, k, name)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +140,7 @@ func (d *definitions) startIndexWrites(ctx context.Context, k startKind, moved [
 
 // storedProcess returns a stored version of a process, read as stored (an
 // old version need not validate any more).
-func (d *definitions) storedProcess(ctx context.Context, processID string, v int) (*model.Process, error) {
+func (d *Definitions) storedProcess(ctx context.Context, processID string, v int) (*model.Process, error) {
 	d.mu.RLock()
 	p := d.byVer[processID][v]
 	d.mu.RUnlock()
