@@ -72,22 +72,18 @@ func sourceWrite(processID string, v int, src Resource, deployment string, limit
 }
 
 // Source returns the BPMN document version v (0: the latest) of processID
-// was imported from; errdefs.errdefs.ErrNotFound for a version built in Go.
+// was imported from; errdefs.ErrNotFound for a version built in Go.
 func (d *Definitions) Source(ctx context.Context, processID string, v int) ([]byte, error) {
 	p, err := d.Get(ctx, processID, v)
 	if err != nil {
 		return nil, err
 	}
-	entry, err := d.kv.Get(ctx, streams.SourceKey(processID, p.Version))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, fmt.Errorf("process %q version %d has no BPMN source (deployed from Go, or by a jetbpm that kept none): %w", processID, p.Version, errdefs.ErrNotFound)
-	}
+	rec, ok, err := d.SourceOf(ctx, processID, p.Version)
 	if err != nil {
-		return nil, fmt.Errorf("process %s v%d: read source: %w", processID, p.Version, err)
+		return nil, err
 	}
-	var rec SourceRecord
-	if err := streams.Unmarshal(entry.Value(), &rec); err != nil {
-		return nil, fmt.Errorf("process %s v%d: decode source: %w", processID, p.Version, err)
+	if !ok {
+		return nil, fmt.Errorf("process %q version %d has no BPMN source (deployed from Go, or by a jetbpm that kept none): %w", processID, p.Version, errdefs.ErrNotFound)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(rec.Gzip))
 	if err != nil {

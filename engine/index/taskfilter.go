@@ -49,7 +49,7 @@ type TaskFilter struct {
 	Offset, Limit int
 }
 
-// Validate returns an error naming what is wrong with f, errdefs.errdefs.ErrInvalid.
+// Validate returns an error naming what is wrong with f, errdefs.ErrInvalid.
 func (f TaskFilter) Validate() error {
 	if f.State != "" && !slices.Contains(TaskListStates, f.State) {
 		return fmt.Errorf("%w: task state %q: want one of %s", errdefs.ErrInvalid, f.State, strings.Join(TaskListStates, ", "))
