@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -153,9 +154,15 @@ func TestMessageExpiryFiresIntoItsPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info, err := buffer.Info(ctx); err != nil || info.NumPending != 1 {
-		t.Fatalf("buffer count = %v (%v), want 1", info.NumPending, err)
-	}
+	// The consumer's pending count follows the stream a moment after the
+	// publish is stored.
+	testwait.Until(t, 10*time.Second, "the buffer to count the schedule", func() error {
+		info, err := buffer.Info(ctx)
+		if err == nil && info.NumPending != 1 {
+			err = fmt.Errorf("buffer count = %d, want 1", info.NumPending)
+		}
+		return err
+	})
 	if err := cmds.Purge(ctx, jetstream.WithPurgeSubject(streams.MessageExpirySubject(p, name, key, 6))); err != nil {
 		t.Fatal(err)
 	}
