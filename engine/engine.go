@@ -53,6 +53,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/index"
+	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
@@ -205,7 +206,8 @@ type Engine struct {
 	events jetstream.Stream
 	// pub publishes the effects of every partition of this node; ops runs
 	// their in-process operations.
-	pub       *publisher
+	pub       *outbox.Publisher
+	queue     *outbox.JobQueue
 	ops       *operationRunner
 	store     *checkpoint.Store
 	incidents jetstream.KeyValue
@@ -288,16 +290,17 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.ops = newOperationRunner(&e.opts, js, layout.Partitions, e.metrics)
-	e.pub = newPublisher(js, e.events, jobsStream, e.incidents, e.tasks, layout.Partitions, layout.Replicas, &e.opts, e.log)
+	e.pub = outbox.New(js)
+	e.queue = outbox.NewJobQueue(js, jobsStream, layout.Replicas, e.log)
 	// Every effect kind's handler: the outbox itself knows none by name.
-	e.pub.handleTimers()
-	e.pub.handleCalls()
-	e.pub.handleFacts()
-	e.pub.handleIncidents()
-	e.pub.handleJobs()
-	e.pub.handleTasks()
-	e.pub.handleMessages()
-	e.pub.handleSignals()
+	outbox.HandleTimers(e.pub, e.events)
+	outbox.HandleCalls(e.pub, layout.Partitions)
+	outbox.HandleFacts(e.pub)
+	outbox.HandleIncidents(e.pub, e.incidents, e.opts.IncidentRetention)
+	outbox.HandleJobs(e.pub, e.queue)
+	outbox.HandleTasks(e.pub, e.tasks, e.opts.FinishedRetention)
+	handleMessages(e.pub)
+	handleSignals(e.pub)
 	e.ops.handleEffects(e.pub)
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
@@ -329,7 +332,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		e.done.Go(func() { e.runSignals(runCtx) })
 		e.done.Go(func() { e.runTimerStarts(runCtx) })
 	}
-	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.session())
+	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.Session())
 	return e, nil
 }
 

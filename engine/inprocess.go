@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -82,9 +83,9 @@ func newOperationRunner(opts *Options, js jetstream.JetStream, partitions int, m
 // handleEffects registers the runner's effects with pub: a run starts
 // once the rest of its outbox is stored (its result must not overtake
 // them); a cancel stops this node's run of the wait.
-func (r *operationRunner) handleEffects(pub *publisher) {
-	pub.handle(func(_ context.Context, out *publishing, eff instance.Effect) error {
-		out.afterStored(func(ctx context.Context) error {
+func (r *operationRunner) handleEffects(pub *outbox.Publisher) {
+	pub.Handle(func(_ context.Context, out *outbox.Outbox, eff instance.Effect) error {
+		out.AfterStored(func(ctx context.Context) error {
 			if err := r.submit(ctx, eff); err != nil {
 				return fmt.Errorf("effect %s: %w", eff.ID, err)
 			}
@@ -92,7 +93,7 @@ func (r *operationRunner) handleEffects(pub *publisher) {
 		})
 		return nil
 	}, instance.RunOperation)
-	pub.handle(func(_ context.Context, _ *publishing, eff instance.Effect) error {
+	pub.Handle(func(_ context.Context, _ *outbox.Outbox, eff instance.Effect) error {
 		r.cancel(eff.Wait)
 		return nil
 	}, instance.CancelOperation)

@@ -3,25 +3,17 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
-)
-
-// Job message headers, for workers and for the engine's own checks.
-const (
-	headerJob      = "Jetbpm-Job"
-	headerInstance = "Jetbpm-Instance"
 )
 
 // report is a worker message taken from the reports stream.
@@ -110,13 +102,13 @@ func (p *partition) decideReports(ctx context.Context, g *group, s *instance.Sta
 		case st == nil:
 			act.verdict.Reason = "unknown or finished job"
 			p.log.Info("job report refused", "instance", g.id, "job", r.JobID, "kind", r.Kind, "reason", act.verdict.Reason)
-			if p.pub.isJobMessage(ctx, d.Seq, r.JobID, g.id, rep.topic) {
+			if p.queue.IsJobMessage(ctx, d.Seq, r.JobID, g.id, rep.topic) {
 				act.action = jobs.Term // its ack was lost, or its task was cancelled
 			}
 		case rep.topic != streams.Token(st.Topic):
 			act.verdict.Reason = fmt.Sprintf("report subject names topic %q, not the topic of job %s", rep.topic, r.JobID)
 			p.log.Warn("job report refused", "instance", g.id, "job", r.JobID, "kind", r.Kind, "subject", rep.msg.Subject(), "reason", act.verdict.Reason)
-		case d.Consumer != streams.TopicConsumer(st.Topic) || !p.pub.jobSeqMatches(ctx, st, d.Seq):
+		case d.Consumer != streams.TopicConsumer(st.Topic) || !p.queue.SeqMatches(ctx, st, d.Seq):
 			act.verdict.Reason = fmt.Sprintf("delivery %s is not a delivery of job %s", r.Delivery, r.JobID)
 		default:
 			before := st.Delivery
@@ -163,32 +155,6 @@ func (p *partition) logDecision(instanceID string, r *jobs.Report, d jobs.Delive
 	p.log.Log(context.Background(), level, msg, attrs...)
 }
 
-// jobSeqMatches checks a delivery names the job's own message, so a forged
-// reply subject cannot make the engine ack another job.
-func (pub *publisher) jobSeqMatches(ctx context.Context, st *jobs.State, seq uint64) bool {
-	if st.Seq != 0 {
-		return st.Seq == seq
-	}
-	if known, ok := pub.jobSeqs.Load(st.ID); ok {
-		return known.(uint64) == seq
-	}
-	m, err := pub.jobs.GetLastMsgForSubject(ctx, streams.JobSubject(st.Topic, st.ID))
-	return err == nil && m.Sequence == seq
-}
-
-// forgetJob drops the stream sequence remembered for job id: its message
-// is acknowledged, terminated or purged.
-func (pub *publisher) forgetJob(id string) { pub.jobSeqs.Delete(id) }
-
-// isJobMessage reports whether stream sequence seq still holds job id of
-// instance instanceID on the topic whose token is topic: a report sent to
-// another instance's or another topic's subject must not terminate a job.
-func (pub *publisher) isJobMessage(ctx context.Context, seq uint64, id, instanceID, topic string) bool {
-	m, err := pub.jobs.GetMsg(ctx, seq)
-	return err == nil && m.Header.Get(headerJob) == id && m.Header.Get(headerInstance) == instanceID &&
-		streams.JobTopicToken(m.Subject) == topic
-}
-
 func (o *Options) mapper(name string) (jobs.ErrorMapper, bool) {
 	m, ok := o.ErrorMappers[name]
 	return m, ok
@@ -217,7 +183,7 @@ func (p *partition) sendJobActions(g *group) {
 			body = "+WPI"
 		}
 		if a.action == jobs.Ack || a.action == jobs.Term {
-			p.pub.forgetJob(a.verdict.JobID)
+			p.queue.Forget(a.verdict.JobID)
 		}
 		if body != "" && a.delivery != "" {
 			if err := p.nc.Publish(a.delivery, []byte(body)); err != nil {
@@ -235,70 +201,6 @@ func (p *partition) sendJobActions(g *group) {
 		}
 	}
 	g.actions = nil
-}
-
-// handleJobs registers the handlers of job effects. A job is queued
-// once its topic's consumer exists; the stream sequence it gets is
-// remembered to check deliveries without a read. A cancel purges the
-// job's subject.
-func (pub *publisher) handleJobs() {
-	pub.handle(func(ctx context.Context, out *publishing, eff instance.Effect) error {
-		if err := pub.ensureTopic(ctx, eff.Job); err != nil {
-			return err
-		}
-		m, err := pub.enqueueMsg(out.partition, out.state, eff)
-		if err != nil {
-			return err
-		}
-		id := eff.Job.ID
-		return out.send(m, func(ack *jetstream.PubAck, err error) error {
-			if err != nil {
-				if alreadyQueued(err) {
-					return nil
-				}
-				return err
-			}
-			pub.jobSeqs.Store(id, ack.Sequence)
-			return nil
-		})
-	}, instance.EnqueueJob)
-	pub.handle(func(ctx context.Context, _ *publishing, eff instance.Effect) error {
-		return pub.cancelJob(ctx, eff.Topic, eff.Wait)
-	}, instance.CancelJob)
-}
-
-// enqueueMsg is the message of an EnqueueJob effect. Expected last subject
-// sequence 0 makes the publish a no-op when the job is already queued, so
-// republishing the outbox never queues a job twice.
-func (pub *publisher) enqueueMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Msg, error) {
-	job := *eff.Job
-	job.ReportTo = streams.ReportSubject(partition, job.Topic, s.ID)
-	body, err := jobs.AppendJob(make([]byte, 0, 512), &job)
-	if err != nil {
-		return nil, err
-	}
-	m := nats.NewMsg(streams.JobSubject(job.Topic, job.ID))
-	m.Data = body
-	m.Header.Set(jetstream.MsgIDHeader, eff.ID)
-	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
-	m.Header.Set(headerJob, job.ID)
-	m.Header.Set(headerInstance, s.ID)
-	return m, nil
-}
-
-// alreadyQueued reports whether an enqueue failed only because the job is
-// already in the queue.
-func alreadyQueued(err error) bool { return checkpoint.IsConflict(err) }
-
-// cancelJob removes a job's message: its task was interrupted or its
-// instance ended. A worker holding it is refused when it reports.
-func (pub *publisher) cancelJob(ctx context.Context, topic, id string) error {
-	pub.forgetJob(id)
-	err := pub.jobs.Purge(ctx, jetstream.WithPurgeSubject(streams.JobSubject(topic, id)))
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil
-	}
-	return err
 }
 
 // validReplyTo accepts inbox subjects only. The engine publishes verdicts

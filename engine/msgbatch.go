@@ -86,11 +86,11 @@ func (p *messagePartition) process(ctx context.Context, batch []jetstream.Msg) {
 		if w.err == nil && w.write != nil && p.crashPoint(w.key) {
 			w.abandoned = true
 			p.cache.drop(w.key)
-			p.pub.newSession()
+			p.pub.NewSession()
 			continue
 		}
 		if w.err == nil && w.entry != nil && len(w.entry.Outbox) > 0 {
-			w.err = p.pub.publishEntry(ctx, p.n, w.entry)
+			w.err = p.publishEntry(ctx, w.entry)
 		}
 	}
 	p.settle(ctx, works)
@@ -214,7 +214,7 @@ func (p *messagePartition) apply(ctx context.Context, w *entryWork, starts map[s
 	if applied == 0 {
 		return // every command was applied before: only acknowledgements are due
 	}
-	e.OutboxBy = p.pub.session()
+	e.OutboxBy = p.pub.Session()
 	msg, err := p.store.write(w.key, e, rev)
 	if err == nil && len(msg.Data) > p.opts.MaxCheckpointBytes {
 		e, msg, err = p.oneByOne(w, base, rev, starts[w.name])
@@ -224,7 +224,7 @@ func (p *messagePartition) apply(ctx context.Context, w *entryWork, starts map[s
 		return
 	}
 	w.entry, w.rev = e, rev
-	if w.write, err = p.pub.js.PublishMsgAsync(msg); err != nil {
+	if w.write, err = p.pub.JetStream().PublishMsgAsync(msg); err != nil {
 		w.err = err
 	}
 }
@@ -341,7 +341,7 @@ func (p *messagePartition) oneByOne(w *entryWork, base []byte, rev uint64, start
 			w.stats.refused++
 		}
 	}
-	e.OutboxBy = p.pub.session()
+	e.OutboxBy = p.pub.Session()
 	msg, err := p.store.write(w.key, &e, rev)
 	return &e, msg, err
 }
@@ -366,10 +366,10 @@ func (p *messagePartition) load(ctx context.Context, w *entryWork) (*correlation
 	if err != nil || e == nil {
 		return nil, rev, err
 	}
-	if e.OutboxBy == p.pub.session() {
+	if e.OutboxBy == p.pub.Session() {
 		e.Outbox = nil // this session published it
 	} else if len(e.Outbox) > 0 {
-		if err := p.pub.publishEntry(ctx, p.n, e); err != nil {
+		if err := p.publishEntry(ctx, e); err != nil {
 			return nil, 0, err
 		}
 		p.log.Info("republished message entry outbox after takeover", "name", e.Name, "key", e.Key, "effects", len(e.Outbox))
@@ -430,7 +430,7 @@ func (p *messagePartition) awaitWrite(ctx context.Context, w *entryWork) {
 		w.err = errors.New("message entry write timed out")
 	}
 	if w.err != nil {
-		p.pub.newSession()
+		p.pub.NewSession()
 	}
 }
 
@@ -487,7 +487,7 @@ func (p *messagePartition) settle(ctx context.Context, works []*entryWork) {
 			// entry in the bucket names the commands, and a new session
 			// makes the next load check them.
 			p.cache.drop(w.key)
-			p.pub.newSession()
+			p.pub.NewSession()
 			continue
 		}
 		// The commands of this batch are acknowledged for sure now; the
@@ -529,7 +529,7 @@ func (p *messagePartition) deleteIdle(ctx context.Context, idle []idleEntry) {
 	var futures []jetstream.PubAckFuture
 	for _, e := range idle {
 		p.cache.drop(e.key)
-		f, err := p.pub.js.PublishMsgAsync(p.store.delete(e.key, e.rev))
+		f, err := p.pub.JetStream().PublishMsgAsync(p.store.delete(e.key, e.rev))
 		if err != nil {
 			p.log.Debug("idle message entry not deleted", "entry", e.key, "err", err)
 			continue

@@ -14,6 +14,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -52,50 +53,50 @@ func entryNumber(name, key string, seq uint64) string {
 // publishEntry sends the outbox of entry e of message partition n and
 // waits until JetStream stored every effect. Every effect is safe to send
 // again (correlation.Effect).
-func (pub *publisher) publishEntry(ctx context.Context, n int, e *correlation.Entry) error {
+func (p *messagePartition) publishEntry(ctx context.Context, e *correlation.Entry) error {
 	var futures []jetstream.PubAckFuture
 	for _, eff := range e.Outbox {
-		msgs, err := pub.entryEffectMsgs(n, e, eff)
+		msgs, err := p.entryEffectMsgs(e, eff)
 		if err != nil {
-			return pub.entryFailed(e, eff, err)
+			return p.entryFailed(e, eff, err)
 		}
 		for _, m := range msgs {
-			f, err := pub.js.PublishMsgAsync(m)
+			f, err := p.pub.JetStream().PublishMsgAsync(m)
 			if err != nil {
-				return pub.entryFailed(e, eff, err)
+				return p.entryFailed(e, eff, err)
 			}
 			futures = append(futures, f)
 		}
 	}
-	timeout := time.After(10 * time.Second)
+	timeout := time.After(outbox.AckTimeout)
 	for _, f := range futures {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			return pub.entryFailed(e, correlation.Effect{}, fmt.Errorf("%s: %w", f.Msg().Subject, err))
+			return p.entryFailed(e, correlation.Effect{}, fmt.Errorf("%s: %w", f.Msg().Subject, err))
 		case <-timeout:
-			return pub.entryFailed(e, correlation.Effect{}, errors.New("timed out waiting for JetStream"))
+			return p.entryFailed(e, correlation.Effect{}, errors.New("timed out waiting for JetStream"))
 		case <-ctx.Done():
-			return pub.entryFailed(e, correlation.Effect{}, ctx.Err())
+			return p.entryFailed(e, correlation.Effect{}, ctx.Err())
 		}
 	}
 	return nil
 }
 
-func (pub *publisher) entryFailed(e *correlation.Entry, eff correlation.Effect, err error) error {
-	pub.newSession()
+func (p *messagePartition) entryFailed(e *correlation.Entry, eff correlation.Effect, err error) error {
+	p.pub.NewSession()
 	return fmt.Errorf("message %q with key %q: publish effect %s: %w", e.Name, e.Key, eff.Kind, err)
 }
 
 // entryEffectMsgs returns the messages of one effect.
-func (pub *publisher) entryEffectMsgs(n int, e *correlation.Entry, eff correlation.Effect) ([]*nats.Msg, error) {
+func (p *messagePartition) entryEffectMsgs(e *correlation.Entry, eff correlation.Effect) ([]*nats.Msg, error) {
 	c := eff.Correlation
 	switch eff.Kind {
 	case correlation.Correlate:
 		id := "corr:" + entryNumber(e.Name, e.Key, c.Seq)
-		ev, err := pub.envelopeMsg(eff.Sub.Instance, checkpoint.Envelope{Instance: eff.Sub.Instance, Event: &instance.Event{
+		ev, err := checkpoint.EventMsg(checkpoint.Envelope{Instance: eff.Sub.Instance, Event: &instance.Event{
 			ID: id, Kind: instance.Correlate, Wait: eff.Sub.Wait, Correlation: &c, Vars: eff.Vars,
-		}}, id)
+		}}, id, p.partitions)
 		if err != nil {
 			return nil, err
 		}
@@ -103,10 +104,10 @@ func (pub *publisher) entryEffectMsgs(n int, e *correlation.Entry, eff correlati
 		return []*nats.Msg{ev, fact}, err
 	case correlation.Start:
 		st := eff.Start
-		ev, err := pub.envelopeMsg(st.Instance, checkpoint.Envelope{Instance: st.Instance, Start: &checkpoint.StartRequest{
+		ev, err := checkpoint.EventMsg(checkpoint.Envelope{Instance: st.Instance, Start: &checkpoint.StartRequest{
 			ProcessID: st.Event.Process, Version: st.Event.Version, Vars: eff.Vars,
 			Node: st.Event.Node, BusinessKey: st.BusinessKey, Message: &c,
-		}}, "start:"+st.Instance)
+		}}, "start:"+st.Instance, p.partitions)
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +118,7 @@ func (pub *publisher) entryEffectMsgs(n int, e *correlation.Entry, eff correlati
 		if err != nil {
 			return nil, err
 		}
-		m := nats.NewMsg(streams.MessageExpirySubject(n, e.Name, e.Key, eff.Seq))
+		m := nats.NewMsg(streams.MessageExpirySubject(p.n, e.Name, e.Key, eff.Seq))
 		m.Data = body
 		m.Header.Set("Nats-Schedule", "@at "+eff.Expires.UTC().Format(time.RFC3339Nano))
 		m.Header.Set("Nats-Schedule-Target", streams.MessageSubject(streams.MessageExpire, e.Name, e.Key))

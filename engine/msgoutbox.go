@@ -12,12 +12,13 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
 // handleMessages registers the handler of the instances' message effects.
-func (pub *publisher) handleMessages() {
-	pub.handle(sendMsg(messageEffectMsg),
+func handleMessages(pub *outbox.Publisher) {
+	pub.Handle(outbox.SendMsg(messageEffectMsg),
 		instance.Subscribe, instance.Unsubscribe, instance.RejectMessage, instance.StartEnded, instance.PublishMessage)
 }
 

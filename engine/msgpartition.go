@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/deploy"
+	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -40,11 +41,14 @@ type messagePartition struct {
 	cache                *lru[cachedEntry]
 	log                  *slog.Logger
 
-	opts    *Options
-	nc      *nats.Conn
-	defs    *deploy.Definitions
-	pub     *publisher
-	metrics *engineMetrics
+	opts *Options
+	nc   *nats.Conn
+	defs *deploy.Definitions
+	pub  *outbox.Publisher
+	// partitions is the number of instance partitions, to address an
+	// instance's events.
+	partitions int
+	metrics    *engineMetrics
 }
 
 // cachedEntry is an entry as this node last wrote it.
@@ -73,7 +77,7 @@ func (e *Engine) newMessagePartition(ctx context.Context, n int) (*messagePartit
 	return &messagePartition{
 		n: n, msgs: msgs, cmds: cmds, msgStream: msgStream, cmdStream: cmdStream, store: e.entries,
 		cache: newLRU[cachedEntry](e.opts.CacheSize/e.layout.Partitions + 1), log: e.log.With("message_partition", n),
-		opts: &e.opts, nc: e.nc, defs: e.defs, pub: e.pub, metrics: e.metrics,
+		opts: &e.opts, nc: e.nc, defs: e.defs, pub: e.pub, partitions: e.layout.Partitions, metrics: e.metrics,
 	}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -23,6 +24,9 @@ import (
 // checkpoint compare-and-set fences the moments when two nodes overlap.
 type partition struct {
 	n int
+	// partitions is the number of partitions, to address another
+	// instance's events.
+	partitions int
 	// events carries the engine's own events; reports the workers'.
 	events, reports jetstream.Consumer
 	cache           *lru[cached]
@@ -33,7 +37,8 @@ type partition struct {
 	js      jetstream.JetStream
 	store   *checkpoint.Store
 	defs    *deploy.Definitions
-	pub     *publisher
+	pub     *outbox.Publisher
+	queue   *outbox.JobQueue
 	metrics *engineMetrics
 }
 
@@ -48,8 +53,8 @@ func (e *Engine) newPartition(ctx context.Context, n int) (*partition, error) {
 	}
 	size := e.opts.CacheSize/e.layout.Partitions + 1
 	return &partition{
-		n: n, events: events, reports: reports, cache: newLRU[cached](size), log: e.log.With("partition", n),
-		opts: &e.opts, nc: e.nc, js: e.js, store: e.store, defs: e.defs, pub: e.pub, metrics: e.metrics,
+		n: n, partitions: e.layout.Partitions, events: events, reports: reports, cache: newLRU[cached](size), log: e.log.With("partition", n),
+		opts: &e.opts, nc: e.nc, js: e.js, store: e.store, defs: e.defs, pub: e.pub, queue: e.queue, metrics: e.metrics,
 	}, nil
 }
 
@@ -197,19 +202,19 @@ func (p *partition) commit(ctx context.Context, groups []*group) {
 	for _, g := range groups {
 		p.awaitWrite(writes, g)
 	}
-	sent := make([]*publishing, len(groups))
+	sent := make([]*outbox.Outbox, len(groups))
 	for i, g := range groups {
 		if g.err == nil && g.state != nil && p.crashPoint(g.id) {
 			p.abandon(g)
 			continue
 		}
 		if g.err == nil && g.state != nil && len(g.state.Outbox) > 0 {
-			sent[i], g.err = p.pub.start(ctx, p.n, g.state)
+			sent[i], g.err = p.pub.Start(ctx, p.n, g.state)
 		}
 	}
 	for i, g := range groups {
 		if sent[i] != nil {
-			g.err = p.pub.await(ctx, sent[i])
+			g.err = p.pub.Await(ctx, sent[i])
 		}
 	}
 	for _, g := range groups {
@@ -238,7 +243,7 @@ func (p *partition) settleAll(groups []*group) {
 // The cache entry is dropped when the batch settles.
 func (p *partition) abandon(g *group) {
 	g.abandoned = true
-	p.pub.newSession()
+	p.pub.NewSession()
 }
 
 func (p *partition) groups(batch []jetstream.Msg) []*group {
@@ -368,7 +373,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 	if !changed {
 		return
 	}
-	s.OutboxBy = p.pub.session()
+	s.OutboxBy = p.pub.Session()
 	msg, err := p.store.Encode(s, rev)
 	if err == nil && len(msg.Data) > p.opts.MaxCheckpointBytes {
 		s, rev, err = p.oversized(ctx, s, rev, len(msg.Data))
@@ -409,8 +414,8 @@ func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(s.Outbox) > 0 && s.OutboxBy != p.pub.session() && rev != g.published {
-		if err := p.pub.publish(ctx, p.n, s); err != nil {
+	if len(s.Outbox) > 0 && s.OutboxBy != p.pub.Session() && rev != g.published {
+		if err := p.pub.Publish(ctx, p.n, s); err != nil {
 			return nil, 0, err
 		}
 		p.log.Info("republished outbox after takeover", "instance", id, "effects", len(s.Outbox))
@@ -453,7 +458,7 @@ func (p *partition) awaitWrite(ctx context.Context, g *group) {
 		// The write may have landed even so (a timeout, a dropped
 		// connection): a new session makes the next load of this
 		// checkpoint publish its outbox, which this node never sent.
-		p.pub.newSession()
+		p.pub.NewSession()
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -96,7 +97,7 @@ func (e *Engine) fanOut(ctx context.Context, b instance.Broadcast) (SignalResult
 	for _, inst := range slices.Sorted(maps.Keys(waits)) {
 		ev := &instance.Event{ID: "signal:" + b.ID, Kind: instance.SignalTo, Vars: b.Vars,
 			Signal: &instance.Broadcast{ID: b.ID, Name: b.Name, Waits: waits[inst]}}
-		m, err := e.pub.envelopeMsg(inst, checkpoint.Envelope{Instance: inst, Event: ev}, "signal:"+b.ID+":"+inst)
+		m, err := checkpoint.EventMsg(checkpoint.Envelope{Instance: inst, Event: ev}, "signal:"+b.ID+":"+inst, e.layout.Partitions)
 		if err != nil {
 			return res, err
 		}
@@ -109,9 +110,9 @@ func (e *Engine) fanOut(ctx context.Context, b instance.Broadcast) (SignalResult
 	}
 	for _, se := range starts {
 		id := signalStartID(b.ID, se.Process)
-		m, err := e.pub.envelopeMsg(id, checkpoint.Envelope{Instance: id, Start: &checkpoint.StartRequest{
+		m, err := checkpoint.EventMsg(checkpoint.Envelope{Instance: id, Start: &checkpoint.StartRequest{
 			ProcessID: se.Process, Version: se.Version, Node: se.Node, Vars: b.Vars,
-		}}, "start:"+id)
+		}}, "start:"+id, e.layout.Partitions)
 		if err != nil {
 			return res, err
 		}
@@ -182,8 +183,8 @@ func signalStartID(id, process string) string {
 }
 
 // handleSignals registers the handler of signal effects.
-func (pub *publisher) handleSignals() {
-	pub.handle(sendMsg(signalEffectMsg), instance.SignalSubscribe, instance.SignalUnsubscribe, instance.BroadcastSignal)
+func handleSignals(pub *outbox.Publisher) {
+	pub.Handle(outbox.SendMsg(signalEffectMsg), instance.SignalSubscribe, instance.SignalUnsubscribe, instance.BroadcastSignal)
 }
 
 // signalEffectMsg is the message of a signal effect of instance s: an

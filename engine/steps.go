@@ -98,7 +98,7 @@ func (p *partition) oversized(ctx context.Context, s *instance.State, rev uint64
 	}
 	s.Outbox = nil
 	instance.Abort(s, p.opts.Now(), reason)
-	s.OutboxBy = p.pub.session()
+	s.OutboxBy = p.pub.Session()
 	return s, rev, nil
 }
 
@@ -106,9 +106,9 @@ func (p *partition) oversized(ctx context.Context, s *instance.State, rev uint64
 // called process is not deployed, say): to the caller it failed.
 func (p *partition) childStartFailed(ctx context.Context, id string, req *checkpoint.StartRequest, cause error) error {
 	res := &instance.ChildResult{Child: id, Status: instance.Failed, Failure: &instance.Failure{Message: "could not start: " + cause.Error()}}
-	m, err := p.pub.envelopeMsg(req.Parent.Instance, checkpoint.Envelope{Instance: req.Parent.Instance, Event: &instance.Event{
+	m, err := checkpoint.EventMsg(checkpoint.Envelope{Instance: req.Parent.Instance, Event: &instance.Event{
 		ID: "child:" + id + ":done", Kind: instance.ChildDone, Wait: req.Parent.Wait, Child: res,
-	}}, "child:"+id+":done")
+	}}, "child:"+id+":done", p.partitions)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -106,7 +107,7 @@ func (e *Engine) reconcileTimerStart(ctx context.Context, stream jetstream.Strea
 		}
 	}
 	if err := e.publishTimerStart(ctx, next, &seq); err != nil {
-		if wrongLastSequence(err) {
+		if checkpoint.IsConflict(err) {
 			return nil // another node, or a deploy, set the schedule meanwhile
 		}
 		return err

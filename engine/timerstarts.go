@@ -199,9 +199,9 @@ func (e *Engine) timerFire(ctx context.Context, f timerFire) error {
 		return nil
 	}
 	id := timerStartID(f)
-	start, err := e.pub.envelopeMsg(id, checkpoint.Envelope{Instance: id, Start: &checkpoint.StartRequest{
+	start, err := checkpoint.EventMsg(checkpoint.Envelope{Instance: id, Start: &checkpoint.StartRequest{
 		ProcessID: f.Process, Version: f.Version, Node: f.Node,
-	}}, "start:"+id)
+	}}, "start:"+id, e.layout.Partitions)
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (e *Engine) timerFire(ctx context.Context, f timerFire) error {
 	next := timerFire{Process: f.Process, Version: f.Version, Node: f.Node, Firing: firing, Due: due, Armed: f.Armed}
 	var empty uint64
 	err = e.publishTimerStart(ctx, next, &empty)
-	if wrongLastSequence(err) {
+	if checkpoint.IsConflict(err) {
 		return nil // a deploy, or an earlier delivery of this fire, scheduled it
 	}
 	if err != nil {

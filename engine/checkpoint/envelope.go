@@ -1,7 +1,11 @@
 package checkpoint
 
 import (
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/streams"
 )
 
 // Envelope is the body of every message on the events stream: a start
@@ -24,4 +28,19 @@ type StartRequest struct {
 	Node        string                `msgpack:"node,omitempty"`
 	BusinessKey string                `msgpack:"businessKey,omitempty"`
 	Message     *instance.Correlation `msgpack:"message,omitempty"`
+}
+
+// EventMsg is env as an event for its instance on the instance's own
+// partition of partitions: effects that reach another instance (a child, a
+// parent, a correlated message) travel as its events, idempotent by msgID
+// (the stream's de-duplication) and by the receiver's waits.
+func EventMsg(env Envelope, msgID string, partitions int) (*nats.Msg, error) {
+	body, err := streams.Marshal(env)
+	if err != nil {
+		return nil, err
+	}
+	m := nats.NewMsg(streams.EventSubject(streams.PartitionOf(env.Instance, partitions), env.Instance))
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, msgID)
+	return m, nil
 }

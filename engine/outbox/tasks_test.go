@@ -1,4 +1,4 @@
-package engine
+package outbox
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
 
-// taskPublisher is a publisher that can write task records on env.
-func taskPublisher(t *testing.T, env *streamstest.Env) (*publisher, jetstream.KeyValue) {
+// taskWriterOn is a task writer that writes task records on env.
+func taskWriterOn(t *testing.T, env *streamstest.Env) (*taskWriter, jetstream.KeyValue) {
 	t.Helper()
 	kv, err := env.JS.KeyValue(context.Background(), streams.TasksBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &publisher{js: env.JS, tasks: kv, taskRetention: time.Hour}, kv
+	return &taskWriter{js: env.JS, kv: kv, retention: time.Hour}, kv
 }
 
 func taskRec(id string, rev uint64, state instance.TaskState) *instance.Task {
@@ -48,22 +48,22 @@ func stored(t *testing.T, kv jetstream.KeyValue, id string) (*instance.Task, uin
 func TestPutTaskSkipsStaleRecords(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
-	pub, kv := taskPublisher(t, env)
+	w, kv := taskWriterOn(t, env)
 	ctx := context.Background()
 	const id = "i-1.t3"
-	if err := pub.putTask(ctx, taskRec(id, 2, instance.TaskAssigned)); err != nil {
+	if err := w.put(ctx, taskRec(id, 2, instance.TaskAssigned)); err != nil {
 		t.Fatal(err)
 	}
 	_, seq := stored(t, kv, id)
 	for _, rev := range []uint64{1, 2} {
-		if err := pub.putTask(ctx, taskRec(id, rev, instance.TaskCreated)); err != nil {
+		if err := w.put(ctx, taskRec(id, rev, instance.TaskCreated)); err != nil {
 			t.Fatal(err)
 		}
 		if rec, now := stored(t, kv, id); rec.Revision != 2 || rec.State != instance.TaskAssigned || now != seq {
 			t.Fatalf("after a put of revision %d: stored revision %d (%s) at sequence %d, was %d", rev, rec.Revision, rec.State, now, seq)
 		}
 	}
-	if err := pub.putTask(ctx, taskRec(id, 3, instance.TaskCompleted)); err != nil {
+	if err := w.put(ctx, taskRec(id, 3, instance.TaskCompleted)); err != nil {
 		t.Fatal(err)
 	}
 	if rec, _ := stored(t, kv, id); rec.Revision != 3 || rec.State != instance.TaskCompleted {
@@ -84,14 +84,14 @@ func TestPutTaskSkipsStaleRecords(t *testing.T) {
 func TestPutTaskRaceKeepsNewest(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
-	pub, kv := taskPublisher(t, env)
+	w, kv := taskWriterOn(t, env)
 	const id = "i-1.t9"
 	for round := range 5 {
 		var wg sync.WaitGroup
 		errs := make(chan error, 6)
 		base := uint64(round * 10)
 		for _, rev := range []uint64{base + 3, base + 6, base + 1, base + 5, base + 2, base + 4} {
-			wg.Go(func() { errs <- pub.putTask(context.Background(), taskRec(id, rev, instance.TaskCreated)) })
+			wg.Go(func() { errs <- w.put(context.Background(), taskRec(id, rev, instance.TaskCreated)) })
 		}
 		wg.Wait()
 		close(errs)
@@ -111,16 +111,16 @@ func TestPutTaskRaceKeepsNewest(t *testing.T) {
 func TestPutTaskDoesNotResurrect(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
-	pub, kv := taskPublisher(t, env)
+	w, kv := taskWriterOn(t, env)
 	ctx := context.Background()
 	const id = "i-1.t4"
-	if err := pub.putTask(ctx, taskRec(id, 3, instance.TaskCompleted)); err != nil {
+	if err := w.put(ctx, taskRec(id, 3, instance.TaskCompleted)); err != nil {
 		t.Fatal(err)
 	}
 	if err := kv.Delete(ctx, streams.TaskKey(id)); err != nil {
 		t.Fatal(err)
 	}
-	if err := pub.putTask(ctx, taskRec(id, 1, instance.TaskCreated)); err != nil {
+	if err := w.put(ctx, taskRec(id, 1, instance.TaskCreated)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kv.Get(ctx, streams.TaskKey(id)); !errors.Is(err, jetstream.ErrKeyNotFound) {

@@ -1,4 +1,4 @@
-package engine
+package outbox
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // (the retention starts when the incident closes, see expireSnapshots).
 func TestSnapshotTTLOnlyOnceClosed(t *testing.T) {
 	t.Parallel()
-	pub := &publisher{incidentRetention: 2 * time.Hour}
+	w := &incidentWriter{retention: 2 * time.Hour}
 	s := &instance.State{ID: "i-1", Incidents: []*instance.Incident{{Record: incidents.Record{ID: "i-1/a/1", State: incidents.Open}}}}
 	for _, tc := range []struct {
 		incident string
@@ -24,7 +24,7 @@ func TestSnapshotTTLOnlyOnceClosed(t *testing.T) {
 		{"i-1/a/1", ""},       // still open after the step
 		{"i-1/b/1", "2h0m0s"}, // raised and closed within the step
 	} {
-		m, err := pub.snapshotMsg(s, instance.Effect{Kind: instance.PutSnapshot, Snapshot: &incidents.Snapshot{Incident: tc.incident, Attempt: 1}})
+		m, err := w.snapshotMsg(s, instance.Effect{Kind: instance.PutSnapshot, Snapshot: &incidents.Snapshot{Incident: tc.incident, Attempt: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,22 +39,22 @@ func TestSnapshotTTLOnlyOnceClosed(t *testing.T) {
 // twice is refused when the engine opens.
 func TestEffectRegistry(t *testing.T) {
 	t.Parallel()
-	pub := &publisher{}
+	pub := &Publisher{}
 	called := 0
-	pub.handle(func(context.Context, *publishing, instance.Effect) error { called++; return nil }, instance.CancelOperation)
+	pub.Handle(func(context.Context, *Outbox, instance.Effect) error { called++; return nil }, instance.CancelOperation)
 	s := &instance.State{ID: "i-1", Outbox: []instance.Effect{
 		{ID: "e1", Kind: instance.CancelOperation},
 		{ID: "e2", Kind: "launchRocket"},
 	}}
-	before := pub.session()
-	_, err := pub.start(context.Background(), 0, s)
+	before := pub.Session()
+	_, err := pub.Start(context.Background(), 0, s)
 	if err == nil || !strings.Contains(err.Error(), `unknown effect kind "launchRocket"`) || !strings.Contains(err.Error(), "e2") {
 		t.Fatalf("start = %v, want the unknown kind and its effect named", err)
 	}
 	if called != 1 {
 		t.Fatalf("the registered handler ran %d times, want 1", called)
 	}
-	if pub.session() == before {
+	if pub.Session() == before {
 		t.Fatal("a failed outbox kept the session: its effects would not be republished")
 	}
 	defer func() {
@@ -62,5 +62,5 @@ func TestEffectRegistry(t *testing.T) {
 			t.Fatal("a second handler of a kind was accepted")
 		}
 	}()
-	pub.handle(func(context.Context, *publishing, instance.Effect) error { return nil }, instance.CancelOperation)
+	pub.Handle(func(context.Context, *Outbox, instance.Effect) error { return nil }, instance.CancelOperation)
 }

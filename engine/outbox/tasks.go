@@ -1,19 +1,21 @@
-package engine
+package outbox
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-// A user task's record reaches the tasks bucket as a putTask effect: the
+// A user task's record reaches the tasks bucket as a PutTask effect: the
 // whole record as of the step that changed it (docs/usertasks.md §2).
 // Effects are published at least once, and a node that lost its partition
 // may still publish an old outbox after the new holder published a newer
@@ -21,14 +23,23 @@ import (
 // carries its Revision (counted by the step), and the write is a
 // compare-and-set on the key's last stream sequence, read just before.
 
-// handleTasks registers the handlers of user task effects: the record's
-// compare-and-set put (a request, waited for in the handler) and the
-// task facts.
-func (pub *publisher) handleTasks() {
-	pub.handle(func(ctx context.Context, _ *publishing, eff instance.Effect) error {
-		return pub.putTask(ctx, eff.Task)
+// taskWriter writes user task records to the tasks bucket (kv); a
+// finished record lives for retention.
+type taskWriter struct {
+	js        jetstream.JetStream
+	kv        jetstream.KeyValue
+	retention time.Duration
+}
+
+// HandleTasks registers the handlers of user task effects: the record's
+// compare-and-set put to the tasks bucket kv (a request, waited for in the
+// handler), a finished record living for retention, and the task facts.
+func HandleTasks(pub *Publisher, kv jetstream.KeyValue, retention time.Duration) {
+	w := &taskWriter{js: pub.js, kv: kv, retention: retention}
+	pub.Handle(func(ctx context.Context, _ *Outbox, eff instance.Effect) error {
+		return w.put(ctx, eff.Task)
 	}, instance.PutTask)
-	pub.handle(sendMsg(func(_ *instance.State, eff instance.Effect) (*nats.Msg, error) {
+	pub.Handle(SendMsg(func(_ *instance.State, eff instance.Effect) (*nats.Msg, error) {
 		return taskFactMsg(eff.TaskFact)
 	}), instance.PublishTaskFact)
 }
@@ -37,10 +48,10 @@ func (pub *publisher) handleTasks() {
 // race means another writer stored a record of the task in between.
 const maxTaskPutAttempts = 8
 
-// putTask writes rec to the tasks bucket unless the stored record is as
+// put writes rec to the tasks bucket unless the stored record is as
 // new or newer (the same revision is the same record: a republish). A
 // finished record lives for the finished-instance retention.
-func (pub *publisher) putTask(ctx context.Context, rec *instance.Task) error {
+func (w *taskWriter) put(ctx context.Context, rec *instance.Task) error {
 	body, err := streams.Marshal(rec)
 	if err != nil {
 		return err
@@ -48,7 +59,7 @@ func (pub *publisher) putTask(ctx context.Context, rec *instance.Task) error {
 	key := streams.TaskKey(rec.ID)
 	absent := false // a write on an absent key has lost a race once
 	for range maxTaskPutAttempts {
-		stored, last, err := pub.storedTaskRevision(ctx, key)
+		stored, last, err := w.storedRevision(ctx, key)
 		if err != nil {
 			return fmt.Errorf("task %s: read the stored record: %w", rec.ID, err)
 		}
@@ -65,13 +76,13 @@ func (pub *publisher) putTask(ctx context.Context, rec *instance.Task) error {
 		m := nats.NewMsg(streams.KVSubject(streams.TasksBucket, key))
 		m.Data = body
 		if rec.State.Finished() {
-			m.Header.Set(jetstream.MsgTTLHeader, pub.taskRetention.String())
+			m.Header.Set(jetstream.MsgTTLHeader, w.retention.String())
 		}
-		_, err = pub.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(last))
+		_, err = w.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(last))
 		if err == nil {
 			return nil
 		}
-		if !wrongLastSequence(err) {
+		if !checkpoint.IsConflict(err) {
 			return fmt.Errorf("task %s: write the record: %w", rec.ID, err)
 		}
 		absent = last == 0
@@ -79,10 +90,10 @@ func (pub *publisher) putTask(ctx context.Context, rec *instance.Task) error {
 	return fmt.Errorf("task %s: the record changed under every one of %d writes", rec.ID, maxTaskPutAttempts)
 }
 
-// storedTaskRevision reads the task revision of the record stored under
+// storedRevision reads the task revision of the record stored under
 // key and the key's stream sequence (last); last is 0 when there is none.
-func (pub *publisher) storedTaskRevision(ctx context.Context, key string) (revision, last uint64, err error) {
-	entry, err := pub.tasks.Get(ctx, key)
+func (w *taskWriter) storedRevision(ctx context.Context, key string) (revision, last uint64, err error) {
+	entry, err := w.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return 0, 0, nil
 	}
@@ -97,14 +108,6 @@ func (pub *publisher) storedTaskRevision(ctx context.Context, key string) (revis
 		return 0, entry.Revision(), nil
 	}
 	return stored.Revision, entry.Revision(), nil
-}
-
-// wrongLastSequence reports whether err is JetStream's refusal of a write
-// whose expected last subject sequence did not hold.
-func wrongLastSequence(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // taskFactMsg is a task fact: JSON on jetbpm.fact.task.<process>.<kind>,
