@@ -103,7 +103,7 @@ func (e *Engine) deployAll(ctx context.Context, procs []*model.Process, sources 
 			}
 		}
 	}
-	if err := e.scheduleTimerStarts(ctx, procs, deps); err != nil {
+	if err := e.timers.Schedule(ctx, procs, deps); err != nil {
 		return deps, fmt.Errorf("deployed, but a timer start schedule is not set (docs/timerstart.md): %w", err)
 	}
 	return deps, nil
@@ -180,7 +180,7 @@ func (e *Engine) DeployFile(ctx context.Context, path string) ([]Deployment, err
 func (e *Engine) deployWarnings(p *model.Process) []model.Warning {
 	out := slices.Clone(p.Warnings)
 	for _, n := range p.Nodes {
-		if n.Service == nil || n.Service.Operation == "" || e.opts.Operations.has(n.Service.Operation) {
+		if n.Service == nil || n.Service.Operation == "" || e.opts.Operations.Has(n.Service.Operation) {
 			continue
 		}
 		out = append(out, model.Warning{Node: n.ID, Line: n.Line, Message: fmt.Sprintf(

@@ -53,7 +53,10 @@ import (
 	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/index"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/engine/outbox"
+	"github.com/jetbpm/jetbpm/engine/timerstarts"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
@@ -196,6 +199,28 @@ var (
 	ErrConflict = errdefs.ErrConflict
 )
 
+// In-process operations, from package operations.
+type (
+	// Operation is an in-process service task implementation: it gets
+	// the task's input variables and returns its output variables; a
+	// *BpmnError (ThrowError) throws a BPMN error, any other error is a
+	// technical failure. See operations.Operation.
+	Operation = operations.Operation
+	// Operations is a registry of operations by name (Register,
+	// RegisterInline); the zero value is empty and ready to use.
+	Operations = operations.Registry
+	// BpmnError is the error an operation returns to throw a BPMN error.
+	BpmnError = operations.BpmnError
+)
+
+// ThrowError returns a BPMN error with the given code, for an operation to
+// return.
+func ThrowError(code, message string) error { return operations.ThrowError(code, message) }
+
+// CallInfo returns the call an operation is serving: instance, node and
+// activation identify one execution (an idempotency key).
+func CallInfo(ctx context.Context) (instance.Call, bool) { return operations.CallInfo(ctx) }
+
 // Engine is one engine node. It is safe for concurrent use.
 type Engine struct {
 	opts   Options
@@ -208,7 +233,7 @@ type Engine struct {
 	// their in-process operations.
 	pub       *outbox.Publisher
 	queue     *outbox.JobQueue
-	ops       *operationRunner
+	ops       *operations.Pool
 	store     *checkpoint.Store
 	incidents jetstream.KeyValue
 	tasks     jetstream.KeyValue
@@ -228,9 +253,8 @@ type Engine struct {
 	done     sync.WaitGroup
 	closed   bool
 
-	// timerStartsReconciled is closed when the start-up reconciliation of
-	// the timer starts has run.
-	timerStartsReconciled chan struct{}
+	// timers arms the timer start events on deploy and takes their fires.
+	timers *timerstarts.Starter
 }
 
 // Open starts an engine node on a connection to a provisioned JetStream
@@ -246,7 +270,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	opts.setDefaults(nc.MaxPayload())
-	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout, timerStartsReconciled: make(chan struct{})}
+	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout}
 	if e.events, err = js.Stream(ctx, streams.EventsStream); err != nil {
 		return nil, fmt.Errorf("engine: events stream: %w", err)
 	}
@@ -286,10 +310,17 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if e.defs, err = deploy.Open(ctx, js); err != nil {
 		return nil, err
 	}
+	e.timers = timerstarts.New(timerstarts.Config{
+		JS: js, Defs: e.defs, Partitions: layout.Partitions, Now: e.opts.Now, Log: e.log,
+		DieBeforeSchedule: e.opts.dieBeforeTimerSchedule, DieAfterStart: e.opts.dieAfterTimerStart,
+	})
 	if e.entries, err = openEntries(ctx, js); err != nil {
 		return nil, err
 	}
-	e.ops = newOperationRunner(&e.opts, js, layout.Partitions, e.metrics)
+	e.ops = operations.NewPool(operations.PoolConfig{
+		Exec: e.opts.Operations, JS: js, Partitions: layout.Partitions, MaxEvent: e.opts.MaxCheckpointBytes,
+		Concurrency: e.opts.OperationConcurrency, Now: e.opts.Now, Log: e.opts.Logger, Metrics: e.metrics.ops,
+	})
 	e.pub = outbox.New(js)
 	e.queue = outbox.NewJobQueue(js, jobsStream, layout.Replicas, e.log)
 	// Every effect kind's handler: the outbox itself knows none by name.
@@ -301,7 +332,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	outbox.HandleTasks(e.pub, e.tasks, e.opts.FinishedRetention)
 	handleMessages(e.pub)
 	handleSignals(e.pub)
-	e.ops.handleEffects(e.pub)
+	e.ops.Handle(e.pub)
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	e.done.Go(func() { e.taskIndex.Run(runCtx) })
@@ -309,7 +340,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	fail := func(err error) (*Engine, error) {
 		cancel()
 		e.done.Wait()
-		e.ops.close(ctx)
+		e.ops.Close(ctx)
 		return nil, err
 	}
 	for p := range layout.Partitions {
@@ -330,7 +361,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	}
 	if !opts.messagePartitionsOnly {
 		e.done.Go(func() { e.runSignals(runCtx) })
-		e.done.Go(func() { e.runTimerStarts(runCtx) })
+		e.done.Go(func() { e.timers.Run(runCtx) })
 	}
 	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.Session())
 	return e, nil
@@ -355,11 +386,11 @@ func (e *Engine) Close(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		e.ops.close(ctx)
+		e.ops.Close(ctx)
 		e.replies.close()
 		return fmt.Errorf("engine: close: %w", ctx.Err())
 	}
-	e.ops.close(ctx)
+	e.ops.Close(ctx)
 	e.replies.close()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("engine: close: %w", err)

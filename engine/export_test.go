@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/timerstarts"
 )
 
 // CrashAfterWrite installs a crash hook on opts: after each committed
@@ -64,10 +65,10 @@ func DieAfterTimerStart(opts *Options, fn func(id string) bool) { opts.dieAfterT
 
 // TimerStartsReconciled is closed once e's start-up reconciliation of the
 // timer starts has run.
-func TimerStartsReconciled(e *Engine) <-chan struct{} { return e.timerStartsReconciled }
+func TimerStartsReconciled(e *Engine) <-chan struct{} { return e.timers.Reconciled() }
 
 // TimerStartID is the id of the instance the fire of process's version
 // due at due starts.
 func TimerStartID(process string, version int, due time.Time) string {
-	return timerStartID(timerFire{Process: process, Version: version, Due: due})
+	return timerstarts.InstanceID(process, version, due)
 }

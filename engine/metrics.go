@@ -9,6 +9,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
 )
@@ -27,9 +28,7 @@ type engineMetrics struct {
 	terminals  *metrics.CounterVec // by topic, outcome
 
 	// In-process operations (docs/engine.md §3.1).
-	opResults  *metrics.CounterVec // by result kind, and "discarded"
-	opsRunning *metrics.Gauge
-	opsOverdue *metrics.Gauge
+	ops operations.Metrics
 
 	// Message partitions (docs/messages.md §6).
 	messages        *metrics.CounterVec // by result
@@ -62,11 +61,7 @@ func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer j
 		capHits:    r.NewCounterVec("jetbpm_job_lock_cap_hits_total", "Lock extensions refused at maxLockDuration.", "topic"),
 		expiries:   r.NewCounterVec("jetbpm_job_lock_expiries_total", "Deliveries whose lock expired without a verdict.", "topic"),
 		terminals:  r.NewCounterVec("jetbpm_job_outcomes_total", "Terminal job outcomes applied to instances.", "topic", "outcome"),
-		opResults: r.NewCounterVec("jetbpm_operation_results_total",
-			"In-process operation results this node reported, by kind (completed, bpmnError, failed, timedOut), or discarded (late, or for a task that moved on).", "result"),
-		opsRunning: r.NewGauge("jetbpm_operations_running", "In-process operations holding a slot of this node's pool."),
-		opsOverdue: r.NewGauge("jetbpm_operations_overdue",
-			"In-process operations still running after their deadline or cancellation; their goroutines cannot be stopped and their results are discarded."),
+		ops:        operations.NewMetrics(r),
 		messages: r.NewCounterVec("jetbpm_messages_total",
 			"Published messages this node's message partitions applied, by result: correlated (to a subscription or a start), buffered, dropped (no subscription, no time to live), refused.", "result"),
 		correlations: r.NewCounterVec("jetbpm_message_correlations_total",

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -21,7 +22,7 @@ func (p *partition) env(ctx context.Context, processID string, version int) (ins
 		CheckValue:     p.opts.checkValue,
 		Jobs:           p.opts.jobDefaults(),
 		IncidentRetry:  p.opts.IncidentRetry,
-		Inline:         p.inlineHook(ctx),
+		Inline:         operations.Inline(ctx, p.opts.Operations, p.opts.Now, p.metrics.ops, p.log),
 	}, nil
 }
 
@@ -31,7 +32,7 @@ func (p *partition) env(ctx context.Context, processID string, version int) (ins
 func (p *partition) logDiscarded(g *group) {
 	for _, ev := range g.discarded {
 		if ev.Kind == instance.OperationDone && ev.Result != nil {
-			p.metrics.opResults.With("discarded").Inc()
+			p.metrics.ops.Results.With("discarded").Inc()
 			p.log.Info("operation result discarded", "instance", g.id, "wait", ev.Wait, "result", ev.Result.Kind, "reason", "its task moved on")
 			continue
 		}

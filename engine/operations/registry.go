@@ -1,4 +1,15 @@
-package engine
+// Package operations runs in-process service tasks: the registry of Go
+// functions a user fills (Registry, re-exported by engine as Operations),
+// the pool that runs them beside the partition loops and sends each result
+// back to its instance as an event (Pool), and the hook that runs those
+// registered inline inside their instance's step (Inline). See
+// docs/engine.md §3.1 and §3.2.
+//
+// An operation runs at least once: the checkpoint that parks its task and
+// the task's durable timeout, not this package, make that so. A pool that
+// loses a run (a crash, a full queue, a result it cannot publish) leaves
+// the timeout to decide.
+package operations
 
 import (
 	"context"
@@ -29,9 +40,9 @@ type BpmnError = instance.BpmnError
 // ThrowError returns a BPMN error with the given code.
 func ThrowError(code, message string) error { return &BpmnError{Code: code, Message: message} }
 
-// Operations is a registry of in-process operations by name. The zero
+// Registry holds in-process operations by name. The zero
 // value is empty and ready to use; it is safe for concurrent use.
-type Operations struct {
+type Registry struct {
 	mu      sync.RWMutex
 	ops     map[string]Operation
 	inlined map[string]bool
@@ -39,7 +50,7 @@ type Operations struct {
 
 // Register makes fn available under name, replacing any earlier one. It
 // runs on the engine's operation pool, beside the partition loops.
-func (o *Operations) Register(name string, fn Operation) {
+func (o *Registry) Register(name string, fn Operation) {
 	o.register(name, fn, false)
 }
 
@@ -49,11 +60,11 @@ func (o *Operations) Register(name string, fn Operation) {
 // step. While it runs, the other instances of its partition wait, so
 // register inline only fast, bounded code that does no I/O; the step waits
 // for it until the task's deadline at most (docs/engine.md §3.2).
-func (o *Operations) RegisterInline(name string, fn Operation) {
+func (o *Registry) RegisterInline(name string, fn Operation) {
 	o.register(name, fn, true)
 }
 
-func (o *Operations) register(name string, fn Operation, inline bool) {
+func (o *Registry) register(name string, fn Operation, inline bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.ops == nil {
@@ -67,9 +78,9 @@ func (o *Operations) register(name string, fn Operation, inline bool) {
 	}
 }
 
-// has reports whether an operation is registered under name; a nil
+// Has reports whether an operation is registered under name; a nil
 // registry has none.
-func (o *Operations) has(name string) bool {
+func (o *Registry) Has(name string) bool {
 	if o == nil {
 		return false
 	}
@@ -78,15 +89,15 @@ func (o *Operations) has(name string) bool {
 	return o.ops[name] != nil
 }
 
-// inline reports whether name runs inside the step.
-func (o *Operations) inline(name string) bool {
+// Inline reports whether name runs inside the step.
+func (o *Registry) Inline(name string) bool {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	return o.inlined[name]
 }
 
-// hasInline reports whether any operation runs inside the step.
-func (o *Operations) hasInline() bool {
+// HasInline reports whether any operation runs inside the step.
+func (o *Registry) HasInline() bool {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
 	return len(o.inlined) > 0
@@ -102,7 +113,7 @@ func CallInfo(ctx context.Context) (instance.Call, bool) {
 }
 
 // Execute implements instance.Executor.
-func (o *Operations) Execute(ctx context.Context, call instance.Call) (map[string]any, error) {
+func (o *Registry) Execute(ctx context.Context, call instance.Call) (map[string]any, error) {
 	o.mu.RLock()
 	fn := o.ops[call.Operation]
 	o.mu.RUnlock()

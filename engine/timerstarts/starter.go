@@ -1,4 +1,4 @@
-package engine
+package timerstarts
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -13,20 +14,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/deploy"
+	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-// Timer start events (docs/timerstart.md) run on JetStream message
-// schedules: one @at schedule per process, on streams.TimerStartSchedule,
-// for the next fire of its latest version's timer start event. A fire
-// lands on streams.TimerStartFireSubject; the shared consumer
-// streams.TimerStartsConsumer takes it on any engine node, which starts
-// the fire's instance (its id derives from process, version and due time,
-// so a redelivered fire starts nothing twice) and schedules the next.
-
-// timerFire is the body of a timer start schedule, and so of its fire.
-type timerFire struct {
+// fire is the body of a timer start schedule, and so of its fire.
+type fire struct {
 	Process string    `msgpack:"process"`
 	Version int       `msgpack:"version"`
 	Node    string    `msgpack:"node"`
@@ -39,18 +34,53 @@ type timerFire struct {
 	Taken bool `msgpack:"taken,omitempty"`
 }
 
-// timerStartID is the id of the instance fire f starts: the same however
-// often the fire is delivered, and on every engine node.
-func timerStartID(f timerFire) string {
+// InstanceID is the id of the instance the fire of process's version due
+// at due starts: the same however often the fire is delivered, and on
+// every engine node.
+func InstanceID(process string, version int, due time.Time) string {
+	return fire{Process: process, Version: version, Due: due}.instanceID()
+}
+
+func (f fire) instanceID() string {
 	sum := sha256.Sum256([]byte(f.Process + "\x00" + strconv.Itoa(f.Version) + "\x00" + f.Due.UTC().Format(time.RFC3339Nano)))
 	return "t" + hex.EncodeToString(sum[:16])
 }
 
-// scheduleTimerStarts sets, for each process a deploy moved to a new
+// Config is what a Starter runs with.
+type Config struct {
+	JS   jetstream.JetStream
+	Defs *deploy.Definitions
+	// Partitions is the number of instance partitions, to address a start.
+	Partitions int
+	// Now is the engine's clock; a schedule's times are on it.
+	Now func() time.Time
+	Log *slog.Logger
+
+	// DieBeforeSchedule and DieAfterStart, for tests only, make a deploy
+	// or a fire's handler stop as if the process died at that point.
+	DieBeforeSchedule bool
+	DieAfterStart     func(instanceID string) bool
+}
+
+// A Starter arms the timer start events of deployed processes (Schedule)
+// and takes their fires on any engine node (Run).
+type Starter struct {
+	cfg        Config
+	reconciled chan struct{}
+}
+
+// New returns a starter; Run takes the fires.
+func New(cfg Config) *Starter { return &Starter{cfg: cfg, reconciled: make(chan struct{})} }
+
+// Reconciled is closed once Run's start-up reconciliation is done (or
+// cannot run).
+func (t *Starter) Reconciled() <-chan struct{} { return t.reconciled }
+
+// Schedule sets, for each process a deploy moved to a new
 // version, the schedule of its timer start event's first fire, replacing
 // the previous version's; a version without a timer start cancels it.
-func (e *Engine) scheduleTimerStarts(ctx context.Context, procs []*model.Process, deps []Deployment) error {
-	now := e.opts.Now()
+func (t *Starter) Schedule(ctx context.Context, procs []*model.Process, deps []deploy.Deployment) error {
+	now := t.cfg.Now()
 	for i, dep := range deps {
 		if !dep.New {
 			continue
@@ -58,7 +88,7 @@ func (e *Engine) scheduleTimerStarts(ctx context.Context, procs []*model.Process
 		p := procs[i]
 		starts := p.TimerStarts()
 		if len(starts) == 0 {
-			stream, err := e.js.Stream(ctx, streams.TimerStartsStream)
+			stream, err := t.cfg.JS.Stream(ctx, streams.TimerStartsStream)
 			if err == nil {
 				err = stream.Purge(ctx, jetstream.WithPurgeSubject(streams.TimerStartSchedule(p.ID)))
 			}
@@ -72,17 +102,17 @@ func (e *Engine) scheduleTimerStarts(ctx context.Context, procs []*model.Process
 		if !ok {
 			continue
 		}
-		f := timerFire{Process: p.ID, Version: dep.Version, Node: n.ID, Firing: firing, Due: due, Armed: now}
-		if e.opts.dieBeforeTimerSchedule {
+		f := fire{Process: p.ID, Version: dep.Version, Node: n.ID, Firing: firing, Due: due, Armed: now}
+		if t.cfg.DieBeforeSchedule {
 			return errors.New("test: the deploy died before it armed the timer start")
 		}
-		if err := e.publishTimerRecord(ctx, f); err != nil {
+		if err := t.publishTimerRecord(ctx, f); err != nil {
 			return fmt.Errorf("process %s v%d: record timer start %q: %w", p.ID, dep.Version, n.ID, err)
 		}
-		if err := e.publishTimerStart(ctx, f, nil); err != nil {
+		if err := t.publishTimerStart(ctx, f, nil); err != nil {
 			return fmt.Errorf("process %s v%d: schedule timer start %q: %w", p.ID, dep.Version, n.ID, err)
 		}
-		deps[i].TimerStart = &TimerStart{Node: n.ID, Type: n.Timer.Type, Timer: n.Timer.Value, Next: due}
+		deps[i].TimerStart = &deploy.TimerStart{Node: n.ID, Type: n.Timer.Type, Timer: n.Timer.Value, Next: due}
 	}
 	return nil
 }
@@ -92,7 +122,7 @@ func (e *Engine) scheduleTimerStarts(ctx context.Context, procs []*model.Process
 // that sequence (0: the subject holds nothing): a fire's handler never
 // overwrites the schedule a deploy wrote meanwhile (nor the one an earlier
 // delivery of the same fire wrote).
-func (e *Engine) publishTimerStart(ctx context.Context, f timerFire, ifLast *uint64) error {
+func (t *Starter) publishTimerStart(ctx context.Context, f fire, ifLast *uint64) error {
 	body, err := streams.Marshal(f)
 	if err != nil {
 		return err
@@ -104,13 +134,13 @@ func (e *Engine) publishTimerStart(ctx context.Context, f timerFire, ifLast *uin
 	if ifLast != nil {
 		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(*ifLast, 10))
 	}
-	_, err = e.js.PublishMsg(ctx, m)
+	_, err = t.cfg.JS.PublishMsg(ctx, m)
 	return err
 }
 
 // publishTimerRecord writes f as the record of its process's timer start,
 // replacing the previous record.
-func (e *Engine) publishTimerRecord(ctx context.Context, f timerFire) error {
+func (t *Starter) publishTimerRecord(ctx context.Context, f fire) error {
 	body, err := streams.Marshal(f)
 	if err != nil {
 		return err
@@ -118,30 +148,31 @@ func (e *Engine) publishTimerRecord(ctx context.Context, f timerFire) error {
 	m := nats.NewMsg(streams.TimerStartRecord(f.Process))
 	m.Data = body
 	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
-	_, err = e.js.PublishMsg(ctx, m)
+	_, err = t.cfg.JS.PublishMsg(ctx, m)
 	return err
 }
 
-// runTimerStarts takes timer start fires until ctx ends.
-func (e *Engine) runTimerStarts(ctx context.Context) {
-	cons, err := e.js.Consumer(ctx, streams.TimerStartsStream, streams.TimerStartsConsumer)
+// Run takes timer start fires until ctx ends, after reconciling the
+// schedules (Reconciled).
+func (t *Starter) Run(ctx context.Context) {
+	cons, err := t.cfg.JS.Consumer(ctx, streams.TimerStartsStream, streams.TimerStartsConsumer)
 	if err != nil {
-		close(e.timerStartsReconciled)
+		close(t.reconciled)
 		if ctx.Err() != nil {
 			return // closed while starting
 		}
-		e.log.Error("timer starts: no consumer; timer start events do not fire", "err", err)
+		t.cfg.Log.Error("timer starts: no consumer; timer start events do not fire", "err", err)
 		return
 	}
-	if err := e.reconcileTimerStarts(ctx); err != nil && ctx.Err() == nil {
-		e.log.Error("timer starts: start-up reconciliation failed; a lost schedule stays lost until the next start or deploy", "err", err)
+	if err := t.reconcile(ctx); err != nil && ctx.Err() == nil {
+		t.cfg.Log.Error("timer starts: start-up reconciliation failed; a lost schedule stays lost until the next start or deploy", "err", err)
 	}
-	close(e.timerStartsReconciled)
+	close(t.reconciled)
 	for ctx.Err() == nil {
 		batch, err := cons.Fetch(16, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
-				e.log.Debug("timer starts: fetch", "err", err)
+				t.cfg.Log.Debug("timer starts: fetch", "err", err)
 				select {
 				case <-ctx.Done():
 				case <-time.After(time.Second):
@@ -150,79 +181,79 @@ func (e *Engine) runTimerStarts(ctx context.Context) {
 			continue
 		}
 		for m := range batch.Messages() {
-			e.applyTimerFire(ctx, m)
+			t.applyFire(ctx, m)
 		}
 	}
 }
 
-// applyTimerFire handles one fire: it starts the fire's instance and
+// applyFire handles one fire: it starts the fire's instance and
 // schedules the next fire, unless a redeploy replaced the fire's version.
 // A malformed fire is logged and removed; a failure redelivers it.
-func (e *Engine) applyTimerFire(ctx context.Context, m jetstream.Msg) {
-	var f timerFire
+func (t *Starter) applyFire(ctx context.Context, m jetstream.Msg) {
+	var f fire
 	if err := streams.Unmarshal(m.Data(), &f); err != nil || f.Process == "" || f.Node == "" {
-		e.log.Warn("timer starts: refusing a malformed fire", "subject", m.Subject(), "err", err)
+		t.cfg.Log.Warn("timer starts: refusing a malformed fire", "subject", m.Subject(), "err", err)
 		_ = m.Term()
 		return
 	}
-	err := e.timerFire(ctx, f)
+	err := t.fire(ctx, f)
 	if errors.Is(err, errDied) {
 		return // as if the process died: neither acknowledged nor refused
 	}
 	if err != nil {
-		e.log.Warn("timer starts: fire failed; it will be redelivered", "process", f.Process, "version", f.Version, "due", f.Due, "err", err)
+		t.cfg.Log.Warn("timer starts: fire failed; it will be redelivered", "process", f.Process, "version", f.Version, "due", f.Due, "err", err)
 		_ = m.NakWithDelay(time.Second)
 		return
 	}
 	_ = m.DoubleAck(ctx)
 }
 
-func (e *Engine) timerFire(ctx context.Context, f timerFire) error {
-	latest, _, err := e.defs.Latest(ctx, f.Process)
-	if errors.Is(err, ErrNotFound) {
+func (t *Starter) fire(ctx context.Context, f fire) error {
+	latest, _, err := t.cfg.Defs.Latest(ctx, f.Process)
+	if errors.Is(err, errdefs.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	if latest.Version != f.Version {
-		e.log.Debug("timer starts: dropping a fire of a replaced version", "process", f.Process, "version", f.Version, "latest", latest.Version)
+		t.cfg.Log.Debug("timer starts: dropping a fire of a replaced version", "process", f.Process, "version", f.Version, "latest", latest.Version)
 		return nil
 	}
-	p, err := e.defs.Get(ctx, f.Process, f.Version)
+	p, err := t.cfg.Defs.Get(ctx, f.Process, f.Version)
 	if err != nil {
 		return err
 	}
 	n := p.Node(f.Node)
 	if n == nil || n.Kind != model.StartEvent || n.Event != model.TimerEvent || n.Timer == nil || n.Scope != "" {
-		e.log.Warn("timer starts: dropping a fire of a node that is no timer start event", "process", f.Process, "version", f.Version, "node", f.Node)
+		t.cfg.Log.Warn("timer starts: dropping a fire of a node that is no timer start event", "process", f.Process, "version", f.Version, "node", f.Node)
 		return nil
 	}
-	id := timerStartID(f)
+	id := f.instanceID()
 	start, err := checkpoint.EventMsg(checkpoint.Envelope{Instance: id, Start: &checkpoint.StartRequest{
 		ProcessID: f.Process, Version: f.Version, Node: f.Node,
-	}}, "start:"+id, e.layout.Partitions)
+	}}, "start:"+id, t.cfg.Partitions)
 	if err != nil {
 		return err
 	}
-	if _, err := e.js.PublishMsg(ctx, start); err != nil {
+	if _, err := t.cfg.JS.PublishMsg(ctx, start); err != nil {
 		return fmt.Errorf("start %s: %w", id, err)
 	}
-	if e.opts.dieAfterTimerStart != nil && e.opts.dieAfterTimerStart(id) {
+	if t.cfg.DieAfterStart != nil && t.cfg.DieAfterStart(id) {
 		return errDied
 	}
 	taken := f
 	taken.Taken = true
-	if err := e.publishTimerRecord(ctx, taken); err != nil {
+	if err := t.publishTimerRecord(ctx, taken); err != nil {
 		return fmt.Errorf("record the fire: %w", err)
 	}
-	firing, due, ok := n.Timer.NextFire(f.Armed, f.Due, e.opts.Now(), f.Firing+1)
+	firing, due, ok := n.Timer.NextFire(f.Armed, f.Due, t.cfg.Now(), f.Firing+1)
 	if !ok {
 		return nil
 	}
-	next := timerFire{Process: f.Process, Version: f.Version, Node: f.Node, Firing: firing, Due: due, Armed: f.Armed}
+	next := fire{Process: f.Process, Version: f.Version, Node: f.Node, Firing: firing, Due: due, Armed: f.Armed}
 	var empty uint64
-	err = e.publishTimerStart(ctx, next, &empty)
+	err = t.publishTimerStart(ctx, next, &empty)
 	if checkpoint.IsConflict(err) {
 		return nil // a deploy, or an earlier delivery of this fire, scheduled it
 	}

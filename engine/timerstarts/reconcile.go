@@ -1,4 +1,4 @@
-package engine
+package timerstarts
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -17,14 +18,14 @@ import (
 // its process died at that point.
 var errDied = errors.New("test: died here")
 
-// reconcileTimerStarts runs when an engine node starts: it makes sure the
+// reconcile runs when an engine node starts: it makes sure the
 // latest version of every deployed process with a timer start event is
 // scheduled (docs/timerstart.md §3). A deploy that died between its batch
 // and its schedule write left the timer unarmed, or armed by the previous
 // version's schedule; every other state is left alone. Each node runs it;
 // conditional writes make the nodes agree on one schedule.
-func (e *Engine) reconcileTimerStarts(ctx context.Context) error {
-	lister, err := e.defs.KV().ListKeysFiltered(ctx, streams.LatestKeys)
+func (t *Starter) reconcile(ctx context.Context) error {
+	lister, err := t.cfg.Defs.KV().ListKeysFiltered(ctx, streams.LatestKeys)
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil
 	}
@@ -35,7 +36,7 @@ func (e *Engine) reconcileTimerStarts(ctx context.Context) error {
 	for k := range lister.Keys() {
 		keys = append(keys, k)
 	}
-	stream, err := e.js.Stream(ctx, streams.TimerStartsStream)
+	stream, err := t.cfg.JS.Stream(ctx, streams.TimerStartsStream)
 	if err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func (e *Engine) reconcileTimerStarts(ctx context.Context) error {
 	for _, k := range keys {
 		process, err := streams.Untoken(strings.TrimPrefix(k, "latest."))
 		if err == nil {
-			err = e.reconcileTimerStart(ctx, stream, process)
+			err = t.reconcileOne(ctx, stream, process)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("process %s: %w", process, err))
@@ -52,19 +53,19 @@ func (e *Engine) reconcileTimerStarts(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// reconcileTimerStart arms the timer start of process's latest version if
+// reconcileOne arms the timer start of process's latest version if
 // nothing else will: no fire of it waits for a handler, no schedule of it
 // is set, and no handler has taken a fire of it (a taken fire's handler
 // scheduled the next one, or the timer is done).
-func (e *Engine) reconcileTimerStart(ctx context.Context, stream jetstream.Stream, process string) error {
-	latest, _, err := e.defs.Latest(ctx, process)
-	if errors.Is(err, ErrNotFound) {
+func (t *Starter) reconcileOne(ctx context.Context, stream jetstream.Stream, process string) error {
+	latest, _, err := t.cfg.Defs.Latest(ctx, process)
+	if errors.Is(err, errdefs.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	p, err := e.defs.Get(ctx, process, latest.Version)
+	p, err := t.cfg.Defs.Get(ctx, process, latest.Version)
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func (e *Engine) reconcileTimerStart(ctx context.Context, stream jetstream.Strea
 		return nil // an older version's leftover schedule fires once and is dropped
 	}
 	n := starts[0]
-	mine := func(f *timerFire) bool { return f != nil && f.Version == latest.Version && f.Node == n.ID }
+	mine := func(f *fire) bool { return f != nil && f.Version == latest.Version && f.Node == n.ID }
 	pending, _, err := lastTimerMsg(ctx, stream, streams.TimerStartFireSubject(process))
 	if err != nil || mine(pending) {
 		return err
@@ -86,7 +87,7 @@ func (e *Engine) reconcileTimerStart(ctx context.Context, stream jetstream.Strea
 	if err != nil {
 		return err
 	}
-	var next timerFire
+	var next fire
 	switch {
 	case mine(rec) && rec.Taken:
 		return nil
@@ -96,29 +97,29 @@ func (e *Engine) reconcileTimerStart(ctx context.Context, stream jetstream.Strea
 		next = *rec
 	default:
 		// The deploy died before it armed the timer: arm it from now.
-		now := e.opts.Now()
+		now := t.cfg.Now()
 		firing, due, ok := n.Timer.NextFire(now, time.Time{}, now, 0)
 		if !ok {
 			return nil
 		}
-		next = timerFire{Process: process, Version: latest.Version, Node: n.ID, Firing: firing, Due: due, Armed: now}
-		if err := e.publishTimerRecord(ctx, next); err != nil {
+		next = fire{Process: process, Version: latest.Version, Node: n.ID, Firing: firing, Due: due, Armed: now}
+		if err := t.publishTimerRecord(ctx, next); err != nil {
 			return err
 		}
 	}
-	if err := e.publishTimerStart(ctx, next, &seq); err != nil {
+	if err := t.publishTimerStart(ctx, next, &seq); err != nil {
 		if checkpoint.IsConflict(err) {
 			return nil // another node, or a deploy, set the schedule meanwhile
 		}
 		return err
 	}
-	e.log.Info("timer starts: armed a timer start whose schedule was lost", "process", process, "version", next.Version, "due", next.Due)
+	t.cfg.Log.Info("timer starts: armed a timer start whose schedule was lost", "process", process, "version", next.Version, "due", next.Due)
 	return nil
 }
 
 // lastTimerMsg returns the last message on subject of the timer starts
 // stream, decoded, and its sequence; nil and 0 if there is none.
-func lastTimerMsg(ctx context.Context, stream jetstream.Stream, subject string) (*timerFire, uint64, error) {
+func lastTimerMsg(ctx context.Context, stream jetstream.Stream, subject string) (*fire, uint64, error) {
 	m, err := stream.GetLastMsgForSubject(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, 0, nil
@@ -126,7 +127,7 @@ func lastTimerMsg(ctx context.Context, stream jetstream.Stream, subject string) 
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", subject, err)
 	}
-	var f timerFire
+	var f fire
 	if err := streams.Unmarshal(m.Data, &f); err != nil {
 		return nil, m.Sequence, fmt.Errorf("decode %s: %w", subject, err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package operations
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/outbox"
-	"github.com/jetbpm/jetbpm/streams"
 )
 
-// operationRunner runs the in-process operations of a node's instances
+// A Pool runs the in-process operations of a node's instances
 // beside the partition loops (docs/engine.md §3.1). The publisher hands it
 // each RunOperation effect once the checkpoint that parked the task and
 // the rest of its outbox are stored; a bounded pool of goroutines runs
@@ -25,7 +25,7 @@ import (
 // event on the events stream. Nothing here is needed for correctness
 // after a crash: the checkpoint's outbox and the operation's durable
 // timeout are.
-type operationRunner struct {
+type Pool struct {
 	exec       instance.Executor
 	js         jetstream.JetStream
 	partitions int
@@ -34,7 +34,7 @@ type operationRunner struct {
 	maxEvent int
 	now      func() time.Time
 	log      *slog.Logger
-	metrics  *engineMetrics
+	metrics  Metrics
 
 	queue   chan *operationRun
 	ctx     context.Context // ends when Close gives up on the runs left
@@ -62,15 +62,37 @@ type operationRun struct {
 // before it counts as a failed publish.
 const submitWait = 10 * time.Second
 
-func newOperationRunner(opts *Options, js jetstream.JetStream, partitions int, m *engineMetrics) *operationRunner {
+// PoolConfig is what a Pool runs with. Every field is required.
+type PoolConfig struct {
+	// Exec runs an operation (a *Registry).
+	Exec instance.Executor
+	// JS publishes the results to the events stream, whose partitions
+	// are Partitions.
+	JS         jetstream.JetStream
+	Partitions int
+	// MaxEvent bounds an encoded result event, like any request to the
+	// events stream: a larger result fails its task.
+	MaxEvent int
+	// Concurrency is how many operations run at once, and how many wait
+	// for a slot before a hand-over blocks.
+	Concurrency int
+	// Now is the engine's clock (a run's deadline is on it).
+	Now     func() time.Time
+	Log     *slog.Logger
+	Metrics Metrics
+}
+
+// NewPool starts a pool of cfg.Concurrency goroutines. Register its
+// effects with a publisher (Handle); Close stops it.
+func NewPool(cfg PoolConfig) *Pool {
 	ctx, stop := context.WithCancel(context.Background())
-	r := &operationRunner{
-		exec: opts.Operations, js: js, partitions: partitions, maxEvent: opts.MaxCheckpointBytes,
-		now: opts.Now, log: opts.Logger, metrics: m,
-		queue: make(chan *operationRun, opts.OperationConcurrency),
+	r := &Pool{
+		exec: cfg.Exec, js: cfg.JS, partitions: cfg.Partitions, maxEvent: cfg.MaxEvent,
+		now: cfg.Now, log: cfg.Log, metrics: cfg.Metrics,
+		queue: make(chan *operationRun, cfg.Concurrency),
 		ctx:   ctx, stop: stop, runs: map[string]*operationRun{},
 	}
-	for range opts.OperationConcurrency {
+	for range cfg.Concurrency {
 		r.workers.Go(func() {
 			for run := range r.queue {
 				r.run(run)
@@ -80,10 +102,10 @@ func newOperationRunner(opts *Options, js jetstream.JetStream, partitions int, m
 	return r
 }
 
-// handleEffects registers the runner's effects with pub: a run starts
+// Handle registers the pool's effects with pub: a run starts
 // once the rest of its outbox is stored (its result must not overtake
 // them); a cancel stops this node's run of the wait.
-func (r *operationRunner) handleEffects(pub *outbox.Publisher) {
+func (r *Pool) Handle(pub *outbox.Publisher) {
 	pub.Handle(func(_ context.Context, out *outbox.Outbox, eff instance.Effect) error {
 		out.AfterStored(func(ctx context.Context) error {
 			if err := r.submit(ctx, eff); err != nil {
@@ -102,7 +124,7 @@ func (r *operationRunner) handleEffects(pub *outbox.Publisher) {
 // submit queues the run an effect asks for. A run of the same wait already
 // queued or running on this node is not started again. It returns an
 // error when the queue has had no room for submitWait, or ctx ended.
-func (r *operationRunner) submit(ctx context.Context, eff instance.Effect) error {
+func (r *Pool) submit(ctx context.Context, eff instance.Effect) error {
 	if eff.Call == nil {
 		return fmt.Errorf("operation effect %s has no call", eff.ID)
 	}
@@ -111,7 +133,7 @@ func (r *operationRunner) submit(ctx context.Context, eff instance.Effect) error
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return ErrClosed
+		return errdefs.ErrClosed
 	}
 	if _, dup := r.runs[eff.Wait]; dup {
 		r.mu.Unlock()
@@ -143,7 +165,7 @@ func (r *operationRunner) submit(ctx context.Context, eff instance.Effect) error
 
 // cancel stops the run of wait on this node, if there is one: its task
 // ended without it. A result it still returns is discarded.
-func (r *operationRunner) cancel(wait string) {
+func (r *Pool) cancel(wait string) {
 	r.mu.Lock()
 	run := r.runs[wait]
 	r.mu.Unlock()
@@ -152,7 +174,7 @@ func (r *operationRunner) cancel(wait string) {
 	}
 }
 
-func (r *operationRunner) forget(run *operationRun) {
+func (r *Pool) forget(run *operationRun) {
 	run.cancel()
 	r.mu.Lock()
 	if r.runs[run.wait] == run {
@@ -169,7 +191,7 @@ func (r *operationRun) attrs() []any {
 // deadline or its cancellation, whichever comes first, then reports the
 // result. An operation that outlives its deadline or cancellation cannot
 // be stopped: it runs on without its slot, and its result is discarded.
-func (r *operationRunner) run(run *operationRun) {
+func (r *Pool) run(run *operationRun) {
 	defer r.forget(run)
 	if err := run.ctx.Err(); err != nil {
 		// Its deadline passed, or it was cancelled, while it was queued.
@@ -178,8 +200,8 @@ func (r *operationRunner) run(run *operationRun) {
 		}
 		return
 	}
-	r.metrics.opsRunning.Add(1)
-	defer r.metrics.opsRunning.Add(-1)
+	r.metrics.Running.Add(1)
+	defer r.metrics.Running.Add(-1)
 	results := make(chan *instance.OperationResult, 1) // the call can always send and end
 	go func() { results <- instance.Invoke(run.ctx, r.exec, run.call) }()
 	select {
@@ -195,11 +217,11 @@ func (r *operationRunner) run(run *operationRun) {
 			r.discarded(run, res, "its task moved on or the engine closed")
 		}
 	case <-run.ctx.Done():
-		r.metrics.opsOverdue.Add(1)
+		r.metrics.Overdue.Add(1)
 		timedOut := errors.Is(run.ctx.Err(), context.DeadlineExceeded)
 		go func() {
 			res := <-results
-			r.metrics.opsOverdue.Add(-1)
+			r.metrics.Overdue.Add(-1)
 			why := "its task moved on or the engine closed"
 			if timedOut {
 				why = "it came after the operation's deadline"
@@ -213,15 +235,15 @@ func (r *operationRunner) run(run *operationRun) {
 	}
 }
 
-func (r *operationRunner) discarded(run *operationRun, res *instance.OperationResult, why string) {
-	r.metrics.opResults.With("discarded").Inc()
+func (r *Pool) discarded(run *operationRun, res *instance.OperationResult, why string) {
+	r.metrics.Results.With("discarded").Inc()
 	r.log.Info("operation result discarded", append(run.attrs(), "result", res.Kind, "reason", why)...)
 }
 
 // report publishes res to the run's instance as an OperationDone event,
 // retrying a few times; if it cannot, the operation's durable timeout
 // decides.
-func (r *operationRunner) report(run *operationRun, res *instance.OperationResult) {
+func (r *Pool) report(run *operationRun, res *instance.OperationResult) {
 	msg, err := r.resultMsg(run, res)
 	if err == nil && len(msg.Data) > r.maxEvent {
 		size := len(msg.Data)
@@ -233,7 +255,7 @@ func (r *operationRunner) report(run *operationRun, res *instance.OperationResul
 		r.log.Error("operation result not published: cannot encode it; its timeout will decide", append(run.attrs(), "err", err)...)
 		return
 	}
-	r.metrics.opResults.With(string(res.Kind)).Inc()
+	r.metrics.Results.With(string(res.Kind)).Inc()
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(r.ctx, 5*time.Second)
@@ -255,23 +277,15 @@ func (r *operationRunner) report(run *operationRun, res *instance.OperationResul
 	r.log.Warn("operation result not published; its timeout will decide", append(run.attrs(), "result", res.Kind, "err", err)...)
 }
 
-func (r *operationRunner) resultMsg(run *operationRun, res *instance.OperationResult) (*nats.Msg, error) {
+func (r *Pool) resultMsg(run *operationRun, res *instance.OperationResult) (*nats.Msg, error) {
 	ev := instance.OperationEvent(run.wait, res)
-	id := run.call.InstanceID
-	body, err := streams.Marshal(checkpoint.Envelope{Instance: id, Event: &ev})
-	if err != nil {
-		return nil, err
-	}
-	m := nats.NewMsg(streams.EventSubject(streams.PartitionOf(id, r.partitions), id))
-	m.Data = body
-	m.Header.Set(jetstream.MsgIDHeader, ev.ID)
-	return m, nil
+	return checkpoint.EventMsg(checkpoint.Envelope{Instance: run.call.InstanceID, Event: &ev}, ev.ID, r.partitions)
 }
 
-// close stops taking runs and waits until the queued and running ones are
+// Close stops taking runs and waits until the queued and running ones are
 // done, or ctx ends: then their contexts are cancelled and nothing more
 // is published. Operations that ignore their context are not waited for.
-func (r *operationRunner) close(ctx context.Context) {
+func (r *Pool) Close(ctx context.Context) {
 	r.sending.Lock()
 	r.mu.Lock()
 	closed := r.closed
