@@ -15,6 +15,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -54,7 +55,7 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	} else if !checkpoint.ValidID(o.id) {
 		return "", fmt.Errorf("%w: instance id %q: use 1-128 letters, digits, '-' or '_'", ErrInvalid, o.id)
 	}
-	if err := checkMessageString("business key", o.businessKey); err != nil {
+	if err := messages.CheckString("business key", o.businessKey); err != nil {
 		return "", err
 	}
 	def, err := e.defs.Get(ctx, processID, o.version)

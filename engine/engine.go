@@ -54,6 +54,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/engine/timerstarts"
@@ -241,14 +242,13 @@ type Engine struct {
 	instIndex *index.Instances // a summary of every instance, for Instances
 	metrics   *engineMetrics
 	defs      *deploy.Definitions
-	entries   *entries // the message partitions' entries
-	// replies routes the message partitions' answers to PublishMessage
-	// and CorrelateMessage calls (one subscription per engine).
-	replies replyRouter
+	// sender publishes PublishMessage's and CorrelateMessage's messages
+	// and routes the message partitions' answers (one subscription).
+	sender *messages.Sender
 
 	mu       sync.Mutex
 	parts    []*partition
-	msgParts []*messagePartition
+	msgParts []*messages.Partition
 	cancel   context.CancelFunc
 	done     sync.WaitGroup
 	closed   bool
@@ -314,9 +314,11 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		JS: js, Defs: e.defs, Partitions: layout.Partitions, Now: e.opts.Now, Log: e.log,
 		DieBeforeSchedule: e.opts.dieBeforeTimerSchedule, DieAfterStart: e.opts.dieAfterTimerStart,
 	})
-	if e.entries, err = openEntries(ctx, js); err != nil {
-		return nil, err
+	entries, err := messages.OpenEntries(ctx, js)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
+	e.sender = messages.NewSender(nc, js, e.opts.MaxCheckpointBytes)
 	e.ops = operations.NewPool(operations.PoolConfig{
 		Exec: e.opts.Operations, JS: js, Partitions: layout.Partitions, MaxEvent: e.opts.MaxCheckpointBytes,
 		Concurrency: e.opts.OperationConcurrency, Now: e.opts.Now, Log: e.opts.Logger, Metrics: e.metrics.ops,
@@ -330,7 +332,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	outbox.HandleIncidents(e.pub, e.incidents, e.opts.IncidentRetention)
 	outbox.HandleJobs(e.pub, e.queue)
 	outbox.HandleTasks(e.pub, e.tasks, e.opts.FinishedRetention)
-	handleMessages(e.pub)
+	messages.Handle(e.pub)
 	handleSignals(e.pub)
 	e.ops.Handle(e.pub)
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -343,6 +345,12 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		e.ops.Close(ctx)
 		return nil, err
 	}
+	msgCfg := &messages.Config{
+		JS: js, NC: nc, Defs: e.defs, Pub: e.pub, Partitions: layout.Partitions,
+		BatchSize: e.opts.BatchSize, CacheSize: e.opts.CacheSize/layout.Partitions + 1, MaxEntryBytes: e.opts.MaxCheckpointBytes,
+		Now: e.opts.Now, CheckValue: e.opts.checkValue, Log: e.log, Metrics: e.metrics.messages,
+		CrashAfterEntryWrite: e.opts.crashAfterEntryWrite,
+	}
 	for p := range layout.Partitions {
 		if !opts.messagePartitionsOnly {
 			part, err := e.newPartition(ctx, p)
@@ -352,12 +360,12 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 			e.parts = append(e.parts, part)
 			e.done.Go(func() { part.run(runCtx) })
 		}
-		mp, err := e.newMessagePartition(ctx, p)
+		mp, err := messages.NewPartition(ctx, msgCfg, entries, p)
 		if err != nil {
-			return fail(err)
+			return fail(fmt.Errorf("engine: %w", err))
 		}
 		e.msgParts = append(e.msgParts, mp)
-		e.done.Go(func() { mp.run(runCtx) })
+		e.done.Go(func() { mp.Run(runCtx) })
 	}
 	if !opts.messagePartitionsOnly {
 		e.done.Go(func() { e.runSignals(runCtx) })
@@ -387,11 +395,11 @@ func (e *Engine) Close(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		e.ops.Close(ctx)
-		e.replies.close()
+		e.sender.Close()
 		return fmt.Errorf("engine: close: %w", ctx.Err())
 	}
 	e.ops.Close(ctx)
-	e.replies.close()
+	e.sender.Close()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("engine: close: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/timerstarts"
 )
 
@@ -30,7 +31,7 @@ func CrashAfterMessageEntryWrite(opts *Options, fn func(entryKey string) bool) {
 func MessagePartitionsOnly(opts *Options) { opts.messagePartitionsOnly = true }
 
 // MessageEffectMsg is the message an instance's message effect becomes.
-var MessageEffectMsg = messageEffectMsg
+var MessageEffectMsg = messages.EffectMsg
 
 // Envelope is the body of a message on the events stream.
 type Envelope = checkpoint.Envelope
@@ -44,7 +45,7 @@ func StartEnvelope(id, processID string, v int, vars map[string]any) Envelope {
 // PublishAnswer publishes m as PublishMessage does and returns the id the
 // message partition's answer names.
 func PublishAnswer(ctx context.Context, e *Engine, m Message) (string, error) {
-	a, err := e.publishMessage(ctx, m, m.Vars)
+	a, err := e.sender.Publish(ctx, m, m.Vars)
 	if err != nil {
 		return "", err
 	}
@@ -53,7 +54,7 @@ func PublishAnswer(ctx context.Context, e *Engine, m Message) (string, error) {
 
 // PendingReplies returns how many publishes wait for their partition's
 // answer.
-func PendingReplies(e *Engine) int { return e.replies.pending() }
+func PendingReplies(e *Engine) int { return e.sender.Pending() }
 
 // DieBeforeTimerSchedule makes a deploy on an engine opened with opts stop
 // after its batch, before it arms its timer starts, as if it died there.

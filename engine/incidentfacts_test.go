@@ -162,6 +162,10 @@ func TestIncidentFacts(t *testing.T) {
 	if err := eng.RetryIncident(ctx, incA.ID); err != nil { // fails again: raised once more
 		t.Fatal(err)
 	}
+	// The retried run is on the operation pool: resolving before it has
+	// failed again would resolve the incident it is retrying instead.
+	againA := []incidents.Kind{incidents.Raised, incidents.Retried, incidents.Raised}
+	book.waitFor(t, fmt.Sprint(incA.ID, " ", againA), func(got map[string][]incidents.Kind) bool { return slices.Equal(got[incA.ID], againA) })
 	if err := eng.ResolveIncident(ctx, incA.ID, map[string]any{"receipt": "manual"}); err != nil {
 		t.Fatal(err)
 	}

@@ -190,7 +190,7 @@ func (p *partition) sendJobActions(g *group) {
 				p.log.Warn("job action not sent", "job", a.verdict.JobID, "err", err)
 			}
 		}
-		if validReplyTo(a.replyTo) {
+		if streams.ValidInbox(a.replyTo) {
 			if b, err := jobs.AppendVerdict(make([]byte, 0, 128), &a.verdict); err == nil {
 				_ = p.nc.Publish(a.replyTo, b)
 			} else {
@@ -201,21 +201,6 @@ func (p *partition) sendJobActions(g *group) {
 		}
 	}
 	g.actions = nil
-}
-
-// validReplyTo accepts inbox subjects only. The engine publishes verdicts
-// with its own permissions, so a worker must not be able to aim one at a
-// KV key or an API subject.
-func validReplyTo(s string) bool {
-	if !strings.HasPrefix(s, "_INBOX.") || len(s) > 256 {
-		return false
-	}
-	for _, tok := range strings.Split(s, ".") {
-		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
-			return false
-		}
-	}
-	return true
 }
 
 // normalizeReport turns the JSON values of a report into the values a

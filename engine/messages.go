@@ -2,54 +2,33 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-// Message is a BPMN message for the instances that wait for it
-// (docs/messages.md). Name is required. It is addressed by at most one of:
-//
-//   - Key, the correlation key the catches subscribed under (a string;
-//     a number is written in its shortest decimal form);
-//   - BusinessKey, the business key of the instances to reach (Camunda 7:
-//     their catches without a correlation key subscribe under it);
-//   - Instance, one instance, skipping the message partitions: the oldest
-//     open catch of that name in the instance takes it, and nothing is
-//     buffered.
-//
-// With none of them the key is empty. TTL > 0 buffers the message that long
-// for subscriptions that open later (not with Instance); ID, if set, names
-// the message: a second publish with that id is refused while the first is
-// buffered (and within two minutes, whatever its TTL).
-type Message struct {
-	Name        string
-	Key         string
-	BusinessKey string
-	Instance    string
-	Vars        map[string]any
-	TTL         time.Duration
-	ID          string
-}
+// Message is a BPMN message for the instances that wait for it; see
+// messages.Message.
+type Message = messages.Message
 
-// key returns the correlation key m is published under.
-func (m *Message) key() string {
-	if m.BusinessKey != "" {
-		return instance.BusinessKeyPrefix + m.BusinessKey
-	}
-	return m.Key
-}
+// Message facts, on streams.FactSubject(streams.FactMessage, name, kind).
+const (
+	FactMessageCorrelated = messages.FactMessageCorrelated
+	FactMessageRejected   = messages.FactMessageRejected
+	FactMessageExpired    = messages.FactMessageExpired
+)
+
+// MessageFact is the JSON body of a message fact.
+type MessageFact = messages.MessageFact
 
 // check refuses a message that cannot be published, and returns its
 // variables as stored.
@@ -69,7 +48,7 @@ func (e *Engine) checkMessage(m *Message) (map[string]any, error) {
 		return nil, fmt.Errorf("instance %q: %w", m.Instance, ErrNotFound)
 	}
 	for what, s := range map[string]string{"message name": m.Name, "correlation key": m.Key, "business key": m.BusinessKey, "message id": m.ID} {
-		if err := checkMessageString(what, s); err != nil {
+		if err := messages.CheckString(what, s); err != nil {
 			return nil, err
 		}
 	}
@@ -108,7 +87,7 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) (string, error) 
 	if m.Instance != "" {
 		return m.ID, e.messageTo(ctx, m, vars)
 	}
-	if _, err := e.publishMessage(ctx, m, vars); err != nil {
+	if _, err := e.sender.Publish(ctx, m, vars); err != nil {
 		return "", err
 	}
 	return m.ID, nil
@@ -137,12 +116,12 @@ func (e *Engine) CorrelateMessage(ctx context.Context, m Message) (string, error
 	if m.Instance != "" {
 		return e.correlateTo(ctx, m, vars)
 	}
-	answer, err := e.publishMessage(ctx, m, vars)
+	answer, err := e.sender.Publish(ctx, m, vars)
 	if err != nil {
 		return "", err
 	}
 	if len(answer.Offers) == 0 {
-		return "", fmt.Errorf("%w for message %q with key %q", ErrNoSubscription, m.Name, m.key())
+		return "", fmt.Errorf("%w for message %q with key %q", ErrNoSubscription, m.Name, m.CorrelationKey())
 	}
 	var left []string
 	for _, o := range answer.Offers {
@@ -156,64 +135,7 @@ func (e *Engine) CorrelateMessage(ctx context.Context, m Message) (string, error
 		left = append(left, inst)
 	}
 	return "", fmt.Errorf("%w for message %q with key %q: %s left the element before the message arrived",
-		ErrNoSubscription, m.Name, m.key(), strings.Join(left, ", "))
-}
-
-// publishMessage publishes m to its message partition and returns the
-// partition's answer.
-func (e *Engine) publishMessage(ctx context.Context, m Message, vars map[string]any) (*messageAnswer, error) {
-	var body []byte
-	if len(vars) > 0 {
-		var err error
-		if body, err = streams.Marshal(vars); err != nil {
-			return nil, err
-		}
-		if len(body) > e.opts.MaxCheckpointBytes {
-			return nil, fmt.Errorf("%w: message %q: its variables are %d bytes, the limit is %d", ErrTooLarge, m.Name, len(body), e.opts.MaxCheckpointBytes)
-		}
-	}
-	inbox, answers, done, err := e.replies.expect(e.nc)
-	if err != nil {
-		return nil, fmt.Errorf("message %q: subscribe to the answers: %w", m.Name, err)
-	}
-	defer done()
-	if !validReplyTo(inbox) {
-		return nil, fmt.Errorf("message %q: the message partition answers inboxes under _INBOX. only; this connection's are %s", m.Name, inbox)
-	}
-	msg := nats.NewMsg(streams.MessageSubject(streams.MessagePublish, m.Name, m.key()))
-	msg.Data = body
-	msg.Header.Set(jetstream.MsgIDHeader, m.ID)
-	msg.Header.Set(streams.MessageReplyHeader, inbox)
-	if m.TTL > 0 {
-		msg.Header.Set(streams.MessageTTLHeader, m.TTL.String())
-	}
-	ack, err := e.js.PublishMsg(ctx, msg)
-	if err != nil {
-		return nil, fmt.Errorf("message %q: publish: %w", m.Name, err)
-	}
-	if ack.Duplicate {
-		return nil, fmt.Errorf("%w: message %q with key %q: id %q was published in the last two minutes", ErrDuplicate, m.Name, m.key(), m.ID)
-	}
-	var reply *nats.Msg
-	select {
-	case reply = <-answers:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("message %q: stored, but its message partition did not answer: %w", m.Name, ctx.Err())
-	}
-	var a messageAnswer
-	if err := json.Unmarshal(reply.Data, &a); err != nil {
-		return nil, fmt.Errorf("message %q: malformed answer %q", m.Name, reply.Data)
-	}
-	switch a.Refusal {
-	case "":
-	case "duplicate":
-		return nil, fmt.Errorf("%w: %s", ErrDuplicate, a.Error)
-	case "tooLarge":
-		return nil, fmt.Errorf("%w: %s", ErrTooLarge, a.Error)
-	default:
-		return nil, fmt.Errorf("%w: %s", ErrInvalid, a.Error)
-	}
-	return &a, nil
+		ErrNoSubscription, m.Name, m.CorrelationKey(), strings.Join(left, ", "))
 }
 
 // messageTo sends m straight to instance m.Instance.
@@ -278,7 +200,7 @@ func waitsFor(s *instance.State, name string) bool {
 // and the partition offers the message to the next subscription of the
 // process: awaitOffer follows it there. It returns false, with the last
 // instance offered, when no subscription was left and the message is gone.
-func (e *Engine) awaitOffer(ctx context.Context, m Message, o messageOffer) (string, bool, error) {
+func (e *Engine) awaitOffer(ctx context.Context, m Message, o messages.Offer) (string, bool, error) {
 	for {
 		took, err := e.awaitTaken(ctx, o)
 		if err != nil || took || o.Started {
@@ -294,7 +216,7 @@ func (e *Engine) awaitOffer(ctx context.Context, m Message, o messageOffer) (str
 
 // awaitTaken waits until the instance of offer o has taken its message
 // (true) or left the element (false).
-func (e *Engine) awaitTaken(ctx context.Context, o messageOffer) (bool, error) {
+func (e *Engine) awaitTaken(ctx context.Context, o messages.Offer) (bool, error) {
 	return e.awaitState(ctx, o.Instance, func(s *instance.State) (bool, bool) {
 		switch {
 		case o.Started && s == nil:
@@ -317,31 +239,31 @@ func (e *Engine) awaitTaken(ctx context.Context, o messageOffer) (bool, error) {
 // ok false when the message is gone. The entry remembers a rejection it
 // took back within the offer's return deadline (correlation.Returned),
 // until the deadline: the watch finds it however late it starts.
-func (e *Engine) awaitReturn(ctx context.Context, m Message, o messageOffer) (next messageOffer, ok bool, err error) {
+func (e *Engine) awaitReturn(ctx context.Context, m Message, o messages.Offer) (next messages.Offer, ok bool, err error) {
 	kv, err := e.js.KeyValue(ctx, streams.MessagesBucket)
 	if err != nil {
-		return messageOffer{}, false, fmt.Errorf("message %q: messages bucket: %w", m.Name, err)
+		return messages.Offer{}, false, fmt.Errorf("message %q: messages bucket: %w", m.Name, err)
 	}
-	key := streams.MessageEntryKey(m.Name, m.key())
+	key := streams.MessageEntryKey(m.Name, m.CorrelationKey())
 	w, err := kv.Watch(ctx, key)
 	if err != nil {
-		return messageOffer{}, false, fmt.Errorf("message %q with key %q: watch: %w", m.Name, m.key(), err)
+		return messages.Offer{}, false, fmt.Errorf("message %q with key %q: watch: %w", m.Name, m.CorrelationKey(), err)
 	}
 	defer func() { _ = w.Stop() }()
 	for {
 		select {
 		case <-ctx.Done():
-			return messageOffer{}, false, fmt.Errorf("message %q with key %q: instance %s rejected it; waiting for where it went next: %w", m.Name, m.key(), o.Instance, ctx.Err())
+			return messages.Offer{}, false, fmt.Errorf("message %q with key %q: instance %s rejected it; waiting for where it went next: %w", m.Name, m.CorrelationKey(), o.Instance, ctx.Err())
 		case u, open := <-w.Updates():
 			if !open {
-				return messageOffer{}, false, watchClosed(ctx, fmt.Sprintf("message %q with key %q", m.Name, m.key()))
+				return messages.Offer{}, false, watchClosed(ctx, fmt.Sprintf("message %q with key %q", m.Name, m.CorrelationKey()))
 			}
 			if u == nil || u.Operation() != jetstream.KeyValuePut {
 				continue // the end of the initial values, or an entry deleted before the rejection came
 			}
 			var ent correlation.Entry
 			if err := streams.Unmarshal(u.Value(), &ent); err != nil {
-				return messageOffer{}, false, fmt.Errorf("message entry %s: decode: %w", key, err)
+				return messages.Offer{}, false, fmt.Errorf("message entry %s: decode: %w", key, err)
 			}
 			for _, r := range ent.Returned {
 				c := instance.Correlation{Name: ent.Name, Key: ent.Key, Seq: r.Seq}
@@ -349,10 +271,10 @@ func (e *Engine) awaitReturn(ctx context.Context, m Message, o messageOffer) (ne
 					continue
 				}
 				if r.Next == 0 {
-					return messageOffer{}, false, nil
+					return messages.Offer{}, false, nil
 				}
 				c.Seq = r.Next
-				return messageOffer{Instance: r.Instance, Process: o.Process, Wait: r.Wait, Correlation: c.ID()}, true, nil
+				return messages.Offer{Instance: r.Instance, Process: o.Process, Wait: r.Wait, Correlation: c.ID()}, true, nil
 			}
 		}
 	}

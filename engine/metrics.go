@@ -6,9 +6,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -31,10 +31,7 @@ type engineMetrics struct {
 	ops operations.Metrics
 
 	// Message partitions (docs/messages.md §6).
-	messages        *metrics.CounterVec // by result
-	correlations    *metrics.CounterVec // by kind: subscription, start
-	rejections      *metrics.Counter
-	messageExpiries *metrics.Counter
+	messages messages.Metrics
 
 	// User tasks (docs/usertasks.md §5).
 	taskFacts *metrics.CounterVec // by kind
@@ -62,12 +59,7 @@ func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer j
 		expiries:   r.NewCounterVec("jetbpm_job_lock_expiries_total", "Deliveries whose lock expired without a verdict.", "topic"),
 		terminals:  r.NewCounterVec("jetbpm_job_outcomes_total", "Terminal job outcomes applied to instances.", "topic", "outcome"),
 		ops:        operations.NewMetrics(r),
-		messages: r.NewCounterVec("jetbpm_messages_total",
-			"Published messages this node's message partitions applied, by result: correlated (to a subscription or a start), buffered, dropped (no subscription, no time to live), refused.", "result"),
-		correlations: r.NewCounterVec("jetbpm_message_correlations_total",
-			"Messages offered to a subscription or starting an instance, by kind (subscription, start).", "kind"),
-		rejections:      r.NewCounter("jetbpm_message_rejections_total", "Correlations an instance rejected because it had left the element."),
-		messageExpiries: r.NewCounter("jetbpm_message_expiries_total", "Buffered messages whose time to live ended."),
+		messages:   messages.NewMetrics(r),
 		taskFacts: r.NewCounterVec("jetbpm_task_facts_total",
 			"User task changes committed by this node, by fact kind (created, assigned, completed, canceled).", "kind"),
 		signals: r.NewCounter("jetbpm_signals_total", "Signal broadcasts this node fanned out."),
@@ -153,41 +145,6 @@ func (m *engineMetrics) countEffects(outbox []instance.Effect) {
 			m.instances.With(string(eff.Fact.Kind)).Inc()
 		case instance.PublishTaskFact:
 			m.taskFacts.With(string(eff.TaskFact.Kind)).Inc()
-		}
-	}
-}
-
-// messageStats counts the published messages a message partition applied
-// to one entry, by result.
-type messageStats struct {
-	correlated, buffered, dropped, refused int
-}
-
-func (st *messageStats) add(o messageStats) {
-	st.correlated += o.correlated
-	st.buffered += o.buffered
-	st.dropped += o.dropped
-	st.refused += o.refused
-}
-
-// countMessages records a committed message entry: the messages applied
-// and the correlations, rejections and expiries in its outbox.
-func (m *engineMetrics) countMessages(st messageStats, outbox []correlation.Effect) {
-	for result, n := range map[string]int{"correlated": st.correlated, "buffered": st.buffered, "dropped": st.dropped, "refused": st.refused} {
-		if n > 0 {
-			m.messages.With(result).Add(float64(n))
-		}
-	}
-	for _, eff := range outbox {
-		switch eff.Kind {
-		case correlation.Correlate:
-			m.correlations.With("subscription").Inc()
-		case correlation.Start:
-			m.correlations.With("start").Inc()
-		case correlation.Rejected:
-			m.rejections.Inc()
-		case correlation.Expired:
-			m.messageExpiries.Inc()
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
@@ -168,12 +169,12 @@ func TestMessageStartOncePerKey(t *testing.T) {
 	if _, err := e.PublishMessage(ctx, Message{Name: "paid", Key: "o-1", ID: "m2", TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	entry, _, err := e.entries.get(ctx, streams.MessageEntryKey("paid", "o-1"))
-	if err != nil || entry == nil || len(entry.Buffered) != 2 || len(entry.Buffered[1].Correlated) != 0 || entry.Starts["order"] != first.Instance {
+	entry, err := storedEntry(ctx, env, "paid", "o-1")
+	if err != nil || len(entry.Buffered) != 2 || len(entry.Buffered[1].Correlated) != 0 || entry.Starts["order"] != first.Instance {
 		t.Fatalf("a second instance started for key o-1: %+v %v", entry, err)
 	}
 	// Its end lets the buffered message start the next one.
-	msg, err := messageEffectMsg(&instance.State{ID: first.Instance, ProcessID: "order", StartMessage: req.Message},
+	msg, err := messages.EffectMsg(&instance.State{ID: first.Instance, ProcessID: "order", StartMessage: req.Message},
 		instance.Effect{ID: "end", Kind: instance.StartEnded, Correlation: req.Message})
 	if err != nil {
 		t.Fatal(err)
@@ -233,11 +234,28 @@ func TestFailedMessageStartReleasesItsKey(t *testing.T) {
 	}
 	select {
 	case m := <-ends:
-		var cmd messageCommand
+		var cmd struct {
+			Process  string `msgpack:"process"`
+			Instance string `msgpack:"instance"`
+		}
 		if err := streams.Unmarshal(m.Data, &cmd); err != nil || cmd.Process != "pay" || cmd.Instance != "m-1" {
 			t.Errorf("end command: %+v %v", cmd, err)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("no end command within 20s")
 	}
+}
+
+// storedEntry reads the message partition entry of name and key.
+func storedEntry(ctx context.Context, env *streamstest.Env, name, key string) (*correlation.Entry, error) {
+	kv, err := env.JS.KeyValue(ctx, streams.MessagesBucket)
+	if err != nil {
+		return nil, err
+	}
+	kve, err := kv.Get(ctx, streams.MessageEntryKey(name, key))
+	if err != nil {
+		return nil, err
+	}
+	var entry correlation.Entry
+	return &entry, streams.Unmarshal(kve.Value(), &entry)
 }

@@ -14,8 +14,10 @@ import (
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/incidents"
+	"github.com/jetbpm/jetbpm/internal/lru"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -29,7 +31,7 @@ type partition struct {
 	partitions int
 	// events carries the engine's own events; reports the workers'.
 	events, reports jetstream.Consumer
-	cache           *lru[cached]
+	cache           *lru.Cache[cached]
 	log             *slog.Logger
 
 	opts    *Options
@@ -53,7 +55,7 @@ func (e *Engine) newPartition(ctx context.Context, n int) (*partition, error) {
 	}
 	size := e.opts.CacheSize/e.layout.Partitions + 1
 	return &partition{
-		n: n, partitions: e.layout.Partitions, events: events, reports: reports, cache: newLRU[cached](size), log: e.log.With("partition", n),
+		n: n, partitions: e.layout.Partitions, events: events, reports: reports, cache: lru.New[cached](size), log: e.log.With("partition", n),
 		opts: &e.opts, nc: e.nc, js: e.js, store: e.store, defs: e.defs, pub: e.pub, queue: e.queue, metrics: e.metrics,
 	}, nil
 }
@@ -139,6 +141,12 @@ func (p *partition) collect(first jetstream.Msg, msgs chan jetstream.Msg, max in
 		}
 	}
 	return out
+}
+
+// cached is a checkpoint as last written by this node.
+type cached struct {
+	state *instance.State
+	rev   uint64
 }
 
 // group is the work of one batch for one instance.
@@ -230,7 +238,7 @@ func (p *partition) commit(ctx context.Context, groups []*group) {
 func (p *partition) settleAll(groups []*group) {
 	for _, g := range groups {
 		if g.abandoned {
-			p.cache.drop(g.id)
+			p.cache.Drop(g.id)
 			continue
 		}
 		p.settle(g)
@@ -298,11 +306,11 @@ func (p *partition) groups(batch []jetstream.Msg) []*group {
 // checkpoint still waits for. So such a step runs again on the stored
 // checkpoint.
 func (p *partition) step(ctx context.Context, g *group) {
-	c, cached := p.cache.get(g.id)
+	c, cached := p.cache.Get(g.id)
 	events, actions := g.events, g.actions
 	p.stepOnce(ctx, g)
 	if cached && g.err == nil && g.state == nil && (len(events) > 0 || len(g.reports) > 0) {
-		p.cache.drop(g.id)
+		p.cache.Drop(g.id)
 		g.events, g.actions, g.published = events, actions, c.rev
 		p.stepOnce(ctx, g)
 	}
@@ -323,7 +331,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		if len(g.events) > len(jobEvents) {
 			log.Debug("events for an unknown instance dropped", "events", len(g.events))
 		}
-		g.err = p.rejectOrphans(ctx, g)
+		g.err = messages.RejectOrphans(ctx, p.js, p.log, g.id, g.events)
 		if g.err == nil {
 			g.err = p.dropSignalEntries(ctx, g)
 		}
@@ -335,20 +343,20 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 			case g.start.Parent != nil:
 				g.err = p.childStartFailed(ctx, g.id, g.start, err)
 			case g.start.Message != nil:
-				g.err = p.messageStartFailed(ctx, g.id, g.start)
+				g.err = messages.StartFailed(ctx, p.js, g.id, g.start)
 			}
 			return
 		}
 		changed = true
 		log.Debug("instance started", "process", s.ProcessID, "version", s.Version)
-	case s.Status.Finished() && !correlating(g.events):
+	case s.Status.Finished() && !messages.Correlating(g.events):
 		g.err = p.dropSignalEntries(ctx, g)
 		return
 	}
 	// A finished instance takes correlate events too: it rejects them, so
 	// the message goes to another subscription (docs/messages.md §4).
 	var stepErr error
-	if len(g.events) > 0 && (!s.Status.Finished() || correlating(g.events)) {
+	if len(g.events) > 0 && (!s.Status.Finished() || messages.Correlating(g.events)) {
 		var applied int
 		applied, stepErr = p.apply(ctx, g, s)
 		changed = changed || applied > 0
@@ -356,7 +364,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 	created := rev == 0
 	if stepErr != nil {
 		log.Error("step failed; failing the instance", "err", stepErr)
-		p.cache.drop(g.id)
+		p.cache.Drop(g.id)
 		if created {
 			// Failed as it starts: from its start, not half a step.
 			s, err = p.create(ctx, g.id, g.start)
@@ -396,7 +404,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 // hold unpublished effects: they are published again before anything else.
 func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64, error) {
 	id := g.id
-	if c, ok := p.cache.get(id); ok {
+	if c, ok := p.cache.Get(id); ok {
 		return c.state, c.rev, nil
 	}
 	var s *instance.State
@@ -422,7 +430,7 @@ func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64
 		s.Outbox = nil
 		// Cached, the checkpoint is not read and republished again by the
 		// next event, which would run its operations once more.
-		p.cache.put(id, cached{state: s, rev: rev})
+		p.cache.Put(id, cached{state: s, rev: rev})
 		return s, rev, nil
 	}
 	s.Outbox = nil
@@ -466,7 +474,7 @@ func (p *partition) awaitWrite(ctx context.Context, g *group) {
 // out, or returns them for redelivery.
 func (p *partition) settle(g *group) {
 	if g.err != nil {
-		p.cache.drop(g.id)
+		p.cache.Drop(g.id)
 		p.log.Warn("instance step not committed; events will be redelivered", "instance", g.id, "err", g.err)
 		for _, m := range g.msgs {
 			_ = m.NakWithDelay(250 * time.Millisecond)
@@ -476,9 +484,9 @@ func (p *partition) settle(g *group) {
 	if g.state != nil {
 		g.state.Outbox = nil
 		if g.state.Status.Finished() {
-			p.cache.drop(g.id)
+			p.cache.Drop(g.id)
 		} else {
-			p.cache.put(g.id, cached{state: g.state, rev: g.rev})
+			p.cache.Put(g.id, cached{state: g.state, rev: g.rev})
 		}
 	}
 	p.sendJobActions(g)

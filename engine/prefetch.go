@@ -26,7 +26,7 @@ func (p *partition) prefetch(ctx context.Context, groups []*group) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxPrefetch)
 	for _, g := range groups {
-		if _, ok := p.cache.get(g.id); ok {
+		if _, ok := p.cache.Get(g.id); ok {
 			continue
 		}
 		if g.freshStart() {

@@ -18,6 +18,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -51,10 +52,10 @@ func (e *Engine) BroadcastSignal(ctx context.Context, sig Signal) (SignalResult,
 	if strings.TrimSpace(sig.Name) == "" {
 		return SignalResult{}, fmt.Errorf("%w: a signal needs a name", ErrInvalid)
 	}
-	if err := checkMessageString("signal name", sig.Name); err != nil {
+	if err := messages.CheckString("signal name", sig.Name); err != nil {
 		return SignalResult{}, err
 	}
-	if err := checkMessageString("signal id", sig.ID); err != nil {
+	if err := messages.CheckString("signal id", sig.ID); err != nil {
 		return SignalResult{}, err
 	}
 	vars, err := e.signalVars(sig.Vars)
@@ -293,13 +294,13 @@ func (e *Engine) applyBroadcast(ctx context.Context, m jetstream.Msg) {
 	name, err := streams.SignalName(m.Subject())
 	var vars map[string]any
 	if err == nil {
-		vars, err = decodeVars(m.Data())
+		vars, err = messages.DecodeVars(m.Data())
 	}
 	if err == nil {
 		vars, err = e.signalVars(vars)
 	}
 	if err == nil {
-		err = checkMessageString("signal name", name)
+		err = messages.CheckString("signal name", name)
 	}
 	if err != nil {
 		e.log.Warn("signals: refusing a malformed broadcast", "subject", m.Subject(), "err", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -200,7 +201,7 @@ func (e *Engine) TaskError(ctx context.Context, id, user, code, message string, 
 	if code == "" {
 		return nil, fmt.Errorf("%w: error names no error code", ErrInvalid)
 	}
-	if err := checkMessageString("error code", code); err != nil {
+	if err := messages.CheckString("error code", code); err != nil {
 		return nil, err
 	}
 	if len(message) > maxTaskErrorMessage {
@@ -226,7 +227,7 @@ func (e *Engine) EscalateTask(ctx context.Context, id, user, code string, vars m
 	if code == "" {
 		return nil, fmt.Errorf("%w: escalate names no escalation code", ErrInvalid)
 	}
-	if err := checkMessageString("escalation code", code); err != nil {
+	if err := messages.CheckString("escalation code", code); err != nil {
 		return nil, err
 	}
 	clean, err := e.taskVars(vars)
@@ -267,7 +268,7 @@ func (e *Engine) taskCommand(ctx context.Context, cmd instance.TaskCommand) (*in
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMessageString("user", cmd.User); err != nil {
+	if err := messages.CheckString("user", cmd.User); err != nil {
 		return nil, err
 	}
 	// Watch before reading the record: an end that lands between the read

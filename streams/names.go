@@ -467,3 +467,20 @@ func Untoken(tok string) (string, error) {
 	}
 	return s, nil
 }
+
+// ValidInbox accepts inbox subjects only (_INBOX.<tokens>, at most 256
+// bytes, no wildcards). The engine answers on a subject a caller names
+// (a worker's verdict, a message partition's answer) with its own
+// permissions, so a caller must not be able to aim one at a KV key or an
+// API subject.
+func ValidInbox(s string) bool {
+	if !strings.HasPrefix(s, "_INBOX.") || len(s) > 256 {
+		return false
+	}
+	for _, tok := range strings.Split(s, ".") {
+		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
+			return false
+		}
+	}
+	return true
+}

@@ -1,4 +1,4 @@
-package engine
+package messages
 
 import (
 	"context"
@@ -13,26 +13,27 @@ import (
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-// entries reads and writes the message partitions' entries in the messages
+// Entries reads and writes the message partitions' entries in the messages
 // bucket. Writes are raw publishes to the bucket's subject with an expected
 // last sequence, so they pipeline and still compare-and-set; reads go to
 // the bucket's stream, which also gives the sequence of a deleted entry's
 // marker to write over.
-type entries struct {
+type Entries struct {
 	stream jetstream.Stream
 }
 
-func openEntries(ctx context.Context, js jetstream.JetStream) (*entries, error) {
+// OpenEntries opens the entries of the messages bucket.
+func OpenEntries(ctx context.Context, js jetstream.JetStream) (*Entries, error) {
 	s, err := js.Stream(ctx, streams.KVStream(streams.MessagesBucket))
 	if err != nil {
-		return nil, fmt.Errorf("engine: messages bucket: %w", err)
+		return nil, fmt.Errorf("messages bucket: %w", err)
 	}
-	return &entries{stream: s}, nil
+	return &Entries{stream: s}, nil
 }
 
 // get returns the entry of key and its revision. A missing or deleted
 // entry is a new one (nil) with the revision a write must expect.
-func (s *entries) get(ctx context.Context, key string) (*correlation.Entry, uint64, error) {
+func (s *Entries) get(ctx context.Context, key string) (*correlation.Entry, uint64, error) {
 	m, err := s.stream.GetLastMsgForSubject(ctx, streams.KVSubject(streams.MessagesBucket, key))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, 0, nil
@@ -51,7 +52,7 @@ func (s *entries) get(ctx context.Context, key string) (*correlation.Entry, uint
 }
 
 // write is the message that stores e under key over revision rev.
-func (s *entries) write(key string, e *correlation.Entry, rev uint64) (*nats.Msg, error) {
+func (s *Entries) write(key string, e *correlation.Entry, rev uint64) (*nats.Msg, error) {
 	data, err := streams.Marshal(e)
 	if err != nil {
 		return nil, fmt.Errorf("message entry %s: encode: %w", key, err)
@@ -63,7 +64,7 @@ func (s *entries) write(key string, e *correlation.Entry, rev uint64) (*nats.Msg
 }
 
 // delete is the message that deletes the entry of key at revision rev.
-func (s *entries) delete(key string, rev uint64) *nats.Msg {
+func (s *Entries) delete(key string, rev uint64) *nats.Msg {
 	m := nats.NewMsg(streams.KVSubject(streams.MessagesBucket, key))
 	m.Header.Set("KV-Operation", "DEL")
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))

@@ -1,4 +1,4 @@
-package engine
+package messages
 
 import (
 	"strings"
@@ -8,13 +8,13 @@ import (
 	"github.com/nats-io/nuid"
 )
 
-// replyRouter receives the message partitions' answers to this engine's
+// replies receives the message partitions' answers to this engine's
 // publishes on one subscription, <inbox>.*, and hands each to the call
 // waiting for it, as nats.go's Request does: a subscription per publish
 // would cost an interest in the server and a channel of the connection's
 // SubChanLen slots each time (docs/performance.md, Messages). The zero
 // value is ready: the subscription opens with the first publish.
-type replyRouter struct {
+type replies struct {
 	mu      sync.Mutex
 	sub     *nats.Subscription
 	prefix  string
@@ -24,7 +24,7 @@ type replyRouter struct {
 // expect returns a new reply subject under the engine's inbox and the
 // channel its answer arrives on. done forgets the subject; the caller calls
 // it however its wait ends, and an answer that comes later is dropped.
-func (r *replyRouter) expect(nc *nats.Conn) (subject string, answer <-chan *nats.Msg, done func(), err error) {
+func (r *replies) expect(nc *nats.Conn) (subject string, answer <-chan *nats.Msg, done func(), err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sub == nil || !r.sub.IsValid() {
@@ -42,7 +42,7 @@ func (r *replyRouter) expect(nc *nats.Conn) (subject string, answer <-chan *nats
 }
 
 // route hands an answer to the call waiting for it, if any still does.
-func (r *replyRouter) route(m *nats.Msg) {
+func (r *replies) route(m *nats.Msg) {
 	id := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
 	r.mu.Lock()
 	ch, ok := r.waiting[id]
@@ -53,21 +53,21 @@ func (r *replyRouter) route(m *nats.Msg) {
 	}
 }
 
-func (r *replyRouter) forget(id string) {
+func (r *replies) forget(id string) {
 	r.mu.Lock()
 	delete(r.waiting, id)
 	r.mu.Unlock()
 }
 
 // pending returns how many calls wait for an answer.
-func (r *replyRouter) pending() int {
+func (r *replies) pending() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.waiting)
 }
 
 // close removes the subscription; a call still waiting sees no answer.
-func (r *replyRouter) close() {
+func (r *replies) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sub != nil {

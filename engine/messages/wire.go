@@ -1,4 +1,4 @@
-package engine
+package messages
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -22,31 +23,31 @@ import (
 // its Nats-Msg-Id the message id, its Jetbpm-TTL header how long it stays
 // buffered, its Jetbpm-Reply header an inbox for the partition's answer.
 // A command (sub, unsub, rej, end, exp) is published by the engine only,
-// its body a messageCommand in the jetbpm codec.
+// its body a commandBody in the jetbpm codec.
 
-// maxMessageString bounds a message's name, correlation key, business key
-// and id, in bytes.
-const maxMessageString = 256
+// MaxString bounds a message's name, correlation key, business key
+// and id (and a signal's name and id), in bytes.
+const MaxString = 256
 
 // checkMessageString refuses a name, key or id that is too long or holds
 // control characters (an id travels in a header).
-func checkMessageString(what, s string) error {
-	if len(s) > maxMessageString {
-		return fmt.Errorf("%w: %s is %d bytes; at most %d", ErrInvalid, what, len(s), maxMessageString)
+func CheckString(what, s string) error {
+	if len(s) > MaxString {
+		return fmt.Errorf("%w: %s is %d bytes; at most %d", errdefs.ErrInvalid, what, len(s), MaxString)
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) {
-			return fmt.Errorf("%w: %s %q holds a control character", ErrInvalid, what, s)
+			return fmt.Errorf("%w: %s %q holds a control character", errdefs.ErrInvalid, what, s)
 		}
 	}
 	return nil
 }
 
-// messageCommand is the body of an engine command to a message partition.
+// commandBody is the body of an engine command to a message partition.
 // Which fields a kind needs: sub and unsub Sub; rej Sub and Correlation;
 // end Process and Instance; exp Seq. A rej of a message the partition
 // does not keep (Correlation.ReturnBy set) carries its Vars back.
-type messageCommand struct {
+type commandBody struct {
 	Sub         *instance.Subscription `msgpack:"sub,omitempty"`
 	Correlation *instance.Correlation  `msgpack:"correlation,omitempty"`
 	Vars        map[string]any         `msgpack:"vars,omitempty"`
@@ -56,8 +57,8 @@ type messageCommand struct {
 }
 
 // decodeCommand decodes and checks a command about sm's name and key.
-func decodeCommand(sm streams.StoredMessage, data []byte) (*messageCommand, error) {
-	var c messageCommand
+func decodeCommand(sm streams.StoredMessage, data []byte) (*commandBody, error) {
+	var c commandBody
 	if err := streams.Unmarshal(data, &c); err != nil {
 		return nil, err
 	}
@@ -89,8 +90,8 @@ func decodeCommand(sm streams.StoredMessage, data []byte) (*messageCommand, erro
 	return &c, nil
 }
 
-// inboundMessage is a message as a partition applies it.
-type inboundMessage struct {
+// inbound is a message as a partition applies it.
+type inbound struct {
 	ID      string
 	Vars    map[string]any
 	TTL     time.Duration
@@ -99,14 +100,14 @@ type inboundMessage struct {
 
 // decodeMessage decodes a published message. Publishers are untrusted:
 // anything malformed is an error naming the problem, never a panic.
-func decodeMessage(h nats.Header, data []byte, checkValue func(string, any) error) (*inboundMessage, error) {
-	m := &inboundMessage{ID: h.Get(jetstream.MsgIDHeader), ReplyTo: h.Get(streams.MessageReplyHeader)}
-	if m.ReplyTo != "" && !validReplyTo(m.ReplyTo) {
+func decodeMessage(h nats.Header, data []byte, checkValue func(string, any) error) (*inbound, error) {
+	m := &inbound{ID: h.Get(jetstream.MsgIDHeader), ReplyTo: h.Get(streams.MessageReplyHeader)}
+	if m.ReplyTo != "" && !streams.ValidInbox(m.ReplyTo) {
 		m.ReplyTo = ""
 		return m, fmt.Errorf("header %s: %q is not an inbox (a subject under _INBOX)", streams.MessageReplyHeader, h.Get(streams.MessageReplyHeader))
 	}
-	if len(m.ID) > maxMessageString {
-		return m, fmt.Errorf("message id is %d bytes; at most %d", len(m.ID), maxMessageString)
+	if len(m.ID) > MaxString {
+		return m, fmt.Errorf("message id is %d bytes; at most %d", len(m.ID), MaxString)
 	}
 	if ttl := h.Get(streams.MessageTTLHeader); ttl != "" {
 		d, err := time.ParseDuration(ttl)
@@ -115,7 +116,7 @@ func decodeMessage(h nats.Header, data []byte, checkValue func(string, any) erro
 		}
 		m.TTL = d
 	}
-	vars, err := decodeVars(data)
+	vars, err := DecodeVars(data)
 	if err != nil {
 		return m, err
 	}
@@ -132,7 +133,7 @@ func decodeMessage(h nats.Header, data []byte, checkValue func(string, any) erro
 
 // decodeVars reads a message body: empty or JSON null (no variables), a
 // JSON object, or a map in the jetbpm codec.
-func decodeVars(data []byte) (map[string]any, error) {
+func DecodeVars(data []byte) (map[string]any, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return nil, nil
@@ -155,19 +156,19 @@ func decodeVars(data []byte) (map[string]any, error) {
 	return vars, nil
 }
 
-// messageAnswer is a message partition's answer to a publish that asked
+// An Answer is a message partition's answer to a publish that asked
 // for one (streams.MessageReplyHeader), JSON.
-type messageAnswer struct {
-	ID       string         `json:"id,omitempty"`
-	Error    string         `json:"error,omitempty"`
-	Refusal  string         `json:"refusal,omitempty"` // "duplicate", "invalid", "tooLarge"
-	Buffered bool           `json:"buffered,omitempty"`
-	Offers   []messageOffer `json:"offers,omitempty"`
+type Answer struct {
+	ID       string  `json:"id,omitempty"`
+	Error    string  `json:"error,omitempty"`
+	Refusal  string  `json:"refusal,omitempty"` // "duplicate", "invalid", "tooLarge"
+	Buffered bool    `json:"buffered,omitempty"`
+	Offers   []Offer `json:"offers,omitempty"`
 }
 
-// messageOffer is where a message went: the subscription Wait of instance
+// An Offer is where a message went: the subscription Wait of instance
 // Instance, or (Started) the instance it started.
-type messageOffer struct {
+type Offer struct {
 	Instance    string `json:"instanceId"`
 	Process     string `json:"processId"`
 	Wait        string `json:"wait,omitempty"`

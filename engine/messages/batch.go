@@ -1,4 +1,4 @@
-package engine
+package messages
 
 import (
 	"context"
@@ -26,16 +26,19 @@ import (
 // acknowledgements confirmed, the publishers answered, and the entries
 // left with nothing deleted.
 
+// maxPrefetch bounds the entry reads a batch has in flight at once.
+const maxPrefetch = 32
+
 // command is one delivered message or command, decoded.
 type command struct {
 	msg jetstream.Msg
 	sm  streams.StoredMessage
 	// ref names the delivery's stream and sequence (Entry.Applied).
 	ref string
-	cmd *messageCommand // a command's body
-	in  *inboundMessage // a message's
+	cmd *commandBody // a command's body
+	in  *inbound     // a message's
 	// answer is what a publisher that asked is told, once committed.
-	answer *messageAnswer
+	answer *Answer
 	// skipped: the entry had applied it already.
 	skipped bool
 	// redelivered: the server delivered it before (NumDelivered > 1).
@@ -58,7 +61,7 @@ type entryWork struct {
 	// unconfirmed: an acknowledgement of one of its commands may not
 	// have reached the server.
 	unconfirmed atomic.Bool
-	stats       messageStats
+	stats       stats
 	// fetched is the stored entry, read ahead (prefetchEntries).
 	fetched *fetchedEntry
 }
@@ -72,7 +75,7 @@ type fetchedEntry struct {
 
 // process applies a batch: per entry, one load, the commands in order, one
 // write; then the effects, the confirmed acknowledgements, the answers.
-func (p *messagePartition) process(ctx context.Context, batch []jetstream.Msg) {
+func (p *Partition) process(ctx context.Context, batch []jetstream.Msg) {
 	works := p.group(batch)
 	p.prefetchEntries(ctx, works)
 	starts := p.startIndex(ctx, works)
@@ -85,8 +88,8 @@ func (p *messagePartition) process(ctx context.Context, batch []jetstream.Msg) {
 	for _, w := range works {
 		if w.err == nil && w.write != nil && p.crashPoint(w.key) {
 			w.abandoned = true
-			p.cache.drop(w.key)
-			p.pub.NewSession()
+			p.cache.Drop(w.key)
+			p.cfg.Pub.NewSession()
 			continue
 		}
 		if w.err == nil && w.entry != nil && len(w.entry.Outbox) > 0 {
@@ -98,7 +101,7 @@ func (p *messagePartition) process(ctx context.Context, batch []jetstream.Msg) {
 
 // group decodes the batch and groups it by entry; a malformed delivery is
 // refused (terminated, answered if it asked) and dropped.
-func (p *messagePartition) group(batch []jetstream.Msg) []*entryWork {
+func (p *Partition) group(batch []jetstream.Msg) []*entryWork {
 	byKey := map[string]*entryWork{}
 	var out []*entryWork
 	for _, m := range batch {
@@ -106,7 +109,7 @@ func (p *messagePartition) group(batch []jetstream.Msg) []*entryWork {
 		if err != nil {
 			p.log.Warn("message refused", "subject", m.Subject(), "reason", err.Error())
 			if c != nil && c.in != nil && c.in.ReplyTo != "" {
-				p.answer(c.in.ReplyTo, &messageAnswer{ID: c.in.ID, Error: "message refused: " + err.Error(), Refusal: "invalid"})
+				p.answer(c.in.ReplyTo, &Answer{ID: c.in.ID, Error: "message refused: " + err.Error(), Refusal: "invalid"})
 			}
 			_ = m.Term()
 			continue
@@ -123,7 +126,7 @@ func (p *messagePartition) group(batch []jetstream.Msg) []*entryWork {
 	return out
 }
 
-func (p *messagePartition) decode(m jetstream.Msg) (*command, error) {
+func (p *Partition) decode(m jetstream.Msg) (*command, error) {
 	sm, err := streams.ParseStoredMessage(m.Subject())
 	if err != nil {
 		return nil, err
@@ -138,7 +141,7 @@ func (p *messagePartition) decode(m jetstream.Msg) (*command, error) {
 	c := &command{msg: m, sm: sm, redelivered: meta.NumDelivered > 1}
 	if sm.Kind == streams.MessagePublish {
 		c.ref = "m" + strconv.FormatUint(meta.Sequence.Stream, 10)
-		c.in, err = decodeMessage(m.Headers(), m.Data(), p.opts.checkValue)
+		c.in, err = decodeMessage(m.Headers(), m.Data(), p.cfg.CheckValue)
 		return c, err
 	}
 	c.ref = "c" + strconv.FormatUint(meta.Sequence.Stream, 10)
@@ -150,11 +153,11 @@ func (p *messagePartition) decode(m jetstream.Msg) (*command, error) {
 // not in the cache, so a batch of many names and keys costs one round trip
 // to the bucket rather than one per entry. The write still compares and
 // sets, so a read a moment early is as safe as one made in the step.
-func (p *messagePartition) prefetchEntries(ctx context.Context, works []*entryWork) {
+func (p *Partition) prefetchEntries(ctx context.Context, works []*entryWork) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxPrefetch)
 	for _, w := range works {
-		if _, ok := p.cache.get(w.key); ok {
+		if _, ok := p.cache.Get(w.key); ok {
 			continue
 		}
 		f := &fetchedEntry{}
@@ -170,7 +173,7 @@ func (p *messagePartition) prefetchEntries(ctx context.Context, works []*entryWo
 
 // startIndex reads the message start events of the names the batch
 // publishes messages to or ends message-started instances of.
-func (p *messagePartition) startIndex(ctx context.Context, works []*entryWork) map[string][]correlation.StartEvent {
+func (p *Partition) startIndex(ctx context.Context, works []*entryWork) map[string][]correlation.StartEvent {
 	out := map[string][]correlation.StartEvent{}
 	for _, w := range works {
 		if _, done := out[w.name]; done || !slices.ContainsFunc(w.cmds, func(c *command) bool {
@@ -178,7 +181,7 @@ func (p *messagePartition) startIndex(ctx context.Context, works []*entryWork) m
 		}) {
 			continue
 		}
-		starts, _, err := p.defs.StartIndex(ctx, deploy.MessageStarts, w.name)
+		starts, _, err := p.cfg.Defs.StartIndex(ctx, deploy.MessageStarts, w.name)
 		if err != nil {
 			w.err = err
 			continue
@@ -189,7 +192,7 @@ func (p *messagePartition) startIndex(ctx context.Context, works []*entryWork) m
 }
 
 // apply loads w's entry, applies its commands and sends the write.
-func (p *messagePartition) apply(ctx context.Context, w *entryWork, starts map[string][]correlation.StartEvent) {
+func (p *Partition) apply(ctx context.Context, w *entryWork, starts map[string][]correlation.StartEvent) {
 	if w.err != nil {
 		return
 	}
@@ -214,9 +217,9 @@ func (p *messagePartition) apply(ctx context.Context, w *entryWork, starts map[s
 	if applied == 0 {
 		return // every command was applied before: only acknowledgements are due
 	}
-	e.OutboxBy = p.pub.Session()
+	e.OutboxBy = p.cfg.Pub.Session()
 	msg, err := p.store.write(w.key, e, rev)
-	if err == nil && len(msg.Data) > p.opts.MaxCheckpointBytes {
+	if err == nil && len(msg.Data) > p.cfg.MaxEntryBytes {
 		e, msg, err = p.oneByOne(w, base, rev, starts[w.name])
 	}
 	if err != nil {
@@ -224,7 +227,7 @@ func (p *messagePartition) apply(ctx context.Context, w *entryWork, starts map[s
 		return
 	}
 	w.entry, w.rev = e, rev
-	if w.write, err = p.pub.JetStream().PublishMsgAsync(msg); err != nil {
+	if w.write, err = p.cfg.Pub.JetStream().PublishMsgAsync(msg); err != nil {
 		w.err = err
 	}
 }
@@ -235,7 +238,7 @@ func (p *messagePartition) apply(ctx context.Context, w *entryWork, starts map[s
 // acknowledged and pruned from e.Applied. Applying it again would apply a
 // command twice. Only redeliveries are looked up, so the common batch
 // costs no round trip.
-func (p *messagePartition) markGone(ctx context.Context, w *entryWork, e *correlation.Entry) error {
+func (p *Partition) markGone(ctx context.Context, w *entryWork, e *correlation.Entry) error {
 	for _, c := range w.cmds {
 		if !c.redelivered || slices.Contains(e.Applied, c.ref) {
 			continue
@@ -250,8 +253,8 @@ func (p *messagePartition) markGone(ctx context.Context, w *entryWork, e *correl
 }
 
 // applyAll applies w's commands to e and returns how many it applied.
-func (p *messagePartition) applyAll(e *correlation.Entry, w *entryWork, starts []correlation.StartEvent) int {
-	now := p.opts.Now()
+func (p *Partition) applyAll(e *correlation.Entry, w *entryWork, starts []correlation.StartEvent) int {
+	now := p.cfg.Now()
 	applied := 0
 	for _, c := range w.cmds {
 		if c.gone || slices.Contains(e.Applied, c.ref) {
@@ -266,12 +269,12 @@ func (p *messagePartition) applyAll(e *correlation.Entry, w *entryWork, starts [
 }
 
 // applyOne applies one command to e.
-func (p *messagePartition) applyOne(e *correlation.Entry, c *command, starts []correlation.StartEvent, now time.Time, st *messageStats) {
+func (p *Partition) applyOne(e *correlation.Entry, c *command, starts []correlation.StartEvent, now time.Time, st *stats) {
 	switch c.sm.Kind {
 	case streams.MessagePublish:
 		in := c.in
 		offers, err := e.Publish(correlation.Publish{ID: in.ID, Vars: in.Vars, TTL: in.TTL}, starts, now)
-		c.answer = &messageAnswer{ID: in.ID}
+		c.answer = &Answer{ID: in.ID}
 		if err != nil {
 			c.answer.Error, c.answer.Refusal = err.Error(), "duplicate"
 			st.refused++
@@ -303,18 +306,18 @@ func (p *messagePartition) applyOne(e *correlation.Entry, c *command, starts []c
 
 // oneByOne applies w's commands to the entry as loaded (base) one at a
 // time, refusing each that would make it too large to store.
-func (p *messagePartition) oneByOne(w *entryWork, base []byte, rev uint64, starts []correlation.StartEvent) (*correlation.Entry, *nats.Msg, error) {
-	now := p.opts.Now()
+func (p *Partition) oneByOne(w *entryWork, base []byte, rev uint64, starts []correlation.StartEvent) (*correlation.Entry, *nats.Msg, error) {
+	now := p.cfg.Now()
 	var e correlation.Entry
 	if err := streams.Unmarshal(base, &e); err != nil {
 		return nil, nil, err
 	}
-	w.stats = messageStats{}
+	w.stats = stats{}
 	for _, c := range w.cmds {
 		if c.skipped {
 			continue
 		}
-		var st messageStats
+		var st stats
 		before, err := streams.Marshal(&e)
 		if err != nil {
 			return nil, nil, err
@@ -325,7 +328,7 @@ func (p *messagePartition) oneByOne(w *entryWork, base []byte, rev uint64, start
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(data) <= p.opts.MaxCheckpointBytes {
+		if len(data) <= p.cfg.MaxEntryBytes {
 			w.stats.add(st)
 			continue
 		}
@@ -334,14 +337,14 @@ func (p *messagePartition) oneByOne(w *entryWork, base []byte, rev uint64, start
 			return nil, nil, err
 		}
 		e.Applied = append(e.Applied, c.ref)
-		reason := fmt.Sprintf("the entry of message %q with key %q would be %d bytes; the limit is %d", w.name, w.mkey, len(data), p.opts.MaxCheckpointBytes)
+		reason := fmt.Sprintf("the entry of message %q with key %q would be %d bytes; the limit is %d", w.name, w.mkey, len(data), p.cfg.MaxEntryBytes)
 		p.log.Error("message partition command refused", "kind", c.sm.Kind, "reason", reason)
 		if c.in != nil {
-			c.answer = &messageAnswer{ID: c.in.ID, Error: "message refused: " + reason, Refusal: "tooLarge"}
+			c.answer = &Answer{ID: c.in.ID, Error: "message refused: " + reason, Refusal: "tooLarge"}
 			w.stats.refused++
 		}
 	}
-	e.OutboxBy = p.pub.Session()
+	e.OutboxBy = p.cfg.Pub.Session()
 	msg, err := p.store.write(w.key, &e, rev)
 	return &e, msg, err
 }
@@ -351,8 +354,8 @@ func (p *messagePartition) oneByOne(w *entryWork, base []byte, rev uint64, start
 // outbox and applied commands whose acknowledgement never reached the
 // server: the outbox is published again before anything else, and the
 // applied commands still in their stream are kept as applied.
-func (p *messagePartition) load(ctx context.Context, w *entryWork) (*correlation.Entry, uint64, error) {
-	if c, ok := p.cache.get(w.key); ok {
+func (p *Partition) load(ctx context.Context, w *entryWork) (*correlation.Entry, uint64, error) {
+	if c, ok := p.cache.Get(w.key); ok {
 		return c.entry, c.rev, nil
 	}
 	var e *correlation.Entry
@@ -366,7 +369,7 @@ func (p *messagePartition) load(ctx context.Context, w *entryWork) (*correlation
 	if err != nil || e == nil {
 		return nil, rev, err
 	}
-	if e.OutboxBy == p.pub.Session() {
+	if e.OutboxBy == p.cfg.Pub.Session() {
 		e.Outbox = nil // this session published it
 	} else if len(e.Outbox) > 0 {
 		if err := p.publishEntry(ctx, e); err != nil {
@@ -383,13 +386,13 @@ func (p *messagePartition) load(ctx context.Context, w *entryWork) (*correlation
 	}
 	// Cached, the entry is not read and republished again by the next
 	// batch.
-	p.cache.put(w.key, cachedEntry{entry: e, rev: rev})
+	p.cache.Put(w.key, cachedEntry{entry: e, rev: rev})
 	return e, rev, nil
 }
 
 // unacknowledged returns the refs whose commands are still in their stream
 // (a work queue removes a command once it is acknowledged).
-func (p *messagePartition) unacknowledged(ctx context.Context, refs []string) ([]string, error) {
+func (p *Partition) unacknowledged(ctx context.Context, refs []string) ([]string, error) {
 	var out []string
 	for _, ref := range refs {
 		seq, err := strconv.ParseUint(ref[1:], 10, 64)
@@ -412,7 +415,7 @@ func (p *messagePartition) unacknowledged(ctx context.Context, refs []string) ([
 	return out, nil
 }
 
-func (p *messagePartition) awaitWrite(ctx context.Context, w *entryWork) {
+func (p *Partition) awaitWrite(ctx context.Context, w *entryWork) {
 	if w.write == nil || w.err != nil {
 		return
 	}
@@ -430,14 +433,14 @@ func (p *messagePartition) awaitWrite(ctx context.Context, w *entryWork) {
 		w.err = errors.New("message entry write timed out")
 	}
 	if w.err != nil {
-		p.pub.NewSession()
+		p.cfg.Pub.NewSession()
 	}
 }
 
 // settle acknowledges the commands of every committed entry and confirms
 // the acknowledgements, answers the publishers that asked, deletes the
 // entries left with nothing, and returns the rest for redelivery.
-func (p *messagePartition) settle(ctx context.Context, works []*entryWork) {
+func (p *Partition) settle(ctx context.Context, works []*entryWork) {
 	var acked sync.WaitGroup
 	sem := make(chan struct{}, 32)
 	for _, w := range works {
@@ -445,7 +448,7 @@ func (p *messagePartition) settle(ctx context.Context, works []*entryWork) {
 			continue
 		}
 		if w.err != nil {
-			p.cache.drop(w.key)
+			p.cache.Drop(w.key)
 			p.log.Warn("message entry not committed; its commands will be redelivered", "name", w.name, "key", w.mkey, "err", w.err)
 			for _, c := range w.cmds {
 				_ = c.msg.NakWithDelay(250 * time.Millisecond)
@@ -475,7 +478,7 @@ func (p *messagePartition) settle(ctx context.Context, works []*entryWork) {
 			continue
 		}
 		if w.entry != nil {
-			p.metrics.countMessages(w.stats, w.entry.Outbox)
+			p.cfg.Metrics.count(w.stats, w.entry.Outbox)
 			for _, c := range w.cmds {
 				if c.answer != nil && c.in.ReplyTo != "" {
 					p.answer(c.in.ReplyTo, c.answer)
@@ -486,8 +489,8 @@ func (p *messagePartition) settle(ctx context.Context, works []*entryWork) {
 			// The acknowledgements may or may not have arrived: the
 			// entry in the bucket names the commands, and a new session
 			// makes the next load check them.
-			p.cache.drop(w.key)
-			p.pub.NewSession()
+			p.cache.Drop(w.key)
+			p.cfg.Pub.NewSession()
 			continue
 		}
 		// The commands of this batch are acknowledged for sure now; the
@@ -499,7 +502,7 @@ func (p *messagePartition) settle(ctx context.Context, works []*entryWork) {
 		e, rev := w.entry, w.rev
 		if e == nil {
 			// Nothing written: every command was applied before.
-			c, ok := p.cache.get(w.key)
+			c, ok := p.cache.Get(w.key)
 			if !ok {
 				continue
 			}
@@ -511,7 +514,7 @@ func (p *messagePartition) settle(ctx context.Context, works []*entryWork) {
 			deletes = append(deletes, idleEntry{key: w.key, rev: rev})
 			continue
 		}
-		p.cache.put(w.key, cachedEntry{entry: e, rev: rev})
+		p.cache.Put(w.key, cachedEntry{entry: e, rev: rev})
 	}
 	p.deleteIdle(ctx, deletes)
 }
@@ -525,11 +528,11 @@ type idleEntry struct {
 // deleteIdle deletes the entries left with nothing in them. One that
 // cannot be deleted stays, holding nothing; it is written over when its
 // name and key are used again.
-func (p *messagePartition) deleteIdle(ctx context.Context, idle []idleEntry) {
+func (p *Partition) deleteIdle(ctx context.Context, idle []idleEntry) {
 	var futures []jetstream.PubAckFuture
 	for _, e := range idle {
-		p.cache.drop(e.key)
-		f, err := p.pub.JetStream().PublishMsgAsync(p.store.delete(e.key, e.rev))
+		p.cache.Drop(e.key)
+		f, err := p.cfg.Pub.JetStream().PublishMsgAsync(p.store.delete(e.key, e.rev))
 		if err != nil {
 			p.log.Debug("idle message entry not deleted", "entry", e.key, "err", err)
 			continue
@@ -551,25 +554,25 @@ func (p *messagePartition) deleteIdle(ctx context.Context, idle []idleEntry) {
 
 // answer tells a publisher what became of its message; an answer that
 // cannot be sent is not retried (the publisher's wait ends at its timeout).
-func (p *messagePartition) answer(replyTo string, a *messageAnswer) {
-	if !validReplyTo(replyTo) {
+func (p *Partition) answer(replyTo string, a *Answer) {
+	if !streams.ValidInbox(replyTo) {
 		return
 	}
 	if b, err := json.Marshal(a); err == nil {
-		_ = p.nc.Publish(replyTo, b)
+		_ = p.cfg.NC.Publish(replyTo, b)
 	}
 }
 
 // crashPoint reports whether to abandon the batch after the write of entry
-// key, as if the process died right there (tests; see export_test.go).
-func (p *messagePartition) crashPoint(key string) bool {
-	return p.opts.crashAfterEntryWrite != nil && p.opts.crashAfterEntryWrite(key)
+// key, as if the process died right there (tests: Config.CrashAfterEntryWrite).
+func (p *Partition) crashPoint(key string) bool {
+	return p.cfg.CrashAfterEntryWrite != nil && p.cfg.CrashAfterEntryWrite(key)
 }
 
-func answerOffers(offers []correlation.Offer) []messageOffer {
-	out := make([]messageOffer, 0, len(offers))
+func answerOffers(offers []correlation.Offer) []Offer {
+	out := make([]Offer, 0, len(offers))
 	for _, o := range offers {
-		out = append(out, messageOffer{
+		out = append(out, Offer{
 			Instance: o.Instance, Process: o.Process, Wait: o.Wait, Correlation: o.Correlation.ID(), Started: o.Started,
 		})
 	}

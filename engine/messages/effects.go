@@ -1,4 +1,4 @@
-package engine
+package messages
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func entryNumber(name, key string, seq uint64) string {
 // publishEntry sends the outbox of entry e of message partition n and
 // waits until JetStream stored every effect. Every effect is safe to send
 // again (correlation.Effect).
-func (p *messagePartition) publishEntry(ctx context.Context, e *correlation.Entry) error {
+func (p *Partition) publishEntry(ctx context.Context, e *correlation.Entry) error {
 	var futures []jetstream.PubAckFuture
 	for _, eff := range e.Outbox {
 		msgs, err := p.entryEffectMsgs(e, eff)
@@ -61,7 +61,7 @@ func (p *messagePartition) publishEntry(ctx context.Context, e *correlation.Entr
 			return p.entryFailed(e, eff, err)
 		}
 		for _, m := range msgs {
-			f, err := p.pub.JetStream().PublishMsgAsync(m)
+			f, err := p.cfg.Pub.JetStream().PublishMsgAsync(m)
 			if err != nil {
 				return p.entryFailed(e, eff, err)
 			}
@@ -83,20 +83,20 @@ func (p *messagePartition) publishEntry(ctx context.Context, e *correlation.Entr
 	return nil
 }
 
-func (p *messagePartition) entryFailed(e *correlation.Entry, eff correlation.Effect, err error) error {
-	p.pub.NewSession()
+func (p *Partition) entryFailed(e *correlation.Entry, eff correlation.Effect, err error) error {
+	p.cfg.Pub.NewSession()
 	return fmt.Errorf("message %q with key %q: publish effect %s: %w", e.Name, e.Key, eff.Kind, err)
 }
 
 // entryEffectMsgs returns the messages of one effect.
-func (p *messagePartition) entryEffectMsgs(e *correlation.Entry, eff correlation.Effect) ([]*nats.Msg, error) {
+func (p *Partition) entryEffectMsgs(e *correlation.Entry, eff correlation.Effect) ([]*nats.Msg, error) {
 	c := eff.Correlation
 	switch eff.Kind {
 	case correlation.Correlate:
 		id := "corr:" + entryNumber(e.Name, e.Key, c.Seq)
 		ev, err := checkpoint.EventMsg(checkpoint.Envelope{Instance: eff.Sub.Instance, Event: &instance.Event{
 			ID: id, Kind: instance.Correlate, Wait: eff.Sub.Wait, Correlation: &c, Vars: eff.Vars,
-		}}, id, p.partitions)
+		}}, id, p.cfg.Partitions)
 		if err != nil {
 			return nil, err
 		}
@@ -107,14 +107,14 @@ func (p *messagePartition) entryEffectMsgs(e *correlation.Entry, eff correlation
 		ev, err := checkpoint.EventMsg(checkpoint.Envelope{Instance: st.Instance, Start: &checkpoint.StartRequest{
 			ProcessID: st.Event.Process, Version: st.Event.Version, Vars: eff.Vars,
 			Node: st.Event.Node, BusinessKey: st.BusinessKey, Message: &c,
-		}}, "start:"+st.Instance, p.partitions)
+		}}, "start:"+st.Instance, p.cfg.Partitions)
 		if err != nil {
 			return nil, err
 		}
 		fact, err := messageFactMsg(e, eff, FactMessageCorrelated, c.Seq, st.Instance, st.Event.Process)
 		return []*nats.Msg{ev, fact}, err
 	case correlation.ScheduleExpiry:
-		body, err := streams.Marshal(messageCommand{Seq: eff.Seq})
+		body, err := streams.Marshal(commandBody{Seq: eff.Seq})
 		if err != nil {
 			return nil, err
 		}

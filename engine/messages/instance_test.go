@@ -1,4 +1,4 @@
-package engine
+package messages
 
 import (
 	"testing"
@@ -20,19 +20,19 @@ func TestMessageEffectsOnTheWire(t *testing.T) {
 		eff     instance.Effect
 		subject string
 		id      string
-		check   func(*messageCommand) bool
+		check   func(*commandBody) bool
 	}{
 		{instance.Effect{ID: "e", Kind: instance.Subscribe, Sub: sub}, "jetbpm.m.sub.paid=2Ex.o=201", "sub:i-1/catch/3",
-			func(c *messageCommand) bool { return *c.Sub == *sub }},
+			func(c *commandBody) bool { return *c.Sub == *sub }},
 		{instance.Effect{ID: "e", Kind: instance.Unsubscribe, Sub: sub}, "jetbpm.m.unsub.paid=2Ex.o=201", "unsub:i-1/catch/3",
-			func(c *messageCommand) bool { return *c.Sub == *sub }},
+			func(c *commandBody) bool { return *c.Sub == *sub }},
 		// A rejection may name only the correlation and the wait.
 		{instance.Effect{ID: "e", Kind: instance.RejectMessage, Correlation: corr, Wait: "i-1/catch/3"}, "jetbpm.m.rej.paid=2Ex.o=201", "rej:i-1/catch/3:42",
-			func(c *messageCommand) bool { return *c.Sub == *sub && *c.Correlation == *corr }},
+			func(c *commandBody) bool { return *c.Sub == *sub && *c.Correlation == *corr }},
 		{instance.Effect{ID: "e", Kind: instance.StartEnded, Correlation: corr}, "jetbpm.m.end.paid=2Ex.o=201", "end:i-1",
-			func(c *messageCommand) bool { return c.Process == "order" && c.Instance == "i-1" }},
+			func(c *commandBody) bool { return c.Process == "order" && c.Instance == "i-1" }},
 	} {
-		m, err := messageEffectMsg(s, tc.eff)
+		m, err := EffectMsg(s, tc.eff)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.eff.Kind, err)
 		}
@@ -52,7 +52,7 @@ func TestMessageEffectsOnTheWire(t *testing.T) {
 		}
 	}
 
-	pub, err := messageEffectMsg(s, instance.Effect{ID: "t/9", Kind: instance.PublishMessage,
+	pub, err := EffectMsg(s, instance.Effect{ID: "t/9", Kind: instance.PublishMessage,
 		Message: &instance.OutMessage{Name: "paid", Key: "k", Vars: map[string]any{"a": 1.5}, TTL: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestMessageEffectsOnTheWire(t *testing.T) {
 	if err != nil || in.Vars["a"] != 1.5 || in.TTL != time.Minute || in.ID != "t/9" {
 		t.Errorf("publish read back: %+v %v", in, err)
 	}
-	withID, _ := messageEffectMsg(s, instance.Effect{ID: "t/9", Kind: instance.PublishMessage, Message: &instance.OutMessage{Name: "paid", ID: "order-17"}})
+	withID, _ := EffectMsg(s, instance.Effect{ID: "t/9", Kind: instance.PublishMessage, Message: &instance.OutMessage{Name: "paid", ID: "order-17"}})
 	if withID.Header.Get("Nats-Msg-Id") != "order-17" || withID.Header.Get(streams.MessageTTLHeader) != "" || len(withID.Data) != 0 {
 		t.Errorf("publish with an id: %v %q", withID.Header, withID.Data)
 	}

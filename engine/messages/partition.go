@@ -1,4 +1,4 @@
-package engine
+package messages
 
 import (
 	"context"
@@ -13,10 +13,11 @@ import (
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/outbox"
+	"github.com/jetbpm/jetbpm/internal/lru"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-// messagePartition applies the messages and commands of one message
+// Partition applies the messages and commands of one message
 // partition (docs/messages.md §3–5). Like an instance partition, the server
 // pins its consumers to one engine node at a time and compare-and-set on
 // each entry is the fence; unlike one, it runs no process logic, only
@@ -31,24 +32,17 @@ import (
 // deleted. A crash anywhere in between leaves a command unacknowledged: it
 // is redelivered, and the entry it finds names it as applied, so it is not
 // applied twice, while the outbox is published again.
-type messagePartition struct {
+type Partition struct {
 	n          int
 	msgs, cmds jetstream.Consumer
 	// msgStream and cmdStream hold the commands, to learn whether one an
 	// entry names as applied was acknowledged (a work queue removes it).
 	msgStream, cmdStream jetstream.Stream
-	store                *entries
-	cache                *lru[cachedEntry]
+	store                *Entries
+	cache                *lru.Cache[cachedEntry]
 	log                  *slog.Logger
 
-	opts *Options
-	nc   *nats.Conn
-	defs *deploy.Definitions
-	pub  *outbox.Publisher
-	// partitions is the number of instance partitions, to address an
-	// instance's events.
-	partitions int
-	metrics    *engineMetrics
+	cfg *Config
 }
 
 // cachedEntry is an entry as this node last wrote it.
@@ -57,34 +51,64 @@ type cachedEntry struct {
 	rev   uint64
 }
 
-func (e *Engine) newMessagePartition(ctx context.Context, n int) (*messagePartition, error) {
-	msgs, err := e.js.Consumer(ctx, streams.MessagesStream, streams.MessagesConsumer(n))
+// Config is what a message partition runs with. Every field but the test
+// hook is required.
+type Config struct {
+	JS   jetstream.JetStream
+	NC   *nats.Conn
+	Defs *deploy.Definitions // the message start events
+	// Pub publishes the entries' outboxes; its session fences them.
+	Pub *outbox.Publisher
+	// Partitions is the number of instance partitions, to address an
+	// instance's events.
+	Partitions int
+	// BatchSize bounds a batch; CacheSize the entries a partition keeps.
+	BatchSize, CacheSize int
+	// MaxEntryBytes bounds an entry, like a checkpoint: a message that
+	// would make it larger is refused.
+	MaxEntryBytes int
+	// Now is the engine's clock; CheckValue refuses a variable over the
+	// size limit.
+	Now        func() time.Time
+	CheckValue func(name string, v any) error
+	Log        *slog.Logger
+	Metrics    Metrics
+
+	// CrashAfterEntryWrite, for tests only: after each committed write
+	// of entry key, true makes the partition behave as if the process
+	// died right there.
+	CrashAfterEntryWrite func(entryKey string) bool
+}
+
+// NewPartition returns message partition n of the messages and commands
+// streams, on the entries store. Run applies it.
+func NewPartition(ctx context.Context, cfg *Config, store *Entries, n int) (*Partition, error) {
+	msgs, err := cfg.JS.Consumer(ctx, streams.MessagesStream, streams.MessagesConsumer(n))
 	if err != nil {
-		return nil, fmt.Errorf("engine: message partition consumer %s: %w", streams.MessagesConsumer(n), err)
+		return nil, fmt.Errorf("message partition consumer %s: %w", streams.MessagesConsumer(n), err)
 	}
-	cmds, err := e.js.Consumer(ctx, streams.MessageCommandsStream, streams.MessageCommandsConsumer(n))
+	cmds, err := cfg.JS.Consumer(ctx, streams.MessageCommandsStream, streams.MessageCommandsConsumer(n))
 	if err != nil {
-		return nil, fmt.Errorf("engine: message partition consumer %s: %w", streams.MessageCommandsConsumer(n), err)
+		return nil, fmt.Errorf("message partition consumer %s: %w", streams.MessageCommandsConsumer(n), err)
 	}
-	msgStream, err := e.js.Stream(ctx, streams.MessagesStream)
+	msgStream, err := cfg.JS.Stream(ctx, streams.MessagesStream)
 	if err != nil {
-		return nil, fmt.Errorf("engine: messages stream: %w", err)
+		return nil, fmt.Errorf("messages stream: %w", err)
 	}
-	cmdStream, err := e.js.Stream(ctx, streams.MessageCommandsStream)
+	cmdStream, err := cfg.JS.Stream(ctx, streams.MessageCommandsStream)
 	if err != nil {
-		return nil, fmt.Errorf("engine: message commands stream: %w", err)
+		return nil, fmt.Errorf("message commands stream: %w", err)
 	}
-	return &messagePartition{
-		n: n, msgs: msgs, cmds: cmds, msgStream: msgStream, cmdStream: cmdStream, store: e.entries,
-		cache: newLRU[cachedEntry](e.opts.CacheSize/e.layout.Partitions + 1), log: e.log.With("message_partition", n),
-		opts: &e.opts, nc: e.nc, defs: e.defs, pub: e.pub, partitions: e.layout.Partitions, metrics: e.metrics,
+	return &Partition{
+		n: n, msgs: msgs, cmds: cmds, msgStream: msgStream, cmdStream: cmdStream, store: store,
+		cache: lru.New[cachedEntry](cfg.CacheSize), log: cfg.Log.With("message_partition", n), cfg: cfg,
 	}, nil
 }
 
-// run consumes the partition's messages and commands until ctx ends, then
+// Run consumes the partition's messages and commands until ctx ends, then
 // applies what was already received.
-func (p *messagePartition) run(ctx context.Context) {
-	batch := p.opts.BatchSize
+func (p *Partition) Run(ctx context.Context) {
+	batch := p.cfg.BatchSize
 	in := make(chan jetstream.Msg, 2*batch)
 	for ctx.Err() == nil {
 		var running []jetstream.ConsumeContext
@@ -107,7 +131,7 @@ func (p *messagePartition) run(ctx context.Context) {
 		if err == nil {
 			err = p.loop(ctx, in, batch, running)
 		}
-		closed := err != nil && p.nc.IsClosed()
+		closed := err != nil && p.cfg.NC.IsClosed()
 		if err != nil && !closed {
 			p.log.Warn("message partition consume failed; retrying", "err", err)
 		}
@@ -130,7 +154,7 @@ func (p *messagePartition) run(ctx context.Context) {
 	}
 }
 
-func (p *messagePartition) loop(ctx context.Context, in chan jetstream.Msg, batch int, running []jetstream.ConsumeContext) error {
+func (p *Partition) loop(ctx context.Context, in chan jetstream.Msg, batch int, running []jetstream.ConsumeContext) error {
 	msgs, cmds := running[0].Closed(), running[1].Closed()
 	for {
 		select {
@@ -146,7 +170,7 @@ func (p *messagePartition) loop(ctx context.Context, in chan jetstream.Msg, batc
 	}
 }
 
-func (p *messagePartition) drain(cc jetstream.ConsumeContext, in chan jetstream.Msg, batch int) {
+func (p *Partition) drain(cc jetstream.ConsumeContext, in chan jetstream.Msg, batch int) {
 	for {
 		select {
 		case m := <-in:

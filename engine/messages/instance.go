@@ -1,9 +1,10 @@
-package engine
+package messages
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 
@@ -16,19 +17,20 @@ import (
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-// handleMessages registers the handler of the instances' message effects.
-func handleMessages(pub *outbox.Publisher) {
-	pub.Handle(outbox.SendMsg(messageEffectMsg),
+// Handle registers with pub the handler of the instances' message
+// effects.
+func Handle(pub *outbox.Publisher) {
+	pub.Handle(outbox.SendMsg(EffectMsg),
 		instance.Subscribe, instance.Unsubscribe, instance.RejectMessage, instance.StartEnded, instance.PublishMessage)
 }
 
-// messageEffectMsg is the message of an instance's effect on the message
+// EffectMsg is the message of an instance's effect on the message
 // partitions (docs/messages.md §4): a subscription opening or closing, a
 // rejected correlation, the end of a message-started instance, or a
 // message the instance publishes. Each carries a Nats-Msg-Id, and the
 // message partition applies each at most once besides (its entry names the
 // commands it applied; a subscription is stored once per wait).
-func messageEffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error) {
+func EffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error) {
 	var kind streams.MessageKind
 	var name, key, id string
 	var body []byte
@@ -39,7 +41,7 @@ func messageEffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error)
 		if sub == nil {
 			return nil, errors.New("message effect without a subscription")
 		}
-		cmd := messageCommand{Sub: sub}
+		cmd := commandBody{Sub: sub}
 		switch eff.Kind {
 		case instance.Subscribe:
 			kind, id = streams.MessageSubscribe, "sub:"+sub.Wait
@@ -62,7 +64,7 @@ func messageEffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error)
 			return nil, errors.New("start ended without the message that started it")
 		}
 		kind, name, key, id = streams.MessageEnd, eff.Correlation.Name, eff.Correlation.Key, "end:"+s.ID
-		body, err = streams.Marshal(messageCommand{Process: s.ProcessID, Instance: s.ID})
+		body, err = streams.Marshal(commandBody{Process: s.ProcessID, Instance: s.ID})
 	case instance.PublishMessage:
 		out := eff.Message
 		if out == nil {
@@ -92,7 +94,7 @@ func messageEffectMsg(s *instance.State, eff instance.Effect) (*nats.Msg, error)
 // to its message partition, with the message's variables when the
 // partition does not keep the message (c.ReturnBy set).
 func rejectMsg(sub instance.Subscription, c instance.Correlation, vars map[string]any) (*nats.Msg, error) {
-	cmd := messageCommand{Sub: &sub, Correlation: &c}
+	cmd := commandBody{Sub: &sub, Correlation: &c}
 	if !c.ReturnBy.IsZero() {
 		cmd.Vars = vars
 	}
@@ -106,45 +108,46 @@ func rejectMsg(sub instance.Subscription, c instance.Correlation, vars map[strin
 	return m, nil
 }
 
-// correlating reports whether events holds a correlate event.
-func correlating(events []instance.Event) bool {
+// Correlating reports whether events holds a correlate event: a finished
+// instance's partition still hands the correlation back.
+func Correlating(events []instance.Event) bool {
 	return slices.ContainsFunc(events, func(ev instance.Event) bool { return ev.Kind == instance.Correlate })
 }
 
-// rejectOrphans hands back the correlations offered to g's instance, which
-// has no checkpoint (it ended and its record expired, or it never
-// existed), so the messages go to other subscriptions.
-func (p *partition) rejectOrphans(ctx context.Context, g *group) error {
-	for _, ev := range g.events {
+// RejectOrphans hands back the correlations among events offered to
+// instance id, which has no checkpoint (it ended and its record expired,
+// or it never existed), so the messages go to other subscriptions.
+func RejectOrphans(ctx context.Context, js jetstream.JetStream, log *slog.Logger, id string, events []instance.Event) error {
+	for _, ev := range events {
 		if ev.Kind != instance.Correlate || ev.Correlation == nil {
 			continue
 		}
 		c := *ev.Correlation
-		m, err := rejectMsg(instance.Subscription{Name: c.Name, Key: c.Key, Instance: g.id, Wait: ev.Wait}, c, ev.Vars)
+		m, err := rejectMsg(instance.Subscription{Name: c.Name, Key: c.Key, Instance: id, Wait: ev.Wait}, c, ev.Vars)
 		if err != nil {
 			return err
 		}
-		if _, err := p.js.PublishMsg(ctx, m); err != nil {
-			return fmt.Errorf("instance %s: reject correlation %s: %w", g.id, c.ID(), err)
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			return fmt.Errorf("instance %s: reject correlation %s: %w", id, c.ID(), err)
 		}
-		p.log.Info("correlation rejected: no such instance", "instance", g.id, "message", c.Name, "key", c.Key)
+		log.Info("correlation rejected: no such instance", "instance", id, "message", c.Name, "key", c.Key)
 	}
 	return nil
 }
 
-// messageStartFailed tells the message partition that the instance a
+// StartFailed tells the message partition that the instance a
 // message meant to start (for a non-empty key) will never run, so that
 // the key does not stay blocked for its process.
-func (p *partition) messageStartFailed(ctx context.Context, id string, req *checkpoint.StartRequest) error {
+func StartFailed(ctx context.Context, js jetstream.JetStream, id string, req *checkpoint.StartRequest) error {
 	if req.Message.Key == "" {
 		return nil
 	}
 	s := &instance.State{ID: id, ProcessID: req.ProcessID}
-	m, err := messageEffectMsg(s, instance.Effect{Kind: instance.StartEnded, Correlation: req.Message})
+	m, err := EffectMsg(s, instance.Effect{Kind: instance.StartEnded, Correlation: req.Message})
 	if err != nil {
 		return err
 	}
-	if _, err := p.js.PublishMsg(ctx, m); err != nil {
+	if _, err := js.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("instance %s: tell the message partition its start failed: %w", id, err)
 	}
 	return nil
