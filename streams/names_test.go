@@ -171,15 +171,15 @@ func TestTaskKey(t *testing.T) {
 func TestValidInbox(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[string]bool{
-		"_INBOX.abc":              true,
-		"_INBOX.abc.def":          true,
-		"_INBOX.":                 false,
-		"_INBOX..x":               false,
-		"_INBOX.*":                false,
-		"_INBOX.>":                false,
-		"_INBOX.a b":              false,
-		"$KV.jetbpm-instances.i1": false,
-		"jetbpm.api.start":        false,
+		"_INBOX.abc":                         true,
+		"_INBOX.abc.def":                     true,
+		"_INBOX.":                            false,
+		"_INBOX..x":                          false,
+		"_INBOX.*":                           false,
+		"_INBOX.>":                           false,
+		"_INBOX.a b":                         false,
+		"$KV.jetbpm-instances.i1":            false,
+		"jetbpm.api.start":                   false,
 		"_INBOX." + strings.Repeat("x", 250): false,
 	} {
 		if got := ValidInbox(s); got != want {
