@@ -57,6 +57,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/engine/outbox"
+	"github.com/jetbpm/jetbpm/engine/signals"
 	"github.com/jetbpm/jetbpm/engine/timerstarts"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -253,8 +254,10 @@ type Engine struct {
 	done     sync.WaitGroup
 	closed   bool
 
-	// timers arms the timer start events on deploy and takes their fires.
-	timers *timerstarts.Starter
+	// signals fans broadcasts out; timers arms the timer start events on
+	// deploy and takes their fires.
+	signals *signals.Broadcaster
+	timers  *timerstarts.Starter
 }
 
 // Open starts an engine node on a connection to a provisioned JetStream
@@ -319,6 +322,9 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.sender = messages.NewSender(nc, js, e.opts.MaxCheckpointBytes)
+	e.signals = signals.New(signals.Config{
+		JS: js, Defs: e.defs, Partitions: layout.Partitions, CheckValue: e.opts.checkValue, Log: e.log, Metrics: e.metrics.signals,
+	})
 	e.ops = operations.NewPool(operations.PoolConfig{
 		Exec: e.opts.Operations, JS: js, Partitions: layout.Partitions, MaxEvent: e.opts.MaxCheckpointBytes,
 		Concurrency: e.opts.OperationConcurrency, Now: e.opts.Now, Log: e.opts.Logger, Metrics: e.metrics.ops,
@@ -333,7 +339,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	outbox.HandleJobs(e.pub, e.queue)
 	outbox.HandleTasks(e.pub, e.tasks, e.opts.FinishedRetention)
 	messages.Handle(e.pub)
-	handleSignals(e.pub)
+	signals.Handle(e.pub)
 	e.ops.Handle(e.pub)
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
@@ -368,7 +374,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		e.done.Go(func() { mp.Run(runCtx) })
 	}
 	if !opts.messagePartitionsOnly {
-		e.done.Go(func() { e.runSignals(runCtx) })
+		e.done.Go(func() { e.signals.Run(runCtx) })
 		e.done.Go(func() { e.timers.Run(runCtx) })
 	}
 	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.Session())

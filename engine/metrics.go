@@ -10,6 +10,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/operations"
+	"github.com/jetbpm/jetbpm/engine/signals"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
 )
@@ -37,8 +38,7 @@ type engineMetrics struct {
 	taskFacts *metrics.CounterVec // by kind
 
 	// Signals (docs/signals.md §6).
-	signals          *metrics.Counter
-	signalDeliveries *metrics.CounterVec // by kind: instance, start
+	signals signals.Metrics
 }
 
 // newEngineMetrics registers the engine's metrics; buffer, a consumer of
@@ -62,9 +62,7 @@ func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer j
 		messages:   messages.NewMetrics(r),
 		taskFacts: r.NewCounterVec("jetbpm_task_facts_total",
 			"User task changes committed by this node, by fact kind (created, assigned, completed, canceled).", "kind"),
-		signals: r.NewCounter("jetbpm_signals_total", "Signal broadcasts this node fanned out."),
-		signalDeliveries: r.NewCounterVec("jetbpm_signal_deliveries_total",
-			"Signal events sent to waiting instances (instance) and instances started by signal start events (start).", "kind"),
+		signals: signals.NewMetrics(r),
 	}
 	// Both read this node's task index, which holds every task of the
 	// cluster: every node reports the same values (aggregate with max).

@@ -16,6 +16,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/outbox"
+	"github.com/jetbpm/jetbpm/engine/signals"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/internal/lru"
 	"github.com/jetbpm/jetbpm/streams"
@@ -333,7 +334,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		}
 		g.err = messages.RejectOrphans(ctx, p.js, p.log, g.id, g.events)
 		if g.err == nil {
-			g.err = p.dropSignalEntries(ctx, g)
+			g.err = signals.DropEntries(ctx, p.js, g.id, g.events)
 		}
 		return
 	case s == nil:
@@ -350,7 +351,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		changed = true
 		log.Debug("instance started", "process", s.ProcessID, "version", s.Version)
 	case s.Status.Finished() && !messages.Correlating(g.events):
-		g.err = p.dropSignalEntries(ctx, g)
+		g.err = signals.DropEntries(ctx, p.js, g.id, g.events)
 		return
 	}
 	// A finished instance takes correlate events too: it rejects them, so
