@@ -75,7 +75,7 @@ bench:
 # and the cluster test, then fuzzes every fuzz target for FUZZTIME each
 # (make test runs the short workload and the fuzz seeds).
 FUZZTIME ?= 60s
-FUZZ = ./jobs:FuzzDecide ./engine:FuzzDecodeReport ./engine/messages:FuzzDecodeMessage ./expression:FuzzTranslate \
+FUZZ = ./jobs:FuzzDecide ./engine/partition:FuzzDecodeReport ./engine/messages:FuzzDecodeMessage ./expression:FuzzTranslate \
 	./expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal \
 	./engine/api:FuzzDispatch ./cmd/jetbpm/internal/config:FuzzParse ./engine/cron:FuzzParse \
 	./engine/httpapi:FuzzRequest ./internal/httpauth:FuzzParse ./engine/camunda7:FuzzDecodeVariables \

@@ -57,6 +57,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/engine/outbox"
+	"github.com/jetbpm/jetbpm/engine/partition"
 	"github.com/jetbpm/jetbpm/engine/signals"
 	"github.com/jetbpm/jetbpm/engine/timerstarts"
 	"github.com/jetbpm/jetbpm/internal/metrics"
@@ -178,6 +179,18 @@ func (o *Options) setDefaults(maxPayload int64) {
 }
 
 // jobDefaults are the engine-wide levels of job configuration.
+// checkValue enforces the per-variable size limit (docs/engine.md §8).
+func (o *Options) checkValue(name string, v any) error {
+	data, err := streams.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if len(data) > o.MaxVariableBytes {
+		return fmt.Errorf("%w: %d bytes encoded, the limit is %d", ErrTooLarge, len(data), o.MaxVariableBytes)
+	}
+	return nil
+}
+
 func (o *Options) jobDefaults() jobs.Defaults {
 	return jobs.Defaults{All: o.Jobs, Topics: o.TopicJobs}
 }
@@ -248,7 +261,7 @@ type Engine struct {
 	sender *messages.Sender
 
 	mu       sync.Mutex
-	parts    []*partition
+	parts    []*partition.Partition
 	msgParts []*messages.Partition
 	cancel   context.CancelFunc
 	done     sync.WaitGroup
@@ -357,14 +370,41 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		Now: e.opts.Now, CheckValue: e.opts.checkValue, Log: e.log, Metrics: e.metrics.messages,
 		CrashAfterEntryWrite: e.opts.crashAfterEntryWrite,
 	}
+	partCfg := &partition.Config{
+		NC: nc, JS: js, Store: e.store, Defs: e.defs, Pub: e.pub, Queue: e.queue, Partitions: layout.Partitions,
+		BatchSize: e.opts.BatchSize, CacheSize: e.opts.CacheSize/layout.Partitions + 1, MaxCheckpointBytes: e.opts.MaxCheckpointBytes,
+		Now: e.opts.Now, CheckValue: e.opts.checkValue,
+		Operations: e.opts.Operations, OperationTimeout: e.opts.OperationTimeout, OperationMetrics: e.metrics.ops,
+		Jobs: e.opts.jobDefaults(), IncidentRetry: e.opts.IncidentRetry, ErrorMappers: e.opts.ErrorMappers, RetryPolicies: e.opts.RetryPolicies,
+		Log: e.log, Metrics: e.metrics.partition,
+		// The features whose events can reach an instance that will not
+		// step them, or ask for a start that fails.
+		Orphans: []func(context.Context, string, []instance.Event) error{
+			func(ctx context.Context, id string, events []instance.Event) error {
+				return messages.RejectOrphans(ctx, js, e.log, id, events)
+			},
+			func(ctx context.Context, id string, events []instance.Event) error {
+				return signals.DropEntries(ctx, js, id, events)
+			},
+		},
+		StartFailed: []func(context.Context, string, *checkpoint.StartRequest, error) error{
+			func(ctx context.Context, id string, req *checkpoint.StartRequest, cause error) error {
+				return outbox.ChildStartFailed(ctx, js, layout.Partitions, id, req, cause)
+			},
+			func(ctx context.Context, id string, req *checkpoint.StartRequest, _ error) error {
+				return messages.StartFailed(ctx, js, id, req)
+			},
+		},
+		CrashAfterWrite: e.opts.crashAfterWrite, HeldBack: e.opts.heldBack,
+	}
 	for p := range layout.Partitions {
 		if !opts.messagePartitionsOnly {
-			part, err := e.newPartition(ctx, p)
+			part, err := partition.New(ctx, partCfg, p)
 			if err != nil {
-				return fail(err)
+				return fail(fmt.Errorf("engine: %w", err))
 			}
 			e.parts = append(e.parts, part)
-			e.done.Go(func() { part.run(runCtx) })
+			e.done.Go(func() { part.Run(runCtx) })
 		}
 		mp, err := messages.NewPartition(ctx, msgCfg, entries, p)
 		if err != nil {

@@ -1,6 +1,7 @@
 package instance
 
 import (
+	"slices"
 	"time"
 
 	"github.com/jetbpm/jetbpm/incidents"
@@ -200,4 +201,12 @@ type Fact struct {
 	Error     string    `msgpack:"error,omitempty" json:"error,omitempty"`
 	Node      string    `msgpack:"node,omitempty" json:"node,omitempty"`
 	Activity  string    `msgpack:"activity,omitempty" json:"activity,omitempty"`
+}
+
+// StepsWhenFinished reports whether a finished instance still steps
+// events: a correlation offered to it, which the step rejects so the
+// message goes to another subscription (docs/messages.md §4). Other events
+// for a finished instance are not stepped.
+func StepsWhenFinished(events []Event) bool {
+	return slices.ContainsFunc(events, func(ev Event) bool { return ev.Kind == Correlate })
 }

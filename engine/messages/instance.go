@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
@@ -108,15 +107,11 @@ func rejectMsg(sub instance.Subscription, c instance.Correlation, vars map[strin
 	return m, nil
 }
 
-// Correlating reports whether events holds a correlate event: a finished
-// instance's partition still hands the correlation back.
-func Correlating(events []instance.Event) bool {
-	return slices.ContainsFunc(events, func(ev instance.Event) bool { return ev.Kind == instance.Correlate })
-}
-
 // RejectOrphans hands back the correlations among events offered to
 // instance id, which has no checkpoint (it ended and its record expired,
-// or it never existed), so the messages go to other subscriptions.
+// or it never existed), so the messages go to other subscriptions. (A
+// finished instance with a checkpoint steps its correlations and rejects
+// them itself: instance.StepsWhenFinished.)
 func RejectOrphans(ctx context.Context, js jetstream.JetStream, log *slog.Logger, id string, events []instance.Event) error {
 	for _, ev := range events {
 		if ev.Kind != instance.Correlate || ev.Correlation == nil {
@@ -139,7 +134,7 @@ func RejectOrphans(ctx context.Context, js jetstream.JetStream, log *slog.Logger
 // message meant to start (for a non-empty key) will never run, so that
 // the key does not stay blocked for its process.
 func StartFailed(ctx context.Context, js jetstream.JetStream, id string, req *checkpoint.StartRequest) error {
-	if req.Message.Key == "" {
+	if req.Message == nil || req.Message.Key == "" {
 		return nil
 	}
 	s := &instance.State{ID: id, ProcessID: req.ProcessID}

@@ -66,6 +66,25 @@ func HandleCalls(pub *Publisher, partitions int) {
 	}), instance.CancelChild)
 }
 
+// ChildStartFailed tells the call activity that asked for start request
+// req that its child id could not start (cause: the called process is not
+// deployed, say): to the caller, the child failed. A request no call
+// activity made is not its business.
+func ChildStartFailed(ctx context.Context, js jetstream.JetStream, partitions int, id string, req *checkpoint.StartRequest, cause error) error {
+	if req.Parent == nil {
+		return nil
+	}
+	res := &instance.ChildResult{Child: id, Status: instance.Failed, Failure: &instance.Failure{Message: "could not start: " + cause.Error()}}
+	m, err := checkpoint.EventMsg(checkpoint.Envelope{Instance: req.Parent.Instance, Event: &instance.Event{
+		ID: "child:" + id + ":done", Kind: instance.ChildDone, Wait: req.Parent.Wait, Child: res,
+	}}, "child:"+id+":done", partitions)
+	if err != nil {
+		return err
+	}
+	_, err = js.PublishMsg(ctx, m)
+	return err
+}
+
 // HandleFacts registers the handler of instance lifecycle facts.
 func HandleFacts(pub *Publisher) {
 	pub.Handle(SendMsg(func(s *instance.State, eff instance.Effect) (*nats.Msg, error) {

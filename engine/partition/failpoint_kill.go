@@ -1,6 +1,6 @@
 //go:build failpoint
 
-package engine
+package partition
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build !failpoint
 
-package engine
+package partition
 
 // killAfterWrite does nothing: the self-SIGKILL failpoint is only in
 // binaries built with the failpoint tag (failpoint_kill.go).

@@ -1,4 +1,4 @@
-package engine
+package partition
 
 import (
 	"context"
@@ -8,63 +8,49 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
-	"github.com/jetbpm/jetbpm/engine/deploy"
+	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/instance"
-	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/outbox"
-	"github.com/jetbpm/jetbpm/engine/signals"
 	"github.com/jetbpm/jetbpm/incidents"
 	"github.com/jetbpm/jetbpm/internal/lru"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
-// partition applies the events of one partition of the events stream. The
-// server pins the partition's consumer to one engine node at a time; the
-// checkpoint compare-and-set fences the moments when two nodes overlap.
-type partition struct {
+// A Partition applies the events of one partition of the events stream,
+// and the workers' reports about its jobs. The server pins the
+// partition's consumers to one engine node at a time; the checkpoint
+// compare-and-set fences the moments when two nodes overlap.
+type Partition struct {
 	n int
-	// partitions is the number of partitions, to address another
-	// instance's events.
-	partitions int
 	// events carries the engine's own events; reports the workers'.
 	events, reports jetstream.Consumer
 	cache           *lru.Cache[cached]
 	log             *slog.Logger
-
-	opts    *Options
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	store   *checkpoint.Store
-	defs    *deploy.Definitions
-	pub     *outbox.Publisher
-	queue   *outbox.JobQueue
-	metrics *engineMetrics
+	cfg             *Config
 }
 
-func (e *Engine) newPartition(ctx context.Context, n int) (*partition, error) {
-	events, err := e.js.Consumer(ctx, streams.EventsStream, streams.PartitionConsumer(n))
+// New returns partition n; Run applies it.
+func New(ctx context.Context, cfg *Config, n int) (*Partition, error) {
+	events, err := cfg.JS.Consumer(ctx, streams.EventsStream, streams.PartitionConsumer(n))
 	if err != nil {
-		return nil, fmt.Errorf("engine: partition consumer %s: %w", streams.PartitionConsumer(n), err)
+		return nil, fmt.Errorf("partition consumer %s: %w", streams.PartitionConsumer(n), err)
 	}
-	reports, err := e.js.Consumer(ctx, streams.ReportsStream, streams.ReportsConsumer(n))
+	reports, err := cfg.JS.Consumer(ctx, streams.ReportsStream, streams.ReportsConsumer(n))
 	if err != nil {
-		return nil, fmt.Errorf("engine: reports consumer %s: %w", streams.ReportsConsumer(n), err)
+		return nil, fmt.Errorf("reports consumer %s: %w", streams.ReportsConsumer(n), err)
 	}
-	size := e.opts.CacheSize/e.layout.Partitions + 1
-	return &partition{
-		n: n, partitions: e.layout.Partitions, events: events, reports: reports, cache: lru.New[cached](size), log: e.log.With("partition", n),
-		opts: &e.opts, nc: e.nc, js: e.js, store: e.store, defs: e.defs, pub: e.pub, queue: e.queue, metrics: e.metrics,
+	return &Partition{
+		n: n, events: events, reports: reports, cache: lru.New[cached](cfg.CacheSize), log: cfg.Log.With("partition", n), cfg: cfg,
 	}, nil
 }
 
-// run consumes the partition's events and reports until ctx ends, then
+// Run consumes the partition's events and reports until ctx ends, then
 // applies what was already received.
-func (p *partition) run(ctx context.Context) {
-	batch := p.opts.BatchSize
+func (p *Partition) Run(ctx context.Context) {
+	batch := p.cfg.BatchSize
 	msgs := make(chan jetstream.Msg, 2*batch)
 	for ctx.Err() == nil {
 		var running []jetstream.ConsumeContext
@@ -82,7 +68,7 @@ func (p *partition) run(ctx context.Context) {
 		}
 		// Connections reconnect forever; a closed one was closed on
 		// purpose, and nothing can be consumed on it again.
-		closed := err != nil && p.nc.IsClosed()
+		closed := err != nil && p.cfg.NC.IsClosed()
 		if err != nil && !closed {
 			p.log.Warn("partition consume failed; retrying", "err", err)
 		}
@@ -107,7 +93,7 @@ func (p *partition) run(ctx context.Context) {
 	}
 }
 
-func (p *partition) consume(cons jetstream.Consumer, msgs chan jetstream.Msg, batch int) (jetstream.ConsumeContext, error) {
+func (p *Partition) consume(cons jetstream.Consumer, msgs chan jetstream.Msg, batch int) (jetstream.ConsumeContext, error) {
 	return cons.Consume(func(m jetstream.Msg) { msgs <- m },
 		jetstream.PullPriorityGroup(streams.PriorityGroup),
 		jetstream.PullMaxMessages(batch),
@@ -119,7 +105,7 @@ func (p *partition) consume(cons jetstream.Consumer, msgs chan jetstream.Msg, ba
 }
 
 // drain applies received messages until cc has closed.
-func (p *partition) drain(cc jetstream.ConsumeContext, msgs chan jetstream.Msg, batch int) {
+func (p *Partition) drain(cc jetstream.ConsumeContext, msgs chan jetstream.Msg, batch int) {
 	for {
 		select {
 		case m := <-msgs:
@@ -131,7 +117,7 @@ func (p *partition) drain(cc jetstream.ConsumeContext, msgs chan jetstream.Msg, 
 }
 
 // collect takes first plus whatever else is already waiting, up to max.
-func (p *partition) collect(first jetstream.Msg, msgs chan jetstream.Msg, max int) []jetstream.Msg {
+func (p *Partition) collect(first jetstream.Msg, msgs chan jetstream.Msg, max int) []jetstream.Msg {
 	out := []jetstream.Msg{first}
 	for len(out) < max {
 		select {
@@ -180,12 +166,12 @@ type group struct {
 // published, then the events acknowledged (docs/engine.md §5–6). The loop
 // overlaps these stages of consecutive batches (pipeline.go); process is
 // the same work with nothing overlapping, for draining.
-func (p *partition) process(ctx context.Context, batch []jetstream.Msg) {
+func (p *Partition) process(ctx context.Context, batch []jetstream.Msg) {
 	p.processGroups(ctx, p.groups(batch))
 }
 
 // processGroups steps, commits and settles groups, nothing overlapping.
-func (p *partition) processGroups(ctx context.Context, groups []*group) {
+func (p *Partition) processGroups(ctx context.Context, groups []*group) {
 	p.stepAll(ctx, groups)
 	p.commit(ctx, groups)
 	p.settleAll(groups)
@@ -193,7 +179,7 @@ func (p *partition) processGroups(ctx context.Context, groups []*group) {
 
 // stepAll reads the batch's cold checkpoints and steps every group, which
 // sends its checkpoint write without waiting for it.
-func (p *partition) stepAll(ctx context.Context, groups []*group) {
+func (p *Partition) stepAll(ctx context.Context, groups []*group) {
 	p.prefetch(ctx, groups)
 	for _, g := range groups {
 		p.step(ctx, g)
@@ -204,7 +190,7 @@ func (p *partition) stepAll(ctx context.Context, groups []*group) {
 // those that landed and waits for them. It touches neither the cache nor
 // the events (settleAll does, on the loop's goroutine), so it can run while
 // the loop steps the next batch.
-func (p *partition) commit(ctx context.Context, groups []*group) {
+func (p *Partition) commit(ctx context.Context, groups []*group) {
 	// The writes went out together: one deadline bounds them all.
 	writes, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -218,17 +204,17 @@ func (p *partition) commit(ctx context.Context, groups []*group) {
 			continue
 		}
 		if g.err == nil && g.state != nil && len(g.state.Outbox) > 0 {
-			sent[i], g.err = p.pub.Start(ctx, p.n, g.state)
+			sent[i], g.err = p.cfg.Pub.Start(ctx, p.n, g.state)
 		}
 	}
 	for i, g := range groups {
 		if sent[i] != nil {
-			g.err = p.pub.Await(ctx, sent[i])
+			g.err = p.cfg.Pub.Await(ctx, sent[i])
 		}
 	}
 	for _, g := range groups {
 		if !g.abandoned && g.err == nil && g.state != nil {
-			p.metrics.countEffects(g.state.Outbox)
+			p.cfg.Metrics.countEffects(g.state.Outbox)
 			p.logEffects(g)
 		}
 	}
@@ -236,7 +222,7 @@ func (p *partition) commit(ctx context.Context, groups []*group) {
 
 // settleAll acknowledges or returns each group's events and updates the
 // cache, once the batch is committed.
-func (p *partition) settleAll(groups []*group) {
+func (p *Partition) settleAll(groups []*group) {
 	for _, g := range groups {
 		if g.abandoned {
 			p.cache.Drop(g.id)
@@ -250,12 +236,12 @@ func (p *partition) settleAll(groups []*group) {
 // effects are not published and its events stay unacknowledged, and this
 // node forgets what it wrote (a restarted process has a new session).
 // The cache entry is dropped when the batch settles.
-func (p *partition) abandon(g *group) {
+func (p *Partition) abandon(g *group) {
 	g.abandoned = true
-	p.pub.NewSession()
+	p.cfg.Pub.NewSession()
 }
 
-func (p *partition) groups(batch []jetstream.Msg) []*group {
+func (p *Partition) groups(batch []jetstream.Msg) []*group {
 	byID := map[string]*group{}
 	var out []*group
 	get := func(id string) *group {
@@ -306,7 +292,7 @@ func (p *partition) groups(batch []jetstream.Msg) []*group {
 // and would acknowledge events and refuse reports that the stored
 // checkpoint still waits for. So such a step runs again on the stored
 // checkpoint.
-func (p *partition) step(ctx context.Context, g *group) {
+func (p *Partition) step(ctx context.Context, g *group) {
 	c, cached := p.cache.Get(g.id)
 	events, actions := g.events, g.actions
 	p.stepOnce(ctx, g)
@@ -318,7 +304,7 @@ func (p *partition) step(ctx context.Context, g *group) {
 	p.logDiscarded(g)
 }
 
-func (p *partition) stepOnce(ctx context.Context, g *group) {
+func (p *Partition) stepOnce(ctx context.Context, g *group) {
 	s, rev, err := p.load(ctx, g)
 	if err != nil {
 		g.err = err
@@ -332,32 +318,24 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		if len(g.events) > len(jobEvents) {
 			log.Debug("events for an unknown instance dropped", "events", len(g.events))
 		}
-		g.err = messages.RejectOrphans(ctx, p.js, p.log, g.id, g.events)
-		if g.err == nil {
-			g.err = signals.DropEntries(ctx, p.js, g.id, g.events)
-		}
+		g.err = p.orphaned(ctx, g)
 		return
 	case s == nil:
 		if s, err = p.create(ctx, g.id, g.start); err != nil {
 			log.Error("instance start failed", "process", g.start.ProcessID, "err", err)
-			switch {
-			case g.start.Parent != nil:
-				g.err = p.childStartFailed(ctx, g.id, g.start, err)
-			case g.start.Message != nil:
-				g.err = messages.StartFailed(ctx, p.js, g.id, g.start)
-			}
+			g.err = p.startFailed(ctx, g, err)
 			return
 		}
 		changed = true
 		log.Debug("instance started", "process", s.ProcessID, "version", s.Version)
-	case s.Status.Finished() && !messages.Correlating(g.events):
-		g.err = signals.DropEntries(ctx, p.js, g.id, g.events)
+	case s.Status.Finished() && !instance.StepsWhenFinished(g.events):
+		g.err = p.orphaned(ctx, g)
 		return
 	}
 	// A finished instance takes correlate events too: it rejects them, so
 	// the message goes to another subscription (docs/messages.md §4).
 	var stepErr error
-	if len(g.events) > 0 && (!s.Status.Finished() || messages.Correlating(g.events)) {
+	if len(g.events) > 0 && (!s.Status.Finished() || instance.StepsWhenFinished(g.events)) {
 		var applied int
 		applied, stepErr = p.apply(ctx, g, s)
 		changed = changed || applied > 0
@@ -376,18 +354,18 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 			g.err = err
 			return
 		}
-		instance.Abort(s, p.opts.Now(), "engine: "+stepErr.Error())
+		instance.Abort(s, p.cfg.Now(), "engine: "+stepErr.Error())
 		changed = true
 	}
 	if !changed {
 		return
 	}
-	s.OutboxBy = p.pub.Session()
-	msg, err := p.store.Encode(s, rev)
-	if err == nil && len(msg.Data) > p.opts.MaxCheckpointBytes {
+	s.OutboxBy = p.cfg.Pub.Session()
+	msg, err := p.cfg.Store.Encode(s, rev)
+	if err == nil && len(msg.Data) > p.cfg.MaxCheckpointBytes {
 		s, rev, err = p.oversized(ctx, s, rev, len(msg.Data))
 		if err == nil {
-			msg, err = p.store.Encode(s, rev)
+			msg, err = p.cfg.Store.Encode(s, rev)
 		}
 	}
 	if err != nil {
@@ -395,7 +373,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 		return
 	}
 	g.state, g.rev = s, rev
-	if g.write, err = p.js.PublishMsgAsync(msg); err != nil {
+	if g.write, err = p.cfg.JS.PublishMsgAsync(msg); err != nil {
 		g.err = err
 	}
 }
@@ -403,7 +381,7 @@ func (p *partition) stepOnce(ctx context.Context, g *group) {
 // load returns the instance's checkpoint (nil if it does not exist). A
 // checkpoint read from the store whose outbox another session wrote may
 // hold unpublished effects: they are published again before anything else.
-func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64, error) {
+func (p *Partition) load(ctx context.Context, g *group) (*instance.State, uint64, error) {
 	id := g.id
 	if c, ok := p.cache.Get(id); ok {
 		return c.state, c.rev, nil
@@ -415,16 +393,16 @@ func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64
 		g.fetched = nil // a second step reads the store again
 		s, rev, err = f.state, f.rev, f.err
 	} else {
-		s, rev, err = p.store.Get(ctx, id)
+		s, rev, err = p.cfg.Store.Get(ctx, id)
 	}
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, errdefs.ErrNotFound) {
 		return nil, 0, nil
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(s.Outbox) > 0 && s.OutboxBy != p.pub.Session() && rev != g.published {
-		if err := p.pub.Publish(ctx, p.n, s); err != nil {
+	if len(s.Outbox) > 0 && s.OutboxBy != p.cfg.Pub.Session() && rev != g.published {
+		if err := p.cfg.Pub.Publish(ctx, p.n, s); err != nil {
 			return nil, 0, err
 		}
 		p.log.Info("republished outbox after takeover", "instance", id, "effects", len(s.Outbox))
@@ -440,7 +418,7 @@ func (p *partition) load(ctx context.Context, g *group) (*instance.State, uint64
 
 // awaitWrite waits for g's checkpoint write until ctx ends: its deadline
 // is the batch's bound on its writes.
-func (p *partition) awaitWrite(ctx context.Context, g *group) {
+func (p *Partition) awaitWrite(ctx context.Context, g *group) {
 	if g.write == nil || g.err != nil {
 		return
 	}
@@ -467,13 +445,13 @@ func (p *partition) awaitWrite(ctx context.Context, g *group) {
 		// The write may have landed even so (a timeout, a dropped
 		// connection): a new session makes the next load of this
 		// checkpoint publish its outbox, which this node never sent.
-		p.pub.NewSession()
+		p.cfg.Pub.NewSession()
 	}
 }
 
 // settle acknowledges a group's events once its checkpoint and effects are
 // out, or returns them for redelivery.
-func (p *partition) settle(g *group) {
+func (p *Partition) settle(g *group) {
 	if g.err != nil {
 		p.cache.Drop(g.id)
 		p.log.Warn("instance step not committed; events will be redelivered", "instance", g.id, "err", g.err)
@@ -497,7 +475,7 @@ func (p *partition) settle(g *group) {
 }
 
 // refuse answers a malformed worker message and drops it.
-func (p *partition) refuse(m jetstream.Msg, a *jobAction) {
+func (p *Partition) refuse(m jetstream.Msg, a *jobAction) {
 	if a != nil && a.replyTo != "" {
 		p.sendJobActions(&group{actions: []jobAction{*a}})
 	}
@@ -505,7 +483,7 @@ func (p *partition) refuse(m jetstream.Msg, a *jobAction) {
 }
 
 // logEffects writes a record per queued job and per lifecycle fact.
-func (p *partition) logEffects(g *group) {
+func (p *Partition) logEffects(g *group) {
 	for _, eff := range g.state.Outbox {
 		switch eff.Kind {
 		case instance.EnqueueJob:

@@ -1,4 +1,4 @@
-package engine
+package partition
 
 import (
 	"context"
@@ -90,7 +90,7 @@ func decodeReport(data []byte) (*report, *jobAction) {
 // decideReports runs every report of a group through jobs.Decide before
 // the step: only terminal outcomes become events for the instance
 // (the waiting token parks once and wakes once). It returns those events and whether job bookkeeping changed.
-func (p *partition) decideReports(ctx context.Context, g *group, s *instance.State) (events []instance.Event, changed bool) {
+func (p *Partition) decideReports(ctx context.Context, g *group, s *instance.State) (events []instance.Event, changed bool) {
 	for _, rep := range g.reports {
 		r, d := &rep.r, rep.delivery
 		act := jobAction{delivery: r.Delivery, replyTo: r.ReplyTo, verdict: jobs.Verdict{JobID: r.JobID, Kind: r.Kind}}
@@ -102,18 +102,18 @@ func (p *partition) decideReports(ctx context.Context, g *group, s *instance.Sta
 		case st == nil:
 			act.verdict.Reason = "unknown or finished job"
 			p.log.Info("job report refused", "instance", g.id, "job", r.JobID, "kind", r.Kind, "reason", act.verdict.Reason)
-			if p.queue.IsJobMessage(ctx, d.Seq, r.JobID, g.id, rep.topic) {
+			if p.cfg.Queue.IsJobMessage(ctx, d.Seq, r.JobID, g.id, rep.topic) {
 				act.action = jobs.Term // its ack was lost, or its task was cancelled
 			}
 		case rep.topic != streams.Token(st.Topic):
 			act.verdict.Reason = fmt.Sprintf("report subject names topic %q, not the topic of job %s", rep.topic, r.JobID)
 			p.log.Warn("job report refused", "instance", g.id, "job", r.JobID, "kind", r.Kind, "subject", rep.msg.Subject(), "reason", act.verdict.Reason)
-		case d.Consumer != streams.TopicConsumer(st.Topic) || !p.queue.SeqMatches(ctx, st, d.Seq):
+		case d.Consumer != streams.TopicConsumer(st.Topic) || !p.cfg.Queue.SeqMatches(ctx, st, d.Seq):
 			act.verdict.Reason = fmt.Sprintf("delivery %s is not a delivery of job %s", r.Delivery, r.JobID)
 		default:
 			before := st.Delivery
-			dec := jobs.Decide(st, r, d, jobs.Env{Now: p.opts.Now(), Mapper: p.opts.mapper, Retry: p.opts.retryPolicy})
-			p.metrics.countDecision(st.Topic, r, before, dec, st)
+			dec := jobs.Decide(st, r, d, jobs.Env{Now: p.cfg.Now(), Mapper: p.cfg.mapper, Retry: p.cfg.retryPolicy})
+			p.cfg.Metrics.countDecision(st.Topic, r, before, dec, st)
 			act.verdict, act.action, act.delay = dec.Verdict, dec.Action, dec.Delay
 			changed = changed || dec.Changed
 			if dec.Terminal != nil {
@@ -132,7 +132,7 @@ func (p *partition) decideReports(ctx context.Context, g *group, s *instance.Sta
 // logDecision writes one record per decided worker message:
 // debug for the routine, info for retries and terminal outcomes, warn for
 // refusals and exhaustion.
-func (p *partition) logDecision(instanceID string, r *jobs.Report, d jobs.Delivery, dec jobs.Decision) {
+func (p *Partition) logDecision(instanceID string, r *jobs.Report, d jobs.Delivery, dec jobs.Decision) {
 	attrs := []any{"instance", instanceID, "job", r.JobID, "kind", r.Kind, "delivery", d.Count, "worker", r.Worker, "accepted", dec.Verdict.Accepted}
 	if dec.Verdict.Reason != "" {
 		attrs = append(attrs, "reason", dec.Verdict.Reason)
@@ -155,21 +155,11 @@ func (p *partition) logDecision(instanceID string, r *jobs.Report, d jobs.Delive
 	p.log.Log(context.Background(), level, msg, attrs...)
 }
 
-func (o *Options) mapper(name string) (jobs.ErrorMapper, bool) {
-	m, ok := o.ErrorMappers[name]
-	return m, ok
-}
-
-func (o *Options) retryPolicy(name string) (jobs.RetryPolicy, bool) {
-	r, ok := o.RetryPolicies[name]
-	return r, ok
-}
-
 // sendJobActions acks, naks, terminates or extends job messages on the
 // workers' behalf (workers never ack) and answers the workers. It runs after the
 // checkpoint that made the decisions durable; a lost action heals itself
 // (see docs/jobs.md §3).
-func (p *partition) sendJobActions(g *group) {
+func (p *Partition) sendJobActions(g *group) {
 	for _, a := range g.actions {
 		var body string
 		switch a.action {
@@ -183,16 +173,16 @@ func (p *partition) sendJobActions(g *group) {
 			body = "+WPI"
 		}
 		if a.action == jobs.Ack || a.action == jobs.Term {
-			p.queue.Forget(a.verdict.JobID)
+			p.cfg.Queue.Forget(a.verdict.JobID)
 		}
 		if body != "" && a.delivery != "" {
-			if err := p.nc.Publish(a.delivery, []byte(body)); err != nil {
+			if err := p.cfg.NC.Publish(a.delivery, []byte(body)); err != nil {
 				p.log.Warn("job action not sent", "job", a.verdict.JobID, "err", err)
 			}
 		}
 		if streams.ValidInbox(a.replyTo) {
 			if b, err := jobs.AppendVerdict(make([]byte, 0, 128), &a.verdict); err == nil {
-				_ = p.nc.Publish(a.replyTo, b)
+				_ = p.cfg.NC.Publish(a.replyTo, b)
 			} else {
 				p.log.Warn("verdict not sent", "job", a.verdict.JobID, "err", err)
 			}

@@ -1,4 +1,4 @@
-package engine
+package partition
 
 import (
 	"context"
@@ -42,7 +42,7 @@ type pipeline struct {
 // while a cluster elects leaders): then run consumes again. Before it
 // returns, the batch in hand is committed and settled, and held groups are
 // processed.
-func (p *partition) loop(ctx context.Context, msgs chan jetstream.Msg, batch int, running []jetstream.ConsumeContext) error {
+func (p *Partition) loop(ctx context.Context, msgs chan jetstream.Msg, batch int, running []jetstream.ConsumeContext) error {
 	events, reports := running[0].Closed(), running[1].Closed()
 	var pl pipeline
 	// A batch in hand is finished even if Close is called meanwhile: its
@@ -75,13 +75,13 @@ func (p *partition) loop(ctx context.Context, msgs chan jetstream.Msg, batch int
 
 // advance steps a batch while the previous one commits, settles the
 // previous one, and starts the new one's commit.
-func (p *partition) advance(ctx context.Context, pl *pipeline, batch []jetstream.Msg) {
+func (p *Partition) advance(ctx context.Context, pl *pipeline, batch []jetstream.Msg) {
 	groups := mergeHeld(pl.held, p.groups(batch))
 	pl.held = nil
 	ready := groups
 	if pl.committing != nil {
 		ready, pl.held = splitBusy(groups, pl.committing.ids)
-		if hook := p.opts.heldBack; hook != nil {
+		if hook := p.cfg.HeldBack; hook != nil {
 			for _, g := range pl.held {
 				hook(g.id)
 			}
@@ -109,13 +109,13 @@ func (p *partition) advance(ctx context.Context, pl *pipeline, batch []jetstream
 }
 
 // settled settles the committed batch; its instances are free again.
-func (p *partition) settled(pl *pipeline) {
+func (p *Partition) settled(pl *pipeline) {
 	p.settleAll(pl.committing.groups)
 	pl.committing = nil
 }
 
 // finish settles the batch in hand and processes the held groups.
-func (p *partition) finish(ctx context.Context, pl *pipeline) {
+func (p *Partition) finish(ctx context.Context, pl *pipeline) {
 	if pl.committing != nil {
 		<-pl.committing.done
 		p.settled(pl)
@@ -128,7 +128,7 @@ func (p *partition) finish(ctx context.Context, pl *pipeline) {
 
 // collectWaiting takes what is already waiting, up to max, possibly
 // nothing.
-func (p *partition) collectWaiting(msgs chan jetstream.Msg, max int) []jetstream.Msg {
+func (p *Partition) collectWaiting(msgs chan jetstream.Msg, max int) []jetstream.Msg {
 	select {
 	case m := <-msgs:
 		return p.collect(m, msgs, max)

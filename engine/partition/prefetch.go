@@ -1,9 +1,10 @@
-package engine
+package partition
 
 import (
 	"context"
 	"sync"
 
+	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/instance"
 )
 
@@ -22,7 +23,7 @@ const maxPrefetch = 32
 // round trip to the bucket instead of one per instance. The step still
 // writes with compare-and-set, so a read a moment early is as safe as one
 // made in the step.
-func (p *partition) prefetch(ctx context.Context, groups []*group) {
+func (p *Partition) prefetch(ctx context.Context, groups []*group) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxPrefetch)
 	for _, g := range groups {
@@ -34,7 +35,7 @@ func (p *partition) prefetch(ctx context.Context, groups []*group) {
 			// revision 0, which fails if the instance exists after all
 			// (a start repeated outside the de-duplication window); the
 			// start then comes back, delivered again, and is read.
-			g.fetched = &fetched{err: ErrNotFound}
+			g.fetched = &fetched{err: errdefs.ErrNotFound}
 			continue
 		}
 		f := &fetched{}
@@ -42,7 +43,7 @@ func (p *partition) prefetch(ctx context.Context, groups []*group) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			f.state, f.rev, f.err = p.store.Get(ctx, g.id)
+			f.state, f.rev, f.err = p.cfg.Store.Get(ctx, g.id)
 		})
 	}
 	wg.Wait()
