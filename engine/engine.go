@@ -36,6 +36,15 @@
 // is an event to the instance, answered from the record
 // (docs/usertasks.md).
 //
+// This package is the node's front: Open wires together packages that
+// each have one job (docs/architecture.md) — engine/partition runs an
+// instance partition's loop around the pure step of engine/instance,
+// engine/outbox carries each step's effects, engine/messages,
+// engine/signals and engine/timerstarts bring messages, signals and timer
+// fires in, engine/operations runs in-process operations, and
+// engine/checkpoint, engine/deploy and engine/index keep the instances,
+// the deployed processes and this node's indexes of them.
+//
 // docs/engine.md describes the design and its failure cases.
 package engine
 

@@ -13,6 +13,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/messages"
+	"github.com/jetbpm/jetbpm/engine/signals"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -314,4 +315,22 @@ func (e *Engine) awaitState(ctx context.Context, id string, decide func(*instanc
 			}
 		}
 	}
+}
+
+// Signal is a broadcast: Name (required), its variables, and its id
+// (generated when empty), which makes a repeated broadcast apply once.
+type Signal = signals.Signal
+
+// SignalResult is what a broadcast reached: the instances it sent the
+// signal to (each applies it to its open catches of the name) and the
+// instances its signal start events started.
+type SignalResult = signals.Result
+
+// BroadcastSignal broadcasts sig to every open catch of its name, across
+// all instances and processes, and starts one instance of each process
+// whose latest version has a signal start event of that name
+// (docs/signals.md). Nothing is buffered: a catch that opens later does
+// not get it. It returns once every event and start is stored.
+func (e *Engine) BroadcastSignal(ctx context.Context, sig Signal) (SignalResult, error) {
+	return e.signals.Broadcast(ctx, sig)
 }
