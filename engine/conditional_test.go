@@ -39,7 +39,7 @@ func TestConditionalEvents(t *testing.T) {
 	// ready is true at start: wait passes as soon as other completes.
 	startTask(t, eng, "cond", "c-1", map[string]any{"ready": true, "level": 0})
 	work := taskAt(t, eng, "c-1", "work")
-	if _, err := eng.CompleteTask(tctx(t), taskAt(t, eng, "c-1", "other"), "ann", map[string]any{"cancel": true, "level": 2}); err != nil {
+	if _, err := eng.CompleteTask(bounded(t), taskAt(t, eng, "c-1", "other"), "ann", map[string]any{"cancel": true, "level": 2}); err != nil {
 		t.Fatal(err)
 	}
 	v := waitFor(t, eng, "c-1", "the boundary, the event sub-process and the catch to fire", func(v *engine.InstanceView) bool {
@@ -48,11 +48,11 @@ func TestConditionalEvents(t *testing.T) {
 	if slices.Contains(v.ActiveNodes, "work") {
 		t.Fatalf("work is still active: %v", v.ActiveNodes)
 	}
-	if rec, err := eng.Task(tctx(t), work); err != nil || rec.State != instance.TaskCanceled {
+	if rec, err := eng.Task(bounded(t), work); err != nil || rec.State != instance.TaskCanceled {
 		t.Fatalf("work's task %+v, %v", rec, err)
 	}
 	for _, node := range []string{"stopped", "noted", "after"} {
-		if _, err := eng.CompleteTask(tctx(t), taskAt(t, eng, "c-1", node), "ann", nil); err != nil {
+		if _, err := eng.CompleteTask(bounded(t), taskAt(t, eng, "c-1", node), "ann", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -63,14 +63,14 @@ func TestConditionalEvents(t *testing.T) {
 	// Nothing holds at start: the catch waits; a write that makes its
 	// condition true in a later step moves it on.
 	startTask(t, eng, "cond", "c-2", map[string]any{"ready": false, "level": 0})
-	if _, err := eng.CompleteTask(tctx(t), taskAt(t, eng, "c-2", "other"), "ann", nil); err != nil {
+	if _, err := eng.CompleteTask(bounded(t), taskAt(t, eng, "c-2", "other"), "ann", nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, eng, "c-2", "the catch to wait", func(v *engine.InstanceView) bool { return slices.Contains(v.ActiveNodes, "wait") })
-	if _, err := eng.CompleteTask(tctx(t), taskAt(t, eng, "c-2", "work"), "ann", map[string]any{"ready": true}); err != nil {
+	if _, err := eng.CompleteTask(bounded(t), taskAt(t, eng, "c-2", "work"), "ann", map[string]any{"ready": true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.CompleteTask(tctx(t), taskAt(t, eng, "c-2", "after"), "ann", nil); err != nil {
+	if _, err := eng.CompleteTask(bounded(t), taskAt(t, eng, "c-2", "after"), "ann", nil); err != nil {
 		t.Fatal(err)
 	}
 	if v := waitDone(t, eng, "c-2"); v.Status != instance.Completed || v.Variables["ready"] != true {
@@ -87,12 +87,12 @@ func TestConformanceOrderRuns(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	if _, err := eng.DeployFile(tctx(t), corpus+"camunda7-external-task-client-js/order.bpmn"); err != nil {
+	if _, err := eng.DeployFile(bounded(t), corpus+"camunda7-external-task-client-js/order.bpmn"); err != nil {
 		t.Fatal(err)
 	}
 	var id string
 	testwait.Until(t, 30*time.Second, "the timer start to start an instance", func() error {
-		views, err := eng.Instances(tctx(t), engine.Filter{ProcessID: "Order_Process"})
+		views, err := eng.Instances(bounded(t), engine.Filter{ProcessID: "Order_Process"})
 		if err == nil && len(views) != 1 {
 			err = fmt.Errorf("%d instances", len(views))
 		}

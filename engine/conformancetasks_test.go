@@ -28,7 +28,7 @@ func TestConformanceUserTasksRun(t *testing.T) {
 	deployFiles := func(t *testing.T, files ...string) {
 		t.Helper()
 		for _, file := range files {
-			if _, err := eng.DeployFile(tctx(t), corpus+file); err != nil {
+			if _, err := eng.DeployFile(bounded(t), corpus+file); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -37,7 +37,7 @@ func TestConformanceUserTasksRun(t *testing.T) {
 	complete := func(t *testing.T, id, node string, vars map[string]any) {
 		t.Helper()
 		task := taskAt(t, eng, id, node)
-		if _, err := eng.CompleteTask(tctx(t), task, "conformance", vars); err != nil {
+		if _, err := eng.CompleteTask(bounded(t), task, "conformance", vars); err != nil {
 			t.Fatalf("complete %s: %v", task, err)
 		}
 	}
@@ -54,7 +54,7 @@ func TestConformanceUserTasksRun(t *testing.T) {
 		deployFiles(t, "camunda7-examples/subProcess.bpmn")
 		startTask(t, eng, "subProcess", "c7-sub", nil)
 		task := taskAt(t, eng, "c7-sub", "UserTask_0zlyiaz")
-		rec, err := eng.Task(tctx(t), task)
+		rec, err := eng.Task(bounded(t), task)
 		if err != nil || rec.Name != "task in default subprocess" || rec.Assignee != "" || len(rec.CandidateGroups) != 0 {
 			t.Fatalf("task %+v, %v", rec, err)
 		}
@@ -83,7 +83,7 @@ func TestConformanceUserTasksRun(t *testing.T) {
 		workers := serveJobs(t, env, "lib-io", []string{"input-task-1"}, nil, nil, 30*time.Second)
 		task := taskAt(t, eng, "lib-io", "user-task-2")
 		workers.stop()
-		rec, err := eng.Task(tctx(t), task)
+		rec, err := eng.Task(bounded(t), task)
 		if err != nil || rec.Variables["orderName"] != "order1" {
 			t.Fatalf("task %+v, %v: want orderName order1", rec, err)
 		}
@@ -120,7 +120,7 @@ func TestConformanceUserTasksRun(t *testing.T) {
 		deployFiles(t, "camunda7-engine-externaltask/ExternalTaskServiceTest.testCancelExternalTaskWithBoundaryEvent.bpmn20.xml")
 		startTask(t, eng, "boundaryExternalTaskProcess", "c7-cancel", nil)
 		waitFor(t, eng, "c7-cancel", "the external task", func(v *engine.InstanceView) bool { return slices.Equal(v.ActiveNodes, []string{"externalTask"}) })
-		if _, err := eng.CorrelateMessage(tctx(t), engine.Message{Name: "Message", Instance: "c7-cancel"}); err != nil {
+		if _, err := eng.CorrelateMessage(bounded(t), engine.Message{Name: "Message", Instance: "c7-cancel"}); err != nil {
 			t.Fatal(err)
 		}
 		complete(t, "c7-cancel", "afterBoundaryTask", nil)
@@ -141,7 +141,7 @@ func TestConformanceUserTasksRun(t *testing.T) {
 		finished(t, "c7-inv-paid")
 
 		startTask(t, eng, "embeddedFormsBpmnEvents", "c7-inv-err", nil)
-		if _, err := eng.TaskError(tctx(t), taskAt(t, eng, "c7-inv-err", pay), "ann", "invoice-error", "no amount", nil); err != nil {
+		if _, err := eng.TaskError(bounded(t), taskAt(t, eng, "c7-inv-err", pay), "ann", "invoice-error", "no amount", nil); err != nil {
 			t.Fatal(err)
 		}
 		complete(t, "c7-inv-err", "Task_1a2twqz", nil)
@@ -150,10 +150,10 @@ func TestConformanceUserTasksRun(t *testing.T) {
 		startTask(t, eng, "embeddedFormsBpmnEvents", "c7-inv-esc", nil)
 		// An escalation nothing catches is refused and changes nothing.
 		task := taskAt(t, eng, "c7-inv-esc", pay)
-		if _, err := eng.EscalateTask(tctx(t), task, "ann", "other", nil); !errors.Is(err, engine.ErrInvalid) {
+		if _, err := eng.EscalateTask(bounded(t), task, "ann", "other", nil); !errors.Is(err, engine.ErrInvalid) {
 			t.Fatalf("uncaught escalate: %v, want ErrInvalid", err)
 		}
-		rec, err := eng.EscalateTask(tctx(t), task, "ann", "invoice-escalate", map[string]any{"suspicious": true})
+		rec, err := eng.EscalateTask(bounded(t), task, "ann", "invoice-escalate", map[string]any{"suspicious": true})
 		if err != nil || rec.State != instance.TaskCanceled {
 			t.Fatalf("escalate = %+v, %v", rec, err)
 		}
@@ -177,7 +177,7 @@ func TestConformanceUserTasksRun(t *testing.T) {
 		// review task, then a review message for the PR's key, then the
 		// merge task and the deploy job.
 		deployFiles(t, "zeebe-process-test/automated-tests.bpmn", "zeebe-process-test/pr-created.bpmn")
-		id, err := eng.CorrelateMessage(tctx(t), engine.Message{Name: "prCreated", Vars: map[string]any{"prId": "pr-17"}})
+		id, err := eng.CorrelateMessage(bounded(t), engine.Message{Name: "prCreated", Vars: map[string]any{"prId": "pr-17"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestConformanceUserTasksRun(t *testing.T) {
 		// The catch's subscription reaches the message partition after the
 		// checkpoint: correlate once it is stored.
 		subscribed(t, env, "reviewReceived", "pr-17", 1)
-		if _, err := eng.CorrelateMessage(tctx(t), engine.Message{Name: "reviewReceived", Key: "pr-17", Vars: map[string]any{"reviewResult": "approved"}}); err != nil {
+		if _, err := eng.CorrelateMessage(bounded(t), engine.Message{Name: "reviewReceived", Key: "pr-17", Vars: map[string]any{"reviewResult": "approved"}}); err != nil {
 			t.Fatal(err)
 		}
 		complete(t, id, "mergeCode", nil)
@@ -204,7 +204,7 @@ func TestConformanceUserTasksRun(t *testing.T) {
 		if d := deploys.stop(); len(d) != 1 || d[0].Node != "deploySnapshot" {
 			t.Errorf("deploy jobs %+v", d)
 		}
-		all, err := eng.Tasks(tctx(t), engine.TaskFilter{Instance: id, State: engine.TasksAll})
+		all, err := eng.Tasks(bounded(t), engine.TaskFilter{Instance: id, State: engine.TasksAll})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,11 +25,11 @@ func (m *msgEnv) checkpoint(t *testing.T, inst string, subs []instance.Subscript
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := m.JS.KeyValue(testCtx(t), streams.InstancesBucket)
+	kv, err := m.JS.KeyValue(bounded(t), streams.InstancesBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Put(testCtx(t), inst, data); err != nil {
+	if _, err := kv.Put(bounded(t), inst, data); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -42,7 +42,7 @@ type correlateResult struct {
 func (m *msgEnv) correlate(t *testing.T, msg engine.Message) chan correlateResult {
 	done := make(chan correlateResult, 1)
 	go func() {
-		inst, err := m.eng.CorrelateMessage(testCtx(t), msg)
+		inst, err := m.eng.CorrelateMessage(bounded(t), msg)
 		done <- correlateResult{inst, err}
 	}()
 	return done
@@ -85,14 +85,14 @@ func TestCorrelateWaitsForTheInstance(t *testing.T) {
 func TestCorrelateWithoutSubscription(t *testing.T) {
 	t.Parallel()
 	m := startMessages(t, engine.Options{})
-	_, err := m.eng.CorrelateMessage(testCtx(t), engine.Message{Name: "paid", Key: "k"})
+	_, err := m.eng.CorrelateMessage(bounded(t), engine.Message{Name: "paid", Key: "k"})
 	if !errors.Is(err, engine.ErrNoSubscription) || !strings.Contains(err.Error(), `no subscription for message "paid" with key "k"`) {
 		t.Fatalf("CorrelateMessage = %v", err)
 	}
 	if e := m.entry(t, "paid", "k"); e != nil && !e.Idle() {
 		t.Errorf("correlate left %+v", e)
 	}
-	if _, err := m.eng.CorrelateMessage(testCtx(t), engine.Message{Name: "paid", Key: "k", TTL: time.Minute}); !errors.Is(err, engine.ErrInvalid) {
+	if _, err := m.eng.CorrelateMessage(bounded(t), engine.Message{Name: "paid", Key: "k", TTL: time.Minute}); !errors.Is(err, engine.ErrInvalid) {
 		t.Errorf("correlate with a TTL = %v", err)
 	}
 }
@@ -181,10 +181,10 @@ func TestMessageToOneInstance(t *testing.T) {
 	sub := instance.Subscription{Name: "approve", Instance: "inst-1", ProcessID: "order", Wait: "inst-1/catch/1"}
 	m.checkpoint(t, "inst-1", []instance.Subscription{sub})
 
-	if _, err := m.eng.CorrelateMessage(testCtx(t), engine.Message{Name: "other", Instance: "inst-1"}); !errors.Is(err, engine.ErrNoSubscription) {
+	if _, err := m.eng.CorrelateMessage(bounded(t), engine.Message{Name: "other", Instance: "inst-1"}); !errors.Is(err, engine.ErrNoSubscription) {
 		t.Errorf("correlate a message the instance does not wait for = %v", err)
 	}
-	if _, err := m.eng.PublishMessage(testCtx(t), engine.Message{Name: "approve", Instance: "nobody-1"}); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := m.eng.PublishMessage(bounded(t), engine.Message{Name: "approve", Instance: "nobody-1"}); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("publish to an unknown instance = %v", err)
 	}
 

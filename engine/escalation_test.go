@@ -15,7 +15,7 @@ func TestEscalationFromACalledProcessThenItsEnd(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	child := build(t, model.NewBuilder("late-child").StartEvent("s").EscalationThrowEvent("up", "LATE").EndEvent("e").Sequence("s", "up", "e"))
 	parent := build(t, model.NewBuilder("late-parent").StartEvent("s").CallActivity("call", "late-child").EndEvent("e").Sequence("s", "call", "e").
 		EscalationBoundary("late", "call", "LATE", false).ScriptTask("note", "true", "late").EndEvent("lateEnd").Sequence("late", "note", "lateEnd"))

@@ -21,7 +21,7 @@ func TestSignalEventSubProcesses(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	b := model.NewBuilder("espsig").StartEvent("start")
 	sub := b.SubProcess("sub")
 	sub.StartEvent("subStart").ServiceTask("work", "", model.WithWorker("nobody")).EndEvent("subEnd").Sequence("subStart", "work", "subEnd")

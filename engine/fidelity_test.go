@@ -75,7 +75,7 @@ func TestEventSubProcessMessageKeysXML(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.DeployXML(ctx, strings.NewReader(orderESP)); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestTopicExpressionsXML(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	for _, src := range []string{topicsC7, topicsZeebe} {
 		if _, err := eng.DeployXML(ctx, strings.NewReader(src)); err != nil {
 			t.Fatal(err)
@@ -259,7 +259,7 @@ func TestRelaxedCamunda7ModelRuns(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	deps, err := eng.DeployXML(ctx, strings.NewReader(relaxedC7))
 	if err != nil {
 		t.Fatal(err)
@@ -304,13 +304,13 @@ func TestDeployProblems(t *testing.T) {
 	validated := `<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL">
 <bpmn:process id="b"><bpmn:startEvent id="s"/>
 <bpmn:sequenceFlow id="f" sourceRef="s" targetRef="ghost"/></bpmn:process></bpmn:definitions>`
-	_, err := eng.DeployResources(testCtx(t), engine.Resource{Name: "ok.bpmn", XML: []byte(topicsC7)},
+	_, err := eng.DeployResources(bounded(t), engine.Resource{Name: "ok.bpmn", XML: []byte(topicsC7)},
 		engine.Resource{Name: "a.bpmn", XML: []byte(imported)})
 	ps := engine.Problems(err)
 	if !errors.Is(err, engine.ErrInvalid) || len(ps) != 1 || ps[0].File != "a.bpmn" || ps[0].Line != 3 || ps[0].Element != "c" {
 		t.Errorf("import problems %+v of %v", ps, err)
 	}
-	_, err = eng.DeployResources(testCtx(t), engine.Resource{Name: "b.bpmn", XML: []byte(validated)})
+	_, err = eng.DeployResources(bounded(t), engine.Resource{Name: "b.bpmn", XML: []byte(validated)})
 	if ps := engine.Problems(err); len(ps) != 1 || ps[0].File != "b.bpmn" || ps[0].Line != 3 || ps[0].Element != "f" || !strings.Contains(ps[0].Message, "ghost") {
 		t.Errorf("validation problems %+v of %v", ps, err)
 	}
@@ -357,7 +357,7 @@ func TestPlainReceiveTasksAndSignalRaceXML(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.DeployXML(ctx, strings.NewReader(waitStates)); err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +443,7 @@ func TestTimerExpressionsXML(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.DeployXML(ctx, strings.NewReader(reminders)); err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +502,7 @@ func TestTransactionXML(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.DeployXML(ctx, strings.NewReader(booking)); err != nil {
 		t.Fatal(err)
 	}

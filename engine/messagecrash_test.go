@@ -49,7 +49,7 @@ func TestMessageCrashBetweenEntryAndEffects(t *testing.T) {
 				return false
 			})
 			m = startMessages(t, opts, streamstest.WithFastFailover(time.Second))
-			ctx := testCtx(t)
+			ctx := bounded(t)
 			m.subscribe(t, "first", "order", "paid", "k")
 			m.subscribe(t, "second", "order", "paid", "k")
 			testwait.True(t, 10*time.Second, "both subscriptions stored", func() bool {
@@ -122,7 +122,7 @@ func TestMessageCrashThenAnotherCommandFirst(t *testing.T) {
 	// The message comes again after the 3 s ack wait; the subscription
 	// published right after the crash is applied long before.
 	m := startMessages(t, opts, streamstest.WithFastFailover(3*time.Second))
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	m.subscribe(t, "first", "order", "paid", "k")
 	m.subscribe(t, "second", "order", "paid", "k")
 	testwait.True(t, 10*time.Second, "both subscriptions stored", func() bool {

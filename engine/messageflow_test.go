@@ -38,7 +38,7 @@ func TestMessageReachesAWaitingInstance(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.Deploy(ctx, waitForPaid(t, "pay", "orderId")); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestCorrelateMessageReturnsTheInstance(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.Deploy(ctx, waitForPaid(t, "pay", "orderId")); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestMessageStartEvent(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	p := build(t, model.NewBuilder("onpaid").MessageStartEvent("s", "paid").EndEvent("e").Sequence("s", "e"))
 	if _, err := eng.Deploy(ctx, p); err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestBusinessKeyCatch(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.Deploy(ctx, waitForPaid(t, "approval", "")); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestMessageToOneWaitingInstance(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.Deploy(ctx, waitForPaid(t, "pay", "orderId")); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestMessageOfferedToAnEndedInstanceGoesToTheNext(t *testing.T) {
 			t.Parallel()
 			env := streamstest.Start(t)
 			eng := openEngine(t, env, nil)
-			ctx := testCtx(t)
+			ctx := bounded(t)
 			if _, err := eng.Deploy(ctx, waitForPaid(t, "pay", "orderId")); err != nil {
 				t.Fatal(err)
 			}
@@ -240,7 +240,7 @@ func TestCorrelateToAnInstanceWhoseRecordIsGone(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.Deploy(ctx, waitForPaid(t, "pay", "orderId")); err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestDeclarativeThrowReachesACatch(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	sender := build(t, model.NewBuilder("sender").StartEvent("s").
 		MessageThrowEvent("tell", "paid", model.WithPublish(model.Publish{
 			CorrelationKey: "orderId", TTL: time.Hour,
@@ -297,7 +297,7 @@ func TestConcurrentMessagesMeetTheirInstances(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t, streamstest.WithPartitions(4))
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.Deploy(ctx, waitForPaid(t, "pay", "orderId")); err != nil {
 		t.Fatal(err)
 	}

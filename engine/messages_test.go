@@ -66,12 +66,6 @@ func startMessages(t *testing.T, opts engine.Options, envOpts ...streamstest.Opt
 	return m
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // effect publishes what an instance's message effect becomes.
 func (m *msgEnv) effect(t *testing.T, s *instance.State, eff instance.Effect) {
 	t.Helper()
@@ -79,7 +73,7 @@ func (m *msgEnv) effect(t *testing.T, s *instance.State, eff instance.Effect) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.JS.PublishMsg(testCtx(t), msg); err != nil {
+	if _, err := m.JS.PublishMsg(bounded(t), msg); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -125,7 +119,7 @@ func correlatesOf(inst string) func(engine.Envelope) bool {
 // entry reads the stored entry of name/key (nil if none).
 func (m *msgEnv) entry(t *testing.T, name, key string) *correlation.Entry {
 	t.Helper()
-	e, err := m.readEntry(testCtx(t), name, key)
+	e, err := m.readEntry(bounded(t), name, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,11 +150,11 @@ func (m *msgEnv) readEntry(ctx context.Context, name, key string) (*correlation.
 // a republished one; a core subscription would see it twice).
 func (m *msgEnv) storedEvents(t *testing.T, inst string) int {
 	t.Helper()
-	s, err := m.JS.Stream(testCtx(t), streams.EventsStream)
+	s, err := m.JS.Stream(bounded(t), streams.EventsStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := s.Info(testCtx(t), jetstream.WithSubjectFilter(streams.EventSubject(streams.PartitionOf(inst, m.Layout.Partitions), inst)))
+	info, err := s.Info(bounded(t), jetstream.WithSubjectFilter(streams.EventSubject(streams.PartitionOf(inst, m.Layout.Partitions), inst)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +168,7 @@ func (m *msgEnv) storedEvents(t *testing.T, inst string) int {
 func TestSubscribedThenPublished(t *testing.T) {
 	t.Parallel()
 	m := startMessages(t, engine.Options{})
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	sub := m.subscribe(t, "inst-1", "order", "order.paid", "o.17")
 	// The subscription is stored before the message comes.
 	testwait.True(t, 10*time.Second, "subscription stored", func() bool {
@@ -198,7 +192,7 @@ func TestSubscribedThenPublished(t *testing.T) {
 func TestBufferedThenSubscribed(t *testing.T) {
 	t.Parallel()
 	m := startMessages(t, engine.Options{})
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := m.eng.PublishMessage(ctx, engine.Message{Name: "paid", Key: "k", TTL: time.Hour, ID: "pay-1", Vars: map[string]any{"n": "x"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +228,7 @@ func TestOneMessageTwoSubscriptionsOfOneProcess(t *testing.T) {
 		e := m.entry(t, "paid", "k")
 		return e != nil && len(e.Subs) == 3
 	})
-	if _, err := m.eng.PublishMessage(testCtx(t), engine.Message{Name: "paid", Key: "k"}); err != nil {
+	if _, err := m.eng.PublishMessage(bounded(t), engine.Message{Name: "paid", Key: "k"}); err != nil {
 		t.Fatal(err)
 	}
 	got := m.waitEvents(t, 2, correlates)
@@ -250,7 +244,7 @@ func TestOneMessageTwoSubscriptionsOfOneProcess(t *testing.T) {
 func TestUnbufferedMessageReachesNoLaterSubscription(t *testing.T) {
 	t.Parallel()
 	m := startMessages(t, engine.Options{})
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := m.eng.PublishMessage(ctx, engine.Message{Name: "paid", Key: "k"}); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +264,7 @@ func TestUnbufferedMessageReachesNoLaterSubscription(t *testing.T) {
 func TestMessageExpires(t *testing.T) {
 	t.Parallel()
 	m := startMessages(t, engine.Options{})
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	expired := make(chan engine.MessageFact, 1)
 	sub, err := m.Conn.Subscribe(streams.FactSubject(streams.FactMessage, "paid", engine.FactMessageExpired), func(msg *nats.Msg) {
 		var f engine.MessageFact
@@ -307,7 +301,7 @@ func TestMessageExpires(t *testing.T) {
 func TestDuplicateMessageID(t *testing.T) {
 	t.Parallel()
 	m := startMessages(t, engine.Options{})
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	// Past the stream's two minute window, the buffered message itself
 	// refuses its id: shorten the window to see it. (Shortened before the
 	// first publish: the server purges the ids it tracks on a timer set by
@@ -346,7 +340,7 @@ func TestDuplicateMessageID(t *testing.T) {
 func TestPublishMessageRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	m := startMessages(t, engine.Options{MaxVariableBytes: 64})
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	for name, msg := range map[string]engine.Message{
 		"no name":          {Key: "k"},
 		"both keys":        {Name: "n", Key: "k", BusinessKey: "b"},
@@ -383,7 +377,7 @@ func TestPublishMessageRefusesBadInput(t *testing.T) {
 func TestPlainNATSPublish(t *testing.T) {
 	t.Parallel()
 	m := startMessages(t, engine.Options{})
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	inbox := nats.NewInbox()
 	answers, err := m.Conn.SubscribeSync(inbox)
 	if err != nil {
@@ -463,7 +457,7 @@ func TestStartWithBusinessKey(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	p := build(t, model.NewBuilder("bk").StartEvent("s").EndEvent("e").Sequence("s", "e"))
 	if _, err := eng.Deploy(ctx, p); err != nil {
 		t.Fatal(err)
@@ -484,7 +478,7 @@ func TestMessageMetrics(t *testing.T) {
 	t.Parallel()
 	reg := metrics.NewRegistry()
 	m := startMessages(t, engine.Options{Metrics: reg})
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	m.subscribe(t, "inst-1", "order", "paid", "k")
 	testwait.True(t, 10*time.Second, "subscription stored", func() bool {
 		e := m.entry(t, "paid", "k")

@@ -22,7 +22,7 @@ func TestMessageCorpusFilesRun(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	for _, tc := range []struct {
 		file, process string
 		vars          map[string]any
@@ -132,7 +132,7 @@ func TestEventGatewayXMLBothWays(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	// deploy makes the timer wait d in both processes (a new version).
 	deploy := func(d string) {
 		t.Helper()

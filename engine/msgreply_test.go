@@ -17,7 +17,7 @@ import (
 func TestConcurrentPublishesGetTheirOwnAnswers(t *testing.T) {
 	t.Parallel()
 	m := startMessages(t, engine.Options{})
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	const n = 200
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -60,7 +60,7 @@ func TestCancelledPublishForgetsItsAnswer(t *testing.T) {
 		return hit
 	})
 	m := startMessages(t, opts)
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(bounded(t))
 	go func() {
 		select {
 		case <-crashed:
@@ -81,7 +81,7 @@ func TestCancelledPublishForgetsItsAnswer(t *testing.T) {
 		t.Errorf("a cancelled publish left %d answers registered", p)
 	}
 	// The engine still answers the next publish.
-	if _, err := m.eng.PublishMessage(testCtx(t), engine.Message{Name: "paid", Key: "other", ID: "next-1"}); err != nil {
+	if _, err := m.eng.PublishMessage(bounded(t), engine.Message{Name: "paid", Key: "other", ID: "next-1"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 // though its instance has moved on. It returns the stale instance.
 func staleSubscription(t *testing.T, env *streamstest.Env, eng *engine.Engine) string {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.Deploy(ctx, waitForPaid(t, "pay", "orderId")); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func staleSubscription(t *testing.T, env *streamstest.Env, eng *engine.Engine) s
 // stored behind the stale one of first, and returns it.
 func waitingBehind(t *testing.T, env *streamstest.Env, eng *engine.Engine, first string) string {
 	t.Helper()
-	second, err := eng.Start(testCtx(t), "pay", map[string]any{"orderId": "k"})
+	second, err := eng.Start(bounded(t), "pay", map[string]any{"orderId": "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestUnbufferedMessageRejectedByAStaleSubscriptionReachesTheNext(t *testing.
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	second := waitingBehind(t, env, eng, staleSubscription(t, env, eng))
-	if _, err := eng.PublishMessage(testCtx(t), engine.Message{Name: "paid", Key: "k", ID: "second", Vars: map[string]any{"n": int64(2)}}); err != nil {
+	if _, err := eng.PublishMessage(bounded(t), engine.Message{Name: "paid", Key: "k", ID: "second", Vars: map[string]any{"n": int64(2)}}); err != nil {
 		t.Fatal(err)
 	}
 	if v := waitDone(t, eng, second); v.Status != instance.Completed || v.Variables["n"] != int64(2) {
@@ -88,7 +88,7 @@ func TestCorrelateMessageRejectedByAStaleSubscriptionReturnsTheNext(t *testing.T
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	second := waitingBehind(t, env, eng, staleSubscription(t, env, eng))
-	got, err := eng.CorrelateMessage(testCtx(t), engine.Message{Name: "paid", Key: "k", Vars: map[string]any{"n": int64(2)}})
+	got, err := eng.CorrelateMessage(bounded(t), engine.Message{Name: "paid", Key: "k", Vars: map[string]any{"n": int64(2)}})
 	if err != nil || got != second {
 		t.Fatalf("CorrelateMessage = %q, %v; want %s, which took the message", got, err, second)
 	}
@@ -105,7 +105,7 @@ func TestCorrelateMessageRejectedByAStaleSubscriptionAlone(t *testing.T) {
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
 	first := staleSubscription(t, env, eng)
-	got, err := eng.CorrelateMessage(testCtx(t), engine.Message{Name: "paid", Key: "k"})
+	got, err := eng.CorrelateMessage(bounded(t), engine.Message{Name: "paid", Key: "k"})
 	if !errors.Is(err, engine.ErrNoSubscription) || !strings.Contains(err.Error(), first+" left the element") || got != "" {
 		t.Fatalf("CorrelateMessage = %q, %v; want ErrNoSubscription naming %s", got, err, first)
 	}

@@ -63,7 +63,7 @@ func TestSignalReachesEveryCatchOfTwoProcesses(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.DeployAll(ctx, signalCatcher(t, "a", "go"), signalCatcher(t, "b", "go"), signalCatcher(t, "other", "stay")); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestSignalBoundaries(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.Deploy(ctx, signalBoundaryProcess(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestSignalIsNotBuffered(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.Deploy(ctx, signalCatcher(t, "a", "go")); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestSignalStartsOneInstancePerProcessLatestVersion(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	v1 := build(t, model.NewBuilder("s1").SignalStartEvent("st", "launch").EndEvent("e1").Sequence("st", "e1"))
 	v2 := build(t, model.NewBuilder("s1").SignalStartEvent("st", "launch").ScriptTask("x", "1", "v2").EndEvent("e2").Sequence("st", "x", "e2"))
 	other := build(t, model.NewBuilder("s2").SignalStartEvent("st", "launch").EndEvent("e").Sequence("st", "e"))
@@ -215,7 +215,7 @@ func TestSignalThrowReachesOtherInstances(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	thrower := build(t, model.NewBuilder("thrower").StartEvent("s").
 		SignalThrowEvent("t", "", model.SignalNameExpr("name"), model.Input("amount", "a")).SignalEndEvent("e", "finished").Sequence("s", "t", "e"))
 	if _, err := eng.DeployAll(ctx, signalCatcher(t, "catcher", "paid"), signalCatcher(t, "watcher", "finished"), thrower); err != nil {
@@ -246,7 +246,7 @@ func TestSignalFromPlainNATS(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := testCtx(t)
+	ctx := bounded(t)
 	if _, err := eng.Deploy(ctx, signalCatcher(t, "a", "order.cancelled")); err != nil {
 		t.Fatal(err)
 	}

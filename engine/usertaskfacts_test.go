@@ -25,7 +25,7 @@ import (
 // stream, in order.
 func storedTaskFacts(t testing.TB, js jetstream.JetStream, processID string) []instance.TaskFact {
 	t.Helper()
-	ctx := tctx(t)
+	ctx := bounded(t)
 	stream, err := js.Stream(ctx, streams.FactsStream)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestUserTaskFacts(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := tctx(t)
+	ctx := bounded(t)
 	deployTasks(t, eng, approvalProcess(t, "noted", model.Named("Note"), model.WithHuman(model.Human{CandidateGroups: `"ops"`})))
 	startTask(t, eng, "noted", "n-1", nil)
 	task := taskAt(t, eng, "n-1", "review")
@@ -137,7 +137,7 @@ func TestUserTaskMetrics(t *testing.T) {
 	})
 	// ma-1 done: m-a's oldest open task is ma-2, 60 s old; m-b's goes too.
 	for _, task := range []string{ma1, mb1} {
-		if _, err := eng.CompleteTask(tctx(t), task, "alice", nil); err != nil {
+		if _, err := eng.CompleteTask(bounded(t), task, "alice", nil); err != nil {
 			t.Fatal(err)
 		}
 	}

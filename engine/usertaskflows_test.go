@@ -40,7 +40,7 @@ func TestUserTaskBpmnError(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := tctx(t)
+	ctx := bounded(t)
 	deployTasks(t, eng, build(t, model.NewBuilder("rejectable").StartEvent("start").UserTask("review").EndEvent("end").
 		ErrorBoundary("rejected", "review", "REJECTED").ScriptTask("mark", `"rejected"`, "outcome").EndEvent("end2").
 		Sequence("start", "review", "end").Sequence("rejected", "mark", "end2")))
@@ -96,7 +96,7 @@ func TestUserTaskTimerBoundaries(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := tctx(t)
+	ctx := bounded(t)
 	deployTasks(t, eng,
 		build(t, model.NewBuilder("reminded").StartEvent("start").UserTask("review").EndEvent("end").
 			TimerBoundary("remind", "review", model.Duration("PT0.2S"), false).UserTask("escalate").EndEvent("end2").
@@ -141,7 +141,7 @@ func TestUserTaskMultiInstance(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := tctx(t)
+	ctx := bounded(t)
 	deployTasks(t, eng, build(t, model.NewBuilder("signoff").StartEvent("start").
 		UserTask("sign", model.WithLoop(model.Loop{Collection: "signers", ElementVariable: "signer", OutputCollection: "signatures", OutputElement: "signature"}),
 			model.WithHuman(model.Human{Assignee: "signer"})).
@@ -186,11 +186,11 @@ func TestUserTaskSurvivesRestart(t *testing.T) {
 	startTask(t, eng, "durable", "d-1", nil)
 	startTask(t, eng, "durable", "d-2", nil)
 	d1, d2 := taskAt(t, eng, "d-1", "review"), taskAt(t, eng, "d-2", "review")
-	if _, err := eng.ClaimTask(tctx(t), d1, "alice"); err != nil {
+	if _, err := eng.ClaimTask(bounded(t), d1, "alice"); err != nil {
 		t.Fatal(err)
 	}
 	order := sortedByAge(t, eng, []string{d1, d2})
-	if err := eng.Close(tctx(t)); err != nil {
+	if err := eng.Close(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	env.Restart(t)
@@ -198,11 +198,11 @@ func TestUserTaskSurvivesRestart(t *testing.T) {
 	// No write since: the list comes from the bucket alone.
 	listed(t, eng, engine.TaskFilter{CandidateGroup: "ops", IncludeAssigned: true}, order...)
 	listed(t, eng, engine.TaskFilter{Assignee: "alice"}, d1)
-	if _, err := eng.ClaimTask(tctx(t), d1, "bob"); !errors.Is(err, engine.ErrConflict) {
+	if _, err := eng.ClaimTask(bounded(t), d1, "bob"); !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("claim of alice's task after the restart: %v", err)
 	}
 	for _, task := range []string{d1, d2} {
-		if _, err := eng.CompleteTask(tctx(t), task, "alice", nil); err != nil {
+		if _, err := eng.CompleteTask(bounded(t), task, "alice", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -234,14 +234,14 @@ func TestUserTaskFailover(t *testing.T) {
 	if len(all) != n {
 		t.Fatalf("node B lists %d tasks", len(all))
 	}
-	if _, err := nodeB.ClaimTask(tctx(t), tasks[0], "alice"); err != nil {
+	if _, err := nodeB.ClaimTask(bounded(t), tasks[0], "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if err := nodeA.Close(tctx(t)); err != nil {
+	if err := nodeA.Close(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	for _, task := range tasks {
-		if _, err := nodeB.CompleteTask(tctx(t), task, "alice", nil); err != nil {
+		if _, err := nodeB.CompleteTask(bounded(t), task, "alice", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -256,7 +256,7 @@ func TestUserTaskFailover(t *testing.T) {
 // sortedByAge returns tasks in list order (same priority: oldest first).
 func sortedByAge(t testing.TB, eng *engine.Engine, tasks []string) []string {
 	t.Helper()
-	list, err := eng.Tasks(tctx(t), engine.TaskFilter{State: engine.TasksAll})
+	list, err := eng.Tasks(bounded(t), engine.TaskFilter{State: engine.TasksAll})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,19 +278,19 @@ func TestFinishedTaskExpires(t *testing.T) {
 	deployTasks(t, eng, approvalProcess(t, "brief"))
 	startTask(t, eng, "brief", "b-1", nil)
 	task := taskAt(t, eng, "b-1", "review")
-	if _, err := eng.CompleteTask(tctx(t), task, "alice", nil); err != nil {
+	if _, err := eng.CompleteTask(bounded(t), task, "alice", nil); err != nil {
 		t.Fatal(err)
 	}
 	// The expiry may come before this list: it only must not be late.
 	testwait.Until(t, 15*time.Second, "the finished task to expire", func() error {
-		list, err := eng.Tasks(tctx(t), engine.TaskFilter{State: engine.TasksAll})
+		list, err := eng.Tasks(bounded(t), engine.TaskFilter{State: engine.TasksAll})
 		if err != nil {
 			return err
 		}
 		if len(list) > 0 {
 			return fmt.Errorf("listed %v", taskIDs(list))
 		}
-		if _, err := eng.Task(tctx(t), task); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := eng.Task(bounded(t), task); !errors.Is(err, engine.ErrNotFound) {
 			return fmt.Errorf("task %s: %v", task, err)
 		}
 		return nil
@@ -327,26 +327,26 @@ func TestUserTaskCrashBeforeItsRecord(t *testing.T) {
 		t.Fatal("the crash point was not reached")
 	}
 	const task = "cr-1.t2"
-	kv, err := env.JS.KeyValue(tctx(t), streams.TasksBucket)
+	kv, err := env.JS.KeyValue(bounded(t), streams.TasksBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Get(tctx(t), streams.TaskKey(task)); !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if _, err := kv.Get(bounded(t), streams.TaskKey(task)); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Fatalf("the record is stored already: %v", err)
 	}
-	rec, err := nodeA.Task(tctx(t), task)
+	rec, err := nodeA.Task(bounded(t), task)
 	if err != nil || rec.State != instance.TaskCreated || rec.Node != "review" || fmt.Sprint(rec.CandidateGroups) != "[ops]" {
 		t.Fatalf("task from the checkpoint: %+v, %v", rec, err)
 	}
-	if err := nodeA.Close(tctx(t)); err != nil {
+	if err := nodeA.Close(bounded(t)); err != nil {
 		t.Fatal(err)
 	}
 	nodeB := enginetest.Open(t, env.NewConn(t), engine.Options{})
-	if rec, err = nodeB.ClaimTask(tctx(t), task, "alice"); err != nil || rec.Assignee != "alice" {
+	if rec, err = nodeB.ClaimTask(bounded(t), task, "alice"); err != nil || rec.Assignee != "alice" {
 		t.Fatalf("claim = %+v, %v", rec, err)
 	}
 	listed(t, nodeB, engine.TaskFilter{Assignee: "alice"}, task)
-	if _, err := nodeB.CompleteTask(tctx(t), task, "alice", nil); err != nil {
+	if _, err := nodeB.CompleteTask(bounded(t), task, "alice", nil); err != nil {
 		t.Fatal(err)
 	}
 	if v := waitDone(t, nodeB, "cr-1"); v.Status != instance.Completed {

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,18 +22,10 @@ func approvalProcess(t testing.TB, id string, opts ...model.NodeOption) *model.P
 		Sequence("start", "review", "end"))
 }
 
-// tctx is a context for one call, bounded and cancelled with the test.
-func tctx(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // deploy deploys processes on eng.
 func deployTasks(t testing.TB, eng *engine.Engine, ps ...*model.Process) {
 	t.Helper()
-	if _, err := eng.DeployAll(tctx(t), ps...); err != nil {
+	if _, err := eng.DeployAll(bounded(t), ps...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -42,7 +33,7 @@ func deployTasks(t testing.TB, eng *engine.Engine, ps ...*model.Process) {
 // start starts processID as instance id.
 func startTask(t testing.TB, eng *engine.Engine, processID, id string, vars map[string]any) {
 	t.Helper()
-	if _, err := eng.Start(tctx(t), processID, vars, engine.InstanceID(id)); err != nil {
+	if _, err := eng.Start(bounded(t), processID, vars, engine.InstanceID(id)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -53,7 +44,7 @@ func taskAt(t testing.TB, eng *engine.Engine, id, node string) string {
 	t.Helper()
 	var task string
 	testwait.Until(t, 10*time.Second, "a task of "+id+" at "+node+" to be listed", func() error {
-		list, err := eng.Tasks(tctx(t), engine.TaskFilter{Instance: id})
+		list, err := eng.Tasks(bounded(t), engine.TaskFilter{Instance: id})
 		if err != nil {
 			return err
 		}
@@ -73,7 +64,7 @@ func listed(t testing.TB, eng *engine.Engine, f engine.TaskFilter, want ...strin
 	t.Helper()
 	var list []*instance.Task
 	testwait.Until(t, 10*time.Second, fmt.Sprintf("tasks %+v to list %v", f, want), func() (err error) {
-		if list, err = eng.Tasks(tctx(t), f); err != nil {
+		if list, err = eng.Tasks(bounded(t), f); err != nil {
 			return err
 		}
 		if got := taskIDs(list); !slices.Equal(got, want) {
@@ -100,7 +91,7 @@ func TestUserTaskLifecycle(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := tctx(t)
+	ctx := bounded(t)
 	deployTasks(t, eng,
 		approvalProcess(t, "approval", model.Named("Approve"), model.Input("amount", "amount"),
 			model.WithHuman(model.Human{CandidateGroups: `"sales, ops"`, CandidateUsers: `"bob"`, Priority: "prio", FormKey: "approve-form"}),
@@ -196,7 +187,7 @@ func TestUserTaskConcurrentCompletes(t *testing.T) {
 		errs := make(chan error, 2)
 		for _, user := range []string{"alice", "bob"} {
 			go func() {
-				_, err := eng.CompleteTask(tctx(t), task, user, map[string]any{"by": user})
+				_, err := eng.CompleteTask(bounded(t), task, user, map[string]any{"by": user})
 				if err != nil {
 					err = fmt.Errorf("%s: %w", user, err)
 				}
@@ -214,7 +205,7 @@ func TestUserTaskConcurrentCompletes(t *testing.T) {
 		if len(won) != 1 || len(lost) != 1 {
 			t.Fatalf("task %s: %d won, refusals %v; want one of each", task, len(won), lost)
 		}
-		rec, err := eng.Task(tctx(t), task)
+		rec, err := eng.Task(bounded(t), task)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +230,7 @@ func TestUserTaskCompleteAfterCancel(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := tctx(t)
+	ctx := bounded(t)
 	deployTasks(t, eng, approvalProcess(t, "cancelled"))
 	startTask(t, eng, "cancelled", "c-1", nil)
 	task := taskAt(t, eng, "c-1", "review")
@@ -269,7 +260,7 @@ func TestUserTaskChanges(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t)
 	eng := openEngine(t, env, nil)
-	ctx := tctx(t)
+	ctx := bounded(t)
 	deployTasks(t, eng, approvalProcess(t, "changes", model.WithHuman(model.Human{Assignee: `"alice"`})))
 	startTask(t, eng, "changes", "ch-1", nil)
 	startTask(t, eng, "changes", "ch-2", nil)

@@ -302,25 +302,7 @@ func (b *Broadcaster) Run(ctx context.Context) {
 		b.cfg.Log.Error("signals: no consumer; broadcasts published on NATS are not applied", "err", err)
 		return
 	}
-	for ctx.Err() == nil {
-		batch, err := cons.FetchNoWait(64)
-		if err == nil {
-			batch, err = cons.Fetch(64, jetstream.FetchMaxWait(time.Second))
-		}
-		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
-				b.cfg.Log.Debug("signals: fetch", "err", err)
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
-			}
-			continue
-		}
-		for m := range batch.Messages() {
-			b.apply(ctx, m)
-		}
-	}
+	streams.Pull(ctx, cons, 64, b.cfg.Log, "signals", func(m jetstream.Msg) { b.apply(ctx, m) })
 }
 
 // apply fans out one broadcast from the stream; a malformed one

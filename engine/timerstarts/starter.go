@@ -168,22 +168,7 @@ func (t *Starter) Run(ctx context.Context) {
 		t.cfg.Log.Error("timer starts: start-up reconciliation failed; a lost schedule stays lost until the next start or deploy", "err", err)
 	}
 	close(t.reconciled)
-	for ctx.Err() == nil {
-		batch, err := cons.Fetch(16, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
-				t.cfg.Log.Debug("timer starts: fetch", "err", err)
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
-			}
-			continue
-		}
-		for m := range batch.Messages() {
-			t.applyFire(ctx, m)
-		}
-	}
+	streams.Pull(ctx, cons, 16, t.cfg.Log, "timer starts", func(m jetstream.Msg) { t.applyFire(ctx, m) })
 }
 
 // applyFire handles one fire: it starts the fire's instance and
