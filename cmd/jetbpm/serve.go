@@ -53,6 +53,7 @@ const shutdownTimeout = 10 * time.Second
 type serveOptions struct {
 	config               string
 	data, listen, http   string
+	durability           string // sync or os (docs/reliability.md, Durability)
 	grpc                 string // the Zeebe gateway's address; "": off
 	httpAuth             string // the auth file; "": no authentication
 	httpTLSCert          string
@@ -85,6 +86,7 @@ func parseServe(args []string) (*serveOptions, error) {
 	o := &serveOptions{conn: addConnFlags(fs, "")}
 	fs.StringVar(&o.config, "config", "", "read settings and engine defaults from the YAML `FILE` (docs/configuration.md); flags given here override it")
 	fs.StringVar(&o.data, "data", "./jetbpm-data", "keep the embedded NATS server's data in `DIR` (the JetStream store in DIR/nats)")
+	fs.StringVar(&o.durability, "durability", "sync", "`LEVEL` of durability: \"sync\" acknowledges nothing before it is on disk (the embedded server syncs every write); \"os\" acknowledges once the operating system has it: a process crash loses nothing, a power cut or OS crash may lose the last two minutes (docs/reliability.md)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`HOST:PORT` the embedded NATS server listens on for clients and workers")
 	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics, the HTTP API /v1, the Camunda 7 REST API /engine-rest and the web console at /; \"\" turns them off")
 	fs.StringVar(&o.grpc, "grpc", "127.0.0.1:26500", "`HOST:PORT` serving the Zeebe gateway protocol (gRPC) for Camunda 8 clients, with --http's TLS and authentication (docs/camunda8-migration.md); \"\" turns it off")
@@ -120,6 +122,9 @@ func parseServe(args []string) (*serveOptions, error) {
 	}
 	if o.replicas < 1 || o.partitions < 1 {
 		return nil, usageErrorf("serve", "--replicas and --partitions must be at least 1")
+	}
+	if o.durability != "sync" && o.durability != "os" {
+		return nil, usageErrorf("serve", "--durability %q: want sync or os", o.durability)
 	}
 	if o.failover < time.Second {
 		return nil, usageErrorf("serve", "--failover must be at least 1s")

@@ -26,6 +26,7 @@ func connect(o serveOptions, logger *slog.Logger, stops *[]func(context.Context)
 			return nil, "", err
 		}
 		*stops = append(*stops, func(ctx context.Context) { drain(ctx, nc, logger) })
+		logDurability(o, logger)
 		return nc, nc.ConnectedUrlRedacted(), nil
 	}
 
@@ -38,17 +39,31 @@ func connect(o serveOptions, logger *slog.Logger, stops *[]func(context.Context)
 	}
 	srv, err := embedded.Start(embedded.Config{
 		StoreDir: filepath.Join(o.data, "nats"), Host: host, Port: port, Logger: logger,
+		SyncAlways: o.durability == "sync",
 	})
 	if err != nil {
 		return nil, "", err
 	}
 	*stops = append(*stops, func(context.Context) { srv.Shutdown() })
+	logDurability(o, logger)
 	nc, err := srv.Connect(nats.Name("jetbpm serve"))
 	if err != nil {
 		return nil, "", err
 	}
 	*stops = append(*stops, func(ctx context.Context) { drain(ctx, nc, logger) })
 	return nc, srv.ClientURL(), nil
+}
+
+// logDurability says at start what an acknowledgement survives.
+func logDurability(o serveOptions, logger *slog.Logger) {
+	switch {
+	case o.durability == "os":
+		logger.Warn("durability os: a process crash loses nothing, but a power cut or an OS crash may lose the last two minutes of acknowledged work (--durability sync)")
+	case o.embedded():
+		logger.Info("durability sync: every write is on disk before it is acknowledged")
+	default:
+		logger.Warn("durability sync: jetbpm cannot set an external NATS server's sync policy; acknowledged work survives a power cut only if the server syncs before it acknowledges (jetstream { sync_interval: always }, docs/reliability.md)")
+	}
 }
 
 // splitListen parses --listen; port 0 asks for any free port.

@@ -24,6 +24,13 @@ type Config struct {
 	NoListen   bool   // in-process connections only (tests, bench)
 	MaxPayload int32  // 0 → the nats default (1 MiB)
 
+	// SyncAlways syncs every write to disk before the server acknowledges
+	// it (nats-server's sync_interval: always), so a power cut or an OS
+	// crash loses nothing acknowledged. False keeps the server's setting:
+	// the config file's, else a sync every two minutes, which a process
+	// crash survives (the page cache does) and a power cut does not.
+	SyncAlways bool
+
 	// ConfigFile is an optional nats-server config file (accounts, TLS,
 	// cluster...). It is loaded first; the fields above override it where
 	// they are set.
@@ -139,6 +146,9 @@ func (cfg Config) options() (*server.Options, error) {
 	}
 	if cfg.MaxPayload != 0 {
 		opts.MaxPayload = cfg.MaxPayload
+	}
+	if cfg.SyncAlways {
+		opts.SyncAlways = true
 	}
 	opts.DontListen = cfg.NoListen
 	opts.JetStream = true

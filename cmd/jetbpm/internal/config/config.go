@@ -158,6 +158,10 @@ func (d *decoder) top(root *yaml.Node, c *Config) {
 				d.flag(c, "replicas", "replicas", d.intText(1, 5)),
 				d.flag(c, "partitions", "partitions", d.intText(1, streams.MaxPartitions)))
 		}},
+		// durability: sync or os (docs/reliability.md, Durability).
+		d.flag(c, "durability", "durability", func(key string, v *yaml.Node) (string, bool) {
+			return d.oneOf(key, v, "sync", "os")
+		}),
 		d.flag(c, "failover", "failover", func(key string, v *yaml.Node) (string, bool) {
 			f, ok := d.duration(key, v, time.Second)
 			return f.String(), ok
