@@ -49,6 +49,9 @@ type Config struct {
 	// the server pins each partition to one of them.
 	Engines int
 	NATSURL string
+	// SyncAlways makes the embedded server sync every write before it
+	// acknowledges it, as serve --durability sync does (not with NATSURL).
+	SyncAlways bool
 	// Replicas is the replication factor of the streams the bench
 	// provisions (default 1; 3 against a 3-node cluster at NATSURL).
 	Replicas int
@@ -69,6 +72,7 @@ type Result struct {
 	Scenario        string  `json:"scenario"`
 	Mode            string  `json:"mode"`
 	Worker          string  `json:"worker"`
+	Durability      string  `json:"durability,omitempty"` // the embedded server's: sync or os
 	Instances       int64   `json:"instances"`
 	Jobs            int64   `json:"jobs"`
 	Seconds         float64 `json:"seconds"`
@@ -188,7 +192,7 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 		}
 		e.cleanup = append(e.cleanup, func() { os.RemoveAll(dir) })
 		port := -1
-		srv, err := embedded.Start(embedded.Config{StoreDir: dir, Port: port, NoListen: !cfg.WorkersTCP, Logger: cfg.Logger})
+		srv, err := embedded.Start(embedded.Config{StoreDir: dir, Port: port, NoListen: !cfg.WorkersTCP, SyncAlways: cfg.SyncAlways, Logger: cfg.Logger})
 		if err != nil {
 			e.close()
 			return nil, err

@@ -34,6 +34,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer e.close()
 
 	res := &Result{Scenario: cfg.Scenario, Mode: "closed", Worker: cfg.Worker}
+	if cfg.NATSURL == "" {
+		res.Durability = map[bool]string{true: "sync", false: "os"}[cfg.SyncAlways]
+	}
 	if cfg.Rate > 0 {
 		res.Mode = "open"
 	}
