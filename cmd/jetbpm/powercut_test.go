@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jetbpm/jetbpm/internal/lazyfs"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
 // powerCut runs jetbpm serve at durability level on a data directory that
@@ -69,4 +73,37 @@ func TestPowerCutAtOSCanLose(t *testing.T) {
 		t.Fatal("a power cut right after 20 starts lost none at durability os: the cut does not bite")
 	}
 	t.Logf("durability os: the cut lost %d of 20 acknowledged starts", len(lost))
+}
+
+// A disk whose fsync fails (EIO): at durability sync serve acknowledges no
+// start it could not sync, and says why.
+func TestFailingSyncAcknowledgesNothing(t *testing.T) {
+	data := t.TempDir()
+	fs, err := lazyfs.Mount(data, t.TempDir())
+	if err != nil {
+		t.Skipf("FUSE cannot mount here, so the failing-disk test cannot run: %v", err)
+	}
+	t.Cleanup(func() { _ = fs.Unmount() })
+	p := startServe(t, nil, "--data", data, "--listen", freeAddr(t), "--durability", "sync")
+	url, _ := p.waitReady()["nats_url"].(string)
+	c := client{t: t, env: []string{"JETBPM_NATS_URL=" + url}}
+	c.ok("deploy", writeFile(t, t.TempDir(), "eio.bpmn", strings.Replace(workBPMN, "%PROCESSES%", strings.ReplaceAll(simpleProcess, "TOPIC", "eio"), 1)))
+	c.ok("start", "eio", "--id", "before")
+
+	fs.FailSync(syscall.EIO)
+	stdout, stderr, code := c.run("start", "eio", "--id", "during", "--timeout", "5s")
+	if code == 0 || stdout != "" {
+		t.Fatalf("a start was acknowledged while fsync failed: exit %d, %q", code, stdout)
+	}
+	// nats-server stops the stream at the failed sync and answers nothing;
+	// the caller's wait ends at its timeout, and serve's log names the disk.
+	if !strings.Contains(stderr, "5s") {
+		t.Errorf("the failed start says %q; want it to name the timeout it ran out of", stderr)
+	}
+	testwait.Until(t, 10*time.Second, "serve to log the failed sync", func() error {
+		if !strings.Contains(p.stderr(), "input/output error") {
+			return errors.New("no log line names the I/O error")
+		}
+		return nil
+	})
 }

@@ -35,6 +35,22 @@ type FS struct {
 
 	mu    sync.Mutex
 	files map[uint64]*pending // by the backing file's inode number
+	// failSync, when not 0, is what every fsync returns, without syncing.
+	failSync syscall.Errno
+}
+
+// FailSync makes every fsync fail with errno (syscall.EIO, say) and sync
+// nothing, as a failing disk does; 0 makes fsync work again.
+func (f *FS) FailSync(errno syscall.Errno) {
+	f.mu.Lock()
+	f.failSync = errno
+	f.mu.Unlock()
+}
+
+func (f *FS) syncFailure() syscall.Errno {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.failSync
 }
 
 // pending is what a file's writes replaced since its last fsync.

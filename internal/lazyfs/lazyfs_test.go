@@ -2,8 +2,10 @@ package lazyfs
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -103,5 +105,32 @@ func TestCutKeepsRenames(t *testing.T) {
 	}
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 		t.Fatalf("the old name is back: %v", err)
+	}
+}
+
+// A failing fsync reports the error and syncs nothing: the cut drops the
+// write it was meant to keep.
+func TestFailSync(t *testing.T) {
+	f, dir := mount(t)
+	a := filepath.Join(dir, "a")
+	write(t, a, os.O_CREATE|os.O_RDWR, []byte("kept"), 0, true)
+	f.FailSync(syscall.EIO)
+	file, err := os.OpenFile(a, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := file.WriteAt([]byte("gone"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := file.Sync(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("fsync = %v, want EIO", err)
+	}
+	file.Close()
+	f.FailSync(0)
+	if err := f.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, a); string(got) != "kept" {
+		t.Fatalf("after a failed fsync and a cut a = %q, want %q", got, "kept")
 	}
 }

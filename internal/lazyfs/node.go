@@ -135,6 +135,9 @@ func (f *file) Setattr(ctx context.Context, in *fuse.SetAttrIn, out *fuse.AttrOu
 }
 
 func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	if errno := f.fs.syncFailure(); errno != 0 {
+		return errno
+	}
 	errno := f.LoopbackFile.Fsync(ctx, flags)
 	if errno == 0 {
 		f.fs.synced(f.ino)
