@@ -269,12 +269,10 @@ type Engine struct {
 	// and routes the message partitions' answers (one subscription).
 	sender *messages.Sender
 
-	mu       sync.Mutex
-	parts    []*partition.Partition
-	msgParts []*messages.Partition
-	cancel   context.CancelFunc
-	done     sync.WaitGroup
-	closed   bool
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+	closed bool
 
 	// signals fans broadcasts out; timers arms the timer start events on
 	// deploy and takes their fires.
@@ -412,14 +410,12 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 			if err != nil {
 				return fail(fmt.Errorf("engine: %w", err))
 			}
-			e.parts = append(e.parts, part)
 			e.done.Go(func() { part.Run(runCtx) })
 		}
 		mp, err := messages.NewPartition(ctx, msgCfg, entries, p)
 		if err != nil {
 			return fail(fmt.Errorf("engine: %w", err))
 		}
-		e.msgParts = append(e.msgParts, mp)
 		e.done.Go(func() { mp.Run(runCtx) })
 	}
 	if !opts.messagePartitionsOnly {

@@ -168,7 +168,7 @@ func (e *Engine) incidentCommand(ctx context.Context, id string, kind instance.E
 	}
 	cmd := "cmd:" + nuid.Next()
 	ev := &instance.Event{ID: cmd, Kind: kind, Incident: id, Vars: vars}
-	if err := e.send(ctx, rec.Instance, checkpoint.Envelope{Instance: rec.Instance, Event: ev}, cmd); err != nil {
+	if err := e.send(ctx, checkpoint.Envelope{Instance: rec.Instance, Event: ev}, cmd); err != nil {
 		return err
 	}
 	return awaitPut(ctx, w, "incident "+id, func(now *incidents.Record) (bool, error) {

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
@@ -77,7 +75,7 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 		return "", err
 	}
 	req := &checkpoint.StartRequest{ProcessID: def.ID, Version: def.Version, Vars: clean, BusinessKey: o.businessKey}
-	if err := e.send(ctx, o.id, checkpoint.Envelope{Instance: o.id, Start: req}, "start:"+o.id); err != nil {
+	if err := e.send(ctx, checkpoint.Envelope{Instance: o.id, Start: req}, "start:"+o.id); err != nil {
 		return "", err
 	}
 	return o.id, nil
@@ -95,7 +93,7 @@ func (e *Engine) Cancel(ctx context.Context, id, reason string) error {
 		return fmt.Errorf("instance %s is %s: %w", id, s.Status, ErrFinished)
 	}
 	ev := &instance.Event{ID: "cancel:" + id, Kind: instance.Cancel, Reason: reason}
-	if err := e.send(ctx, id, checkpoint.Envelope{Instance: id, Event: ev}, ev.ID); err != nil {
+	if err := e.send(ctx, checkpoint.Envelope{Instance: id, Event: ev}, ev.ID); err != nil {
 		return err
 	}
 	_, err = e.Wait(ctx, id)
@@ -104,19 +102,16 @@ func (e *Engine) Cancel(ctx context.Context, id, reason string) error {
 
 // send publishes an envelope to the instance's partition and waits until it
 // is stored.
-func (e *Engine) send(ctx context.Context, id string, env checkpoint.Envelope, msgID string) error {
-	body, err := streams.Marshal(env)
+func (e *Engine) send(ctx context.Context, env checkpoint.Envelope, msgID string) error {
+	m, err := checkpoint.EventMsg(env, msgID, e.layout.Partitions)
 	if err != nil {
 		return err
 	}
-	if len(body) > e.opts.MaxCheckpointBytes {
-		return fmt.Errorf("%w: request is %d bytes, the limit is %d", ErrTooLarge, len(body), e.opts.MaxCheckpointBytes)
+	if len(m.Data) > e.opts.MaxCheckpointBytes {
+		return fmt.Errorf("%w: request is %d bytes, the limit is %d", ErrTooLarge, len(m.Data), e.opts.MaxCheckpointBytes)
 	}
-	m := nats.NewMsg(streams.EventSubject(e.partitionOf(id), id))
-	m.Data = body
-	m.Header.Set(jetstream.MsgIDHeader, msgID)
 	if _, err := e.js.PublishMsg(ctx, m); err != nil {
-		return fmt.Errorf("instance %s: publish: %w", id, err)
+		return fmt.Errorf("instance %s: publish: %w", env.Instance, err)
 	}
 	return nil
 }

@@ -150,7 +150,7 @@ func (e *Engine) messageTo(ctx context.Context, m Message, vars map[string]any) 
 	}
 	c := instance.Correlation{Name: m.Name, MessageID: m.ID}
 	ev := &instance.Event{ID: c.ID(), Kind: instance.MessageTo, Message: m.Name, Vars: vars, Correlation: &c}
-	return e.send(ctx, m.Instance, checkpoint.Envelope{Instance: m.Instance, Event: ev}, "msg:"+m.Instance+":"+m.ID)
+	return e.send(ctx, checkpoint.Envelope{Instance: m.Instance, Event: ev}, "msg:"+m.Instance+":"+m.ID)
 }
 
 // correlateTo sends m straight to instance m.Instance and waits until it

@@ -229,7 +229,7 @@ func TestFailedMessageStartReleasesItsKey(t *testing.T) {
 	defer func() { _ = sub.Unsubscribe() }()
 	// "s" is no message start event: the start fails.
 	c := &instance.Correlation{Name: "paid", Key: "k", Seq: 5}
-	if err := e.send(ctx, "m-1", checkpoint.Envelope{Instance: "m-1", Start: &checkpoint.StartRequest{ProcessID: "pay", Version: 1, Node: "s", Message: c}}, "start:m-1"); err != nil {
+	if err := e.send(ctx, checkpoint.Envelope{Instance: "m-1", Start: &checkpoint.StartRequest{ProcessID: "pay", Version: 1, Node: "s", Message: c}}, "start:m-1"); err != nil {
 		t.Fatal(err)
 	}
 	select {

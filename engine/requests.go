@@ -90,7 +90,7 @@ func (e *Engine) applyRequest(ctx context.Context, id, cmd string, prepare func(
 	if err != nil {
 		return nil, err
 	}
-	if err := e.send(ctx, id, checkpoint.Envelope{Instance: id, Event: ev}, cmd); err != nil {
+	if err := e.send(ctx, checkpoint.Envelope{Instance: id, Event: ev}, cmd); err != nil {
 		return nil, err
 	}
 	var view *InstanceView
@@ -263,5 +263,5 @@ func (e *Engine) Compensate(ctx context.Context, id, node string) error {
 		return fmt.Errorf("%w: instance %s has nothing to compensate (its completion journal is empty); cancel it instead", ErrInvalid, id)
 	}
 	ev := &instance.Event{ID: "compensate:" + id, Kind: instance.Compensate, Node: node}
-	return e.send(ctx, id, checkpoint.Envelope{Instance: id, Event: ev}, ev.ID)
+	return e.send(ctx, checkpoint.Envelope{Instance: id, Event: ev}, ev.ID)
 }

@@ -293,7 +293,7 @@ func (e *Engine) taskCommand(ctx context.Context, cmd instance.TaskCommand) (*in
 	}
 	cmdID := "cmd:" + nuid.Next()
 	ev := &instance.Event{ID: cmdID, Kind: instance.UserTaskCommand, Task: &cmd}
-	if err := e.send(ctx, instanceID, checkpoint.Envelope{Instance: instanceID, Event: ev}, cmdID); err != nil {
+	if err := e.send(ctx, checkpoint.Envelope{Instance: instanceID, Event: ev}, cmdID); err != nil {
 		return nil, err
 	}
 	var out *instance.Task
