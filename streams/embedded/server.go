@@ -48,6 +48,7 @@ const startTimeout = 10 * time.Second
 type Server struct {
 	ns       *server.Server
 	opts     *server.Options
+	syncer   *syncer
 	shutdown sync.Once
 }
 
@@ -75,7 +76,7 @@ func Start(cfg Config) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, err
 	}
-	return &Server{ns: ns, opts: opts}, nil
+	return &Server{ns: ns, opts: opts, syncer: newSyncer(opts.StoreDir)}, nil
 }
 
 // waitReady waits for the listener and JetStream, returning early with the
@@ -195,6 +196,7 @@ func (s *Server) Shutdown() {
 	s.shutdown.Do(func() {
 		s.ns.Shutdown()
 		s.ns.WaitForShutdown()
+		s.syncer.close()
 	})
 }
 
