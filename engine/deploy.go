@@ -108,6 +108,13 @@ func (e *Engine) deployAll(ctx context.Context, procs []*model.Process, sources 
 	if err := e.timers.Schedule(ctx, procs, deps); err != nil {
 		return deps, fmt.Errorf("deployed, but a timer start schedule is not set (docs/timerstart.md): %w", err)
 	}
+	// The versions, their schedules and the topics' consumers (new files,
+	// not only messages) are durable before the answer.
+	if e.opts.Sync != nil {
+		if err := e.opts.Sync.SyncAll(); err != nil {
+			return nil, fmt.Errorf("deploy: %w", streams.NotDurable(err))
+		}
+	}
 	return deps, nil
 }
 

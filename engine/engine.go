@@ -133,6 +133,15 @@ type Options struct {
 	// and a fraction is dropped.
 	IncidentRetention time.Duration
 
+	// Sync, when set, makes the store's writes durable: the engine syncs
+	// before it answers a call that changed something, and a partition
+	// before it sends verdicts or acknowledges what it applied. The
+	// embedded server is one (*embedded.Server: a group commit over the
+	// store it owns). nil leaves durability to the server's own sync
+	// policy: against an external server, its sync_interval
+	// (docs/reliability.md, Durability).
+	Sync Syncer
+
 	// crashAfterWrite, set by tests, is asked after every committed
 	// checkpoint write; true abandons the batch as a crash would.
 	// crashAfterEntryWrite is the same for message partition entries.
@@ -204,6 +213,15 @@ func (o *Options) jobDefaults() jobs.Defaults {
 	return jobs.Defaults{All: o.Jobs, Topics: o.TopicJobs}
 }
 
+// A Syncer makes a store's writes durable; *embedded.Server is one.
+type Syncer interface {
+	// Sync makes every write acknowledged before the call durable.
+	Sync(ctx context.Context) error
+	// SyncAll makes the streams and consumers created so far durable as
+	// well (their configuration files), not only their messages.
+	SyncAll() error
+}
+
 // Errors the engine's operations return; test with errors.Is. They are
 // package errdefs' errors, which the engine's packages return.
 var (
@@ -268,6 +286,8 @@ type Engine struct {
 	// sender publishes PublishMessage's and CorrelateMessage's messages
 	// and routes the message partitions' answers (one subscription).
 	sender *messages.Sender
+	// durable is Options.Sync.
+	durable streams.Syncer
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -294,6 +314,9 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	}
 	opts.setDefaults(nc.MaxPayload())
 	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout}
+	if opts.Sync != nil {
+		e.durable = opts.Sync.Sync
+	}
 	if e.events, err = js.Stream(ctx, streams.EventsStream); err != nil {
 		return nil, fmt.Errorf("engine: events stream: %w", err)
 	}
@@ -334,7 +357,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.timers = timerstarts.New(timerstarts.Config{
-		JS: js, Defs: e.defs, Partitions: layout.Partitions, Now: e.opts.Now, Log: e.log,
+		JS: js, Sync: e.durable, Defs: e.defs, Partitions: layout.Partitions, Now: e.opts.Now, Log: e.log,
 		DieBeforeSchedule: e.opts.dieBeforeTimerSchedule, DieAfterStart: e.opts.dieAfterTimerStart,
 	})
 	entries, err := messages.OpenEntries(ctx, js)
@@ -343,7 +366,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	}
 	e.sender = messages.NewSender(nc, js, e.opts.MaxCheckpointBytes)
 	e.signals = signals.New(signals.Config{
-		JS: js, Defs: e.defs, Partitions: layout.Partitions, CheckValue: e.opts.checkValue, Log: e.log, Metrics: e.metrics.signals,
+		JS: js, Sync: e.durable, Defs: e.defs, Partitions: layout.Partitions, CheckValue: e.opts.checkValue, Log: e.log, Metrics: e.metrics.signals,
 	})
 	e.ops = operations.NewPool(operations.PoolConfig{
 		Exec: e.opts.Operations, JS: js, Partitions: layout.Partitions, MaxEvent: e.opts.MaxCheckpointBytes,
@@ -372,13 +395,13 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	msgCfg := &messages.Config{
-		JS: js, NC: nc, Defs: e.defs, Pub: e.pub, Partitions: layout.Partitions,
+		JS: js, Sync: e.durable, NC: nc, Defs: e.defs, Pub: e.pub, Partitions: layout.Partitions,
 		BatchSize: e.opts.BatchSize, CacheSize: e.opts.CacheSize/layout.Partitions + 1, MaxEntryBytes: e.opts.MaxCheckpointBytes,
 		Now: e.opts.Now, CheckValue: e.opts.checkValue, Log: e.log, Metrics: e.metrics.messages,
 		CrashAfterEntryWrite: e.opts.crashAfterEntryWrite,
 	}
 	partCfg := &partition.Config{
-		NC: nc, JS: js, Store: e.store, Defs: e.defs, Pub: e.pub, Queue: e.queue, Partitions: layout.Partitions,
+		NC: nc, JS: js, Sync: e.durable, Store: e.store, Defs: e.defs, Pub: e.pub, Queue: e.queue, Partitions: layout.Partitions,
 		BatchSize: e.opts.BatchSize, CacheSize: e.opts.CacheSize/layout.Partitions + 1, MaxCheckpointBytes: e.opts.MaxCheckpointBytes,
 		Now: e.opts.Now, CheckValue: e.opts.checkValue,
 		Operations: e.opts.Operations, OperationTimeout: e.opts.OperationTimeout, OperationMetrics: e.metrics.ops,
@@ -463,6 +486,12 @@ func (e *Engine) partitionOf(id string) int { return streams.PartitionOf(id, e.l
 // spread over, and PartitionOf the one (0..Partitions()-1) instance id
 // is on: fixed when the streams are first provisioned.
 func (e *Engine) Partitions() int { return e.layout.Partitions }
+
+// Sync makes every write acknowledged so far durable, with Options.Sync;
+// without it, it returns nil at once. The engine's own calls sync before
+// they answer; a door that writes to the store itself (Camunda 8's keys)
+// calls Sync before it hands out what it wrote.
+func (e *Engine) Sync(ctx context.Context) error { return e.durable.Sync(ctx) }
 
 // PartitionOf returns the partition instance id is on.
 func (e *Engine) PartitionOf(id string) int { return e.partitionOf(id) }

@@ -16,10 +16,20 @@ import (
 // quietLog keeps test output to warnings and errors.
 var quietLog = enginetest.QuietLog
 
-// openEngine starts an engine on env and closes it at cleanup.
+// openEngine starts an engine on env and closes it at cleanup. It syncs
+// the store as serve does at durability sync, so the tests go through the
+// syncs.
 func openEngine(t testing.TB, env *streamstest.Env, ops *engine.Operations) *engine.Engine {
 	t.Helper()
-	return enginetest.Open(t, env.Conn, engine.Options{Operations: ops})
+	return enginetest.Open(t, env.Conn, withSync(env, engine.Options{Operations: ops}))
+}
+
+// withSync sets opts.Sync to env's embedded server, if it has one.
+func withSync(env *streamstest.Env, opts engine.Options) engine.Options {
+	if opts.Sync == nil && env.Server != nil {
+		opts.Sync = env.Server
+	}
+	return opts
 }
 
 func build(t testing.TB, b *model.Builder) *model.Process {

@@ -171,7 +171,7 @@ func (e *Engine) incidentCommand(ctx context.Context, id string, kind instance.E
 	if err := e.send(ctx, checkpoint.Envelope{Instance: rec.Instance, Event: ev}, cmd); err != nil {
 		return err
 	}
-	return awaitPut(ctx, w, "incident "+id, func(now *incidents.Record) (bool, error) {
+	err = awaitPut(ctx, w, "incident "+id, func(now *incidents.Record) (bool, error) {
 		if _, done := now.Outcome(cmd); done {
 			return true, nil
 		}
@@ -180,6 +180,10 @@ func (e *Engine) incidentCommand(ctx context.Context, id string, kind instance.E
 		}
 		return false, nil
 	})
+	if err != nil {
+		return err
+	}
+	return e.durable.Sync(ctx) // the record that shows the outcome is durable before the answer
 }
 
 // openIncidentOnCheckpoint finds an open incident on its instance's

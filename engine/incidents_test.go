@@ -28,7 +28,7 @@ import (
 // logger) and closes it at cleanup.
 func openWith(t testing.TB, env *streamstest.Env, opts engine.Options) *engine.Engine {
 	t.Helper()
-	return enginetest.Open(t, env.Conn, opts)
+	return enginetest.Open(t, env.Conn, withSync(env, opts))
 }
 
 func deployed(t testing.TB, eng *engine.Engine, b *model.Builder) {

@@ -113,6 +113,9 @@ func (e *Engine) send(ctx context.Context, env checkpoint.Envelope, msgID string
 	if _, err := e.js.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("instance %s: publish: %w", env.Instance, err)
 	}
+	if err := e.durable.Sync(ctx); err != nil {
+		return fmt.Errorf("instance %s: %w", env.Instance, err)
+	}
 	return nil
 }
 

@@ -91,6 +91,9 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) (string, error) 
 	if _, err := e.sender.Publish(ctx, m, vars); err != nil {
 		return "", err
 	}
+	if err := e.durable.Sync(ctx); err != nil {
+		return "", fmt.Errorf("message %q: %w", m.Name, err)
+	}
 	return m.ID, nil
 }
 
@@ -104,6 +107,18 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) (string, error) 
 // only when none was left. A message that reaches several processes
 // returns the first instance that took it. m.TTL must be 0.
 func (e *Engine) CorrelateMessage(ctx context.Context, m Message) (string, error) {
+	inst, err := e.correlate(ctx, m)
+	if err != nil {
+		return "", err
+	}
+	// The checkpoint that took it is durable before the answer.
+	if err := e.durable.Sync(ctx); err != nil {
+		return "", fmt.Errorf("message %q: %w", m.Name, err)
+	}
+	return inst, nil
+}
+
+func (e *Engine) correlate(ctx context.Context, m Message) (string, error) {
 	if m.TTL != 0 {
 		return "", fmt.Errorf("%w: message %q: correlate buffers nothing; its TTL must be 0", ErrInvalid, m.Name)
 	}
@@ -332,5 +347,12 @@ type SignalResult = signals.Result
 // (docs/signals.md). Nothing is buffered: a catch that opens later does
 // not get it. It returns once every event and start is stored.
 func (e *Engine) BroadcastSignal(ctx context.Context, sig Signal) (SignalResult, error) {
-	return e.signals.Broadcast(ctx, sig)
+	res, err := e.signals.Broadcast(ctx, sig)
+	if err != nil {
+		return res, err
+	}
+	if err := e.durable.Sync(ctx); err != nil {
+		return SignalResult{}, fmt.Errorf("signal %q: %w", sig.Name, err)
+	}
+	return res, nil
 }

@@ -450,7 +450,7 @@ func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
 
 func enginetestOpen(t *testing.T, env *streamstest.Env, opts engine.Options) *engine.Engine {
 	t.Helper()
-	return enginetest.Open(t, env.Conn, opts)
+	return enginetest.Open(t, env.Conn, withSync(env, opts))
 }
 
 func TestStartWithBusinessKey(t *testing.T) {

@@ -108,6 +108,10 @@ func (e *Engine) applyRequest(ctx context.Context, id, cmd string, prepare func(
 		}
 		return false, nil
 	})
+	if err == nil {
+		// The checkpoint that applied it is durable before the answer.
+		err = e.durable.Sync(ctx)
+	}
 	return view, err
 }
 

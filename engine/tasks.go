@@ -313,7 +313,14 @@ func (e *Engine) taskCommand(ctx context.Context, cmd instance.TaskCommand) (*in
 	if err != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("task %s: no outcome yet (the command is stored and will be applied): %w", id, ctx.Err())
 	}
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	// The record that shows the outcome is durable before the answer.
+	if err := e.durable.Sync(ctx); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // endedWithInstance refuses a command on task id of finished instance s:

@@ -50,7 +50,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.Worker, "worker", "nats", "the workers' protocol: `nats` (workerkit), zeebe-grpc (Zeebe clients' gRPC, through the gateway) or c8rest (Camunda 8's REST API, /v2)")
 	fs.IntVar(&cfg.Partitions, "partitions", 8, "`N` instance partitions of the embedded server")
 	fs.IntVar(&cfg.Engines, "engines", 1, "`N` engine nodes sharing the server (each its own connection; partitions pinned among them)")
-	durability := fs.String("durability", "sync", "`LEVEL` of the embedded server, as serve's: sync (every write synced before it is acknowledged) or os")
+	fs.StringVar(&cfg.Durability, "durability", "sync", "`LEVEL` of the embedded server: sync (serve's default: the engine syncs the store before it answers or acknowledges), os, or always (the server syncs every write, as an external server with sync_interval: always)")
 	fs.StringVar(&cfg.NATSURL, "nats-url", "", "measure against this NATS server instead of an embedded one")
 	fs.IntVar(&cfg.Replicas, "replicas", 1, "`N` replicas of the streams provisioned on --nats-url (3 on a 3-node cluster)")
 	fs.BoolVar(&noBaseline, "no-baseline", false, "skip the raw JetStream baseline")
@@ -60,11 +60,10 @@ func runBench(ctx context.Context, args []string) error {
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
 	}
-	switch *durability {
-	case "sync", "os":
-		cfg.SyncAlways = *durability == "sync"
+	switch cfg.Durability {
+	case "sync", "os", "always":
 	default:
-		return usageErrorf("bench", "--durability %q: want sync or os", *durability)
+		return usageErrorf("bench", "--durability %q: want sync, os or always", cfg.Durability)
 	}
 	if cfg.ParkFirst && cfg.Instances == 0 {
 		return usageErrorf("bench", "--park-first needs --instances")

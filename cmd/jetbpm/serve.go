@@ -86,7 +86,7 @@ func parseServe(args []string) (*serveOptions, error) {
 	o := &serveOptions{conn: addConnFlags(fs, "")}
 	fs.StringVar(&o.config, "config", "", "read settings and engine defaults from the YAML `FILE` (docs/configuration.md); flags given here override it")
 	fs.StringVar(&o.data, "data", "./jetbpm-data", "keep the embedded NATS server's data in `DIR` (the JetStream store in DIR/nats)")
-	fs.StringVar(&o.durability, "durability", "sync", "`LEVEL` of durability: \"sync\" acknowledges nothing before it is on disk (the embedded server syncs every write); \"os\" acknowledges once the operating system has it: a process crash loses nothing, a power cut or OS crash may lose the last two minutes (docs/reliability.md)")
+	fs.StringVar(&o.durability, "durability", "sync", "`LEVEL` of durability: \"sync\" acknowledges nothing before it is on disk (with the embedded server, jetbpm syncs the store once for every answer waiting; an external server must run sync_interval: always); \"os\" acknowledges once the operating system has it: a process crash loses nothing, a power cut or OS crash may lose the last two minutes (docs/reliability.md)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`HOST:PORT` the embedded NATS server listens on for clients and workers")
 	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics, the HTTP API /v1, the Camunda 7 REST API /engine-rest and the web console at /; \"\" turns them off")
 	fs.StringVar(&o.grpc, "grpc", "127.0.0.1:26500", "`HOST:PORT` serving the Zeebe gateway protocol (gRPC) for Camunda 8 clients, with --http's TLS and authentication (docs/camunda8-migration.md); \"\" turns it off")
@@ -232,7 +232,7 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		*stops = append(*stops, func(context.Context) { grpcLn.Close() })
 	}
 
-	nc, natsURL, err := connect(o, logger, stops)
+	nc, natsURL, syncer, err := connect(o, logger, stops)
 	if err != nil {
 		return err
 	}
@@ -276,6 +276,14 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		})
 		if err != nil {
 			return err
+		}
+		if syncer != nil {
+			// The streams' and consumers' files are durable before anything
+			// is stored in them.
+			if err := syncer.SyncAll(); err != nil {
+				return fmt.Errorf("sync the store: %w", err)
+			}
+			o.engine.Sync = syncer
 		}
 		step("starting the engine")
 		if eng, stopEngine, err = runEngine(ctx, nc, o.engine, reg, logger); err != nil {

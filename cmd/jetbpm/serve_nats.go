@@ -11,47 +11,52 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/embedded"
 )
 
 // connect starts the embedded NATS server or connects to --nats-url, and
-// returns the connection and the URL clients and workers use.
-func connect(o serveOptions, logger *slog.Logger, stops *[]func(context.Context)) (*nats.Conn, string, error) {
+// returns the connection, the URL clients and workers use, and at
+// durability sync with the embedded server, the server as the engine's
+// Syncer (its group commit); nil otherwise.
+func connect(o serveOptions, logger *slog.Logger, stops *[]func(context.Context)) (*nats.Conn, string, engine.Syncer, error) {
 	if !o.embedded() {
 		cfg := o.conn.config("jetbpm serve")
 		cfg.Logger = logger
 		nc, err := streams.Connect(cfg)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		*stops = append(*stops, func(ctx context.Context) { drain(ctx, nc, logger) })
 		logDurability(o, logger)
-		return nc, nc.ConnectedUrlRedacted(), nil
+		return nc, nc.ConnectedUrlRedacted(), nil, nil
 	}
 
 	host, port, err := splitListen(o.listen)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	if err := checkPortFree(host, port); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	srv, err := embedded.Start(embedded.Config{
 		StoreDir: filepath.Join(o.data, "nats"), Host: host, Port: port, Logger: logger,
-		SyncAlways: o.durability == "sync",
 	})
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	*stops = append(*stops, func(context.Context) { srv.Shutdown() })
 	logDurability(o, logger)
 	nc, err := srv.Connect(nats.Name("jetbpm serve"))
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	*stops = append(*stops, func(ctx context.Context) { drain(ctx, nc, logger) })
-	return nc, srv.ClientURL(), nil
+	if o.durability != "sync" {
+		return nc, srv.ClientURL(), nil, nil
+	}
+	return nc, srv.ClientURL(), srv, nil
 }
 
 // logDurability says at start what an acknowledgement survives.
@@ -60,7 +65,7 @@ func logDurability(o serveOptions, logger *slog.Logger) {
 	case o.durability == "os":
 		logger.Warn("durability os: a process crash loses nothing, but a power cut or an OS crash may lose the last two minutes of acknowledged work (--durability sync)")
 	case o.embedded():
-		logger.Info("durability sync: every write is on disk before it is acknowledged")
+		logger.Info("durability sync: what jetbpm acknowledges is on disk first (one fsync round for every answer waiting); a raw NATS publish's PubAck is not (docs/reliability.md)")
 	default:
 		logger.Warn("durability sync: jetbpm cannot set an external NATS server's sync policy; acknowledged work survives a power cut only if the server syncs before it acknowledges (jetstream { sync_interval: always }, docs/reliability.md)")
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/streams"
 )
 
 // BlockSize is how many key numbers an Allocator reserves at a time.
@@ -24,6 +26,7 @@ type Allocator struct {
 	kv        jetstream.KeyValue
 	mu        sync.Mutex
 	next, end int64 // next free number of the block; end: one past it
+	sync      streams.Syncer
 }
 
 // NewAllocator allocates from the counter of bucket kv.
@@ -40,6 +43,11 @@ func (a *Allocator) Next(ctx context.Context) (int64, error) {
 		start, err := a.reserve(ctx)
 		if err != nil {
 			return 0, err
+		}
+		// Durable before its first number is used: a block lost in a
+		// power cut would be reserved, and its keys handed out, again.
+		if err := a.sync.Sync(ctx); err != nil {
+			return 0, fmt.Errorf("key counter: %w", err)
 		}
 		a.next, a.end = start, start+BlockSize
 	}

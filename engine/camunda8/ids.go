@@ -28,12 +28,30 @@ type IDs struct {
 	partitions  int
 	partitionOf func(id string) int // the engine's: 0..partitions-1
 	known       sync.Map            // entry name → Key: entries never change once created
+	sync        streams.Syncer      // SyncKeys
 }
 
 // NewIDs maps ids in bucket kv for an engine of partitions partitions
 // that places instance id on partition partitionOf(id).
-func NewIDs(kv jetstream.KeyValue, partitions int, partitionOf func(id string) int) *IDs {
-	return &IDs{kv: kv, alloc: NewAllocator(kv), partitions: partitions, partitionOf: partitionOf}
+func NewIDs(kv jetstream.KeyValue, partitions int, partitionOf func(id string) int, opts ...IDsOption) *IDs {
+	m := &IDs{kv: kv, alloc: NewAllocator(kv), partitions: partitions, partitionOf: partitionOf}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+// An IDsOption configures NewIDs.
+type IDsOption func(*IDs)
+
+// SyncKeys makes a block of numbers durable before its first key is handed
+// out, and a key's entries before the key: after a power cut no key is
+// handed out twice, and none the door answered is unknown (Engine.Sync).
+func SyncKeys(sync func(context.Context) error) IDsOption {
+	return func(m *IDs) {
+		m.sync = sync
+		m.alloc.sync = sync
+	}
 }
 
 // NewInstance returns the key and id of an instance to create: the id is
@@ -113,6 +131,9 @@ func (m *IDs) keyed(ctx context.Context, name, reverse string, p int) (k Key, er
 		}
 		return got, err
 	} else if err != nil {
+		return 0, fmt.Errorf("key entry %s: %w", name, err)
+	}
+	if err := m.sync.Sync(ctx); err != nil {
 		return 0, fmt.Errorf("key entry %s: %w", name, err)
 	}
 	return k, nil

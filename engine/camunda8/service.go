@@ -61,7 +61,7 @@ func NewService(eng *engine.Engine, js jetstream.JetStream, opts Options) (*Serv
 	if err != nil {
 		return nil, fmt.Errorf("camunda 8: %w", err)
 	}
-	ids := NewIDs(kv, eng.Partitions(), eng.PartitionOf)
+	ids := NewIDs(kv, eng.Partitions(), eng.PartitionOf, SyncKeys(eng.Sync))
 	return &Service{eng: eng, ids: ids, lender: l, jobs: NewJobs(eng, ids, l, opts.Now, opts.Logger)}, nil
 }
 

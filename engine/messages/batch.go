@@ -96,7 +96,28 @@ func (p *Partition) process(ctx context.Context, batch []jetstream.Msg) {
 			w.err = p.publishEntry(ctx, w.entry)
 		}
 	}
+	p.sync(ctx, works)
 	p.settle(ctx, works)
+}
+
+// sync makes the batch's entries and effects durable before its commands
+// are acknowledged (and so gone) and its publishers answered; if it
+// cannot, the commands are redelivered.
+func (p *Partition) sync(ctx context.Context, works []*entryWork) {
+	committed := false
+	for _, w := range works {
+		committed = committed || !w.abandoned && w.err == nil
+	}
+	if !committed {
+		return
+	}
+	if err := p.cfg.Sync.Sync(ctx); err != nil {
+		for _, w := range works {
+			if !w.abandoned && w.err == nil {
+				w.err = err
+			}
+		}
+	}
 }
 
 // group decodes the batch and groups it by entry; a malformed delivery is

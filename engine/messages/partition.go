@@ -54,8 +54,11 @@ type cachedEntry struct {
 // Config is what a message partition runs with. Every field but the test
 // hook is required.
 type Config struct {
-	JS   jetstream.JetStream
-	NC   *nats.Conn
+	JS jetstream.JetStream
+	NC *nats.Conn
+	// Sync makes the writes so far durable before an acknowledgement
+	// that depends on them (nil: the server's policy decides).
+	Sync streams.Syncer
 	Defs *deploy.Definitions // the message start events
 	// Pub publishes the entries' outboxes; its session fences them.
 	Pub *outbox.Publisher

@@ -14,14 +14,18 @@ import (
 	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/streams"
 )
 
 // Config is what a node's partitions run with; the engine fills it once
 // and shares it. Every field but the handlers and the test hooks is
 // required.
 type Config struct {
-	NC    *nats.Conn
-	JS    jetstream.JetStream
+	NC *nats.Conn
+	JS jetstream.JetStream
+	// Sync makes the writes so far durable before an acknowledgement
+	// that depends on them (nil: the server's policy decides).
+	Sync  streams.Syncer
 	Store *checkpoint.Store   // the checkpoints
 	Defs  *deploy.Definitions // the models the steps run
 	Pub   *outbox.Publisher   // carries the outboxes; its session fences them

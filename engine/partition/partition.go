@@ -212,10 +212,33 @@ func (p *Partition) commit(ctx context.Context, groups []*group) {
 			g.err = p.cfg.Pub.Await(ctx, sent[i])
 		}
 	}
+	p.sync(ctx, groups)
 	for _, g := range groups {
 		if !g.abandoned && g.err == nil && g.state != nil {
 			p.cfg.Metrics.countEffects(g.state.Outbox)
 			p.logEffects(g)
+		}
+	}
+}
+
+// sync makes the batch's checkpoints and effects durable before settleAll
+// sends verdicts and acknowledges events and jobs: a power cut must not
+// keep an acknowledgement whose cause it lost. If it cannot, nothing is
+// acknowledged: the events come again.
+func (p *Partition) sync(ctx context.Context, groups []*group) {
+	committed := false
+	for _, g := range groups {
+		committed = committed || !g.abandoned && g.err == nil && (g.state != nil || len(g.actions) > 0)
+	}
+	if !committed {
+		return
+	}
+	if err := p.cfg.Sync.Sync(ctx); err != nil {
+		for _, g := range groups {
+			if !g.abandoned && g.err == nil {
+				g.err = err
+				p.cfg.Pub.NewSession() // the checkpoint is written: its outbox is published again
+			}
 		}
 	}
 }

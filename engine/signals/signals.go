@@ -59,7 +59,10 @@ const signalIndexTTL = time.Minute
 
 // Config is what a Broadcaster runs with.
 type Config struct {
-	JS   jetstream.JetStream
+	JS jetstream.JetStream
+	// Sync makes the writes so far durable before an acknowledgement
+	// that depends on them (nil: the server's policy decides).
+	Sync streams.Syncer
 	Defs *deploy.Definitions // the signal start events
 	// Partitions is the number of instance partitions, to address an
 	// instance's events.
@@ -335,6 +338,12 @@ func (b *Broadcaster) apply(ctx context.Context, m jetstream.Msg) {
 	}
 	if _, err := b.fanOut(ctx, instance.Broadcast{ID: id, Name: name, Vars: vars}); err != nil {
 		b.cfg.Log.Warn("signals: broadcast failed; it will be redelivered", "signal", name, "err", err)
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	// What the broadcast sent is durable before the broadcast is gone.
+	if err := b.cfg.Sync.Sync(ctx); err != nil {
+		b.cfg.Log.Error("signals: broadcast sent but not durable; it will be redelivered", "signal", name, "err", err)
 		_ = m.NakWithDelay(time.Second)
 		return
 	}

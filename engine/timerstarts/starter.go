@@ -48,7 +48,10 @@ func (f fire) instanceID() string {
 
 // Config is what a Starter runs with.
 type Config struct {
-	JS   jetstream.JetStream
+	JS jetstream.JetStream
+	// Sync makes the writes so far durable before an acknowledgement
+	// that depends on them (nil: the server's policy decides).
+	Sync streams.Syncer
 	Defs *deploy.Definitions
 	// Partitions is the number of instance partitions, to address a start.
 	Partitions int
@@ -184,6 +187,10 @@ func (t *Starter) applyFire(ctx context.Context, m jetstream.Msg) {
 	err := t.fire(ctx, f)
 	if errors.Is(err, errDied) {
 		return // as if the process died: neither acknowledged nor refused
+	}
+	if err == nil {
+		// The start and the next schedule are durable before the fire is gone.
+		err = t.cfg.Sync.Sync(ctx)
 	}
 	if err != nil {
 		t.cfg.Log.Warn("timer starts: fire failed; it will be redelivered", "process", f.Process, "version", f.Version, "due", f.Due, "err", err)

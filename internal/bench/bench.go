@@ -49,9 +49,12 @@ type Config struct {
 	// the server pins each partition to one of them.
 	Engines int
 	NATSURL string
-	// SyncAlways makes the embedded server sync every write before it
-	// acknowledges it, as serve --durability sync does (not with NATSURL).
-	SyncAlways bool
+	// Durability is the embedded server's level (not with NATSURL): "sync"
+	// as serve's default (the engine syncs the store before it answers or
+	// acknowledges: a group commit), "always" (the server syncs every write
+	// before it acknowledges it, as an external server with sync_interval:
+	// always), or "" / "os" (the server's default, a sync every two minutes).
+	Durability string
 	// Replicas is the replication factor of the streams the bench
 	// provisions (default 1; 3 against a 3-node cluster at NATSURL).
 	Replicas int
@@ -192,7 +195,7 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 		}
 		e.cleanup = append(e.cleanup, func() { os.RemoveAll(dir) })
 		port := -1
-		srv, err := embedded.Start(embedded.Config{StoreDir: dir, Port: port, NoListen: !cfg.WorkersTCP, SyncAlways: cfg.SyncAlways, Logger: cfg.Logger})
+		srv, err := embedded.Start(embedded.Config{StoreDir: dir, Port: port, NoListen: !cfg.WorkersTCP, SyncAlways: cfg.Durability == "always", Logger: cfg.Logger})
 		if err != nil {
 			e.close()
 			return nil, err
@@ -217,6 +220,14 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 		e.close()
 		return nil, err
 	}
+	var syncer engine.Syncer
+	if e.server != nil && cfg.Durability == "sync" {
+		if err := e.server.SyncAll(); err != nil {
+			e.close()
+			return nil, err
+		}
+		syncer = e.server
+	}
 	for i := range cfg.Engines {
 		if i > 0 {
 			if nc, err = e.connect(false); err != nil {
@@ -225,7 +236,7 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 			}
 		}
 		reg := metrics.NewRegistry()
-		eng, err := engine.Open(ctx, nc, engine.Options{Logger: cfg.Logger, Operations: sc.operations(), Metrics: reg})
+		eng, err := engine.Open(ctx, nc, engine.Options{Logger: cfg.Logger, Operations: sc.operations(), Metrics: reg, Sync: syncer})
 		if err != nil {
 			e.close()
 			return nil, err

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,7 +36,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	res := &Result{Scenario: cfg.Scenario, Mode: "closed", Worker: cfg.Worker}
 	if cfg.NATSURL == "" {
-		res.Durability = map[bool]string{true: "sync", false: "os"}[cfg.SyncAlways]
+		res.Durability = cmp.Or(cfg.Durability, "os")
 	}
 	if cfg.Rate > 0 {
 		res.Mode = "open"

@@ -222,7 +222,7 @@ func (y *syncer) syncBlock(path string) (created bool, err error) {
 		created = true
 	}
 	if err := b.f.Sync(); err != nil {
-		return false, fmt.Errorf("embedded: sync %s: %w", path, err)
+		return false, fmt.Errorf("embedded: %w", err) // names the file
 	}
 	b.ino, b.size, b.mtime = ino, st.Size(), st.ModTime()
 	return created, nil
@@ -278,7 +278,7 @@ func syncPath(path string) error {
 	}
 	defer f.Close()
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("embedded: sync %s: %w", path, err)
+		return fmt.Errorf("embedded: %w", err) // names the file
 	}
 	return nil
 }
