@@ -78,7 +78,12 @@ func TestKillNineCompensation(t *testing.T) {
 	if os.Getenv("JETBPM_SOAK") != "" {
 		n, kills = 600, 8
 	}
-	rig := newKillRig(t)
+	killNineCompensation(t, newKillRig(t), n, kills)
+}
+
+// killNineCompensation runs TestKillNineCompensation's workload on rig
+// with n instances and kills kills.
+func killNineCompensation(t *testing.T, rig *killRig, n, kills int) {
 	dir, env, ctx, nc, apiClient := rig.dir, rig.env, rig.ctx, rig.nc, rig.api
 	execLog := filepath.Join(dir, "executions.log")
 	script := writeScript(t, dir, "undo.sh", fmt.Sprintf(`echo "$JETBPM_JOB_ID $JETBPM_NODE_ID $JETBPM_JOB_ATTEMPT $JETBPM_JOB_DELIVERED_AT $(date +%%s%%N) $JETBPM_VAR_booking $JETBPM_VAR_reservation" >> %q

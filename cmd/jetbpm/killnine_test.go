@@ -62,7 +62,13 @@ func TestKillNine(t *testing.T) {
 	if os.Getenv("JETBPM_SOAK") != "" {
 		n, kills = 2000, 10
 	}
-	rig := newKillRig(t)
+	killNine(t, newKillRig(t), n, kills, nil)
+}
+
+// killNine runs TestKillNine's workload on rig with n instances and kills
+// kills. pause, when set, is waited before each kill, so kills land at
+// different points of the work in flight.
+func killNine(t *testing.T, rig *killRig, n, kills int, pause func() time.Duration) {
 	dir, env, ctx, nc, apiClient := rig.dir, rig.env, rig.ctx, rig.nc, rig.api
 	bpmn := writeFile(t, dir, "kill.bpmn", killBPMN)
 	execLog := filepath.Join(dir, "executions.log")
@@ -101,6 +107,9 @@ echo "{\"receipt\": \"r-$a\"}"
 		// round's last messages are being published and, every other round,
 		// the worker; start them again on the same data.
 		msgs.publishDeferred()
+		if pause != nil {
+			time.Sleep(pause()) // where the kill lands, not a wait for anything
+		}
 		rig.kill()
 		killWorker := k%2 == 0
 		if killWorker {

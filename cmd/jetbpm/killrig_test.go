@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetbpm/jetbpm/engine/api"
+	"github.com/jetbpm/jetbpm/internal/lazyfs"
 )
 
 // killRig is what the kill -9 tests share: jetbpm serve on a data
@@ -24,13 +26,36 @@ type killRig struct {
 	nc    *nats.Conn
 	api   *api.Client
 	ctx   context.Context
+	// cut, when set, is the lazy file system under serve's data: every
+	// kill is a power cut as well (powercut_test.go).
+	cut *lazyfs.FS
 }
 
 // newKillRig starts serve with extra flags; the rig's context bounds the
 // whole test.
 func newKillRig(t *testing.T, extra ...string) *killRig {
+	return startKillRig(t, t.TempDir(), nil, extra...)
+}
+
+// newCutRig is newKillRig with serve's data on a lazy file system: every
+// kill also drops what serve had not synced, as a power cut does. Where
+// FUSE cannot mount, the test is skipped and says why.
+func newCutRig(t *testing.T, extra ...string) *killRig {
 	dir := t.TempDir()
-	r := &killRig{t: t, dir: dir, args: append([]string{"--data", filepath.Join(dir, "data"), "--listen", freeAddr(t), "--failover", "1s"}, extra...)}
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := lazyfs.Mount(data, t.TempDir())
+	if err != nil {
+		t.Skipf("FUSE cannot mount here, so the power-cut test cannot run: %v", err)
+	}
+	t.Cleanup(func() { _ = fs.Unmount() })
+	return startKillRig(t, dir, fs, extra...)
+}
+
+func startKillRig(t *testing.T, dir string, cut *lazyfs.FS, extra ...string) *killRig {
+	r := &killRig{t: t, dir: dir, cut: cut, args: append([]string{"--data", filepath.Join(dir, "data"), "--listen", freeAddr(t), "--failover", "1s"}, extra...)}
 	r.serve = startServe(t, nil, r.args...)
 	url := r.serve.waitReady()["nats_url"].(string)
 	r.env = []string{"JETBPM_NATS_URL=" + url}
@@ -63,10 +88,15 @@ func (r *killRig) start(req api.StartRequest) {
 }
 
 // kill SIGKILLs serve (with its embedded NATS server) and waits until it
-// is gone.
+// is gone; on a cut rig it then cuts the power.
 func (r *killRig) kill() {
 	_ = r.serve.cmd.Process.Kill()
 	<-r.serve.exited
+	if r.cut != nil {
+		if err := r.cut.Cut(); err != nil {
+			r.t.Fatal(err)
+		}
+	}
 }
 
 // restart starts serve again on the same data and waits until it is ready.

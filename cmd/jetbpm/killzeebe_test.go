@@ -47,8 +47,14 @@ func TestKillNineZeebeWorker(t *testing.T) {
 	if os.Getenv("JETBPM_SOAK") != "" {
 		n, kills = 600, 8
 	}
+	killNineZeebe(t, newKillRig, n, kills)
+}
+
+// killNineZeebe runs TestKillNineZeebeWorker's workload on a rig from
+// newRig with n instances and kills kills.
+func killNineZeebe(t *testing.T, newRig func(*testing.T, ...string) *killRig, n, kills int) {
 	grpcAddr := freeAddr(t)
-	rig := newKillRig(t, "--grpc", grpcAddr)
+	rig := newRig(t, "--grpc", grpcAddr)
 	c := client{t: t, env: rig.env}
 	c.ok("deploy", writeFile(t, rig.dir, "zkill.bpmn", killZeebeBPMN))
 
