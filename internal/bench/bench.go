@@ -91,7 +91,9 @@ type Result struct {
 		// correlated fact (message scenario).
 		PublishToCorrelated Percentiles `json:"publishToCorrelated,omitzero"`
 	} `json:"latencyMs"`
-	CPUSecondsPer1000 float64   `json:"cpuSecondsPer1000"`
+	CPUSecondsPer1000 float64 `json:"cpuSecondsPer1000"`
+	// SyncRoundsPer1000 counts the group commit's rounds (durability sync).
+	SyncRoundsPer1000 float64   `json:"syncRoundsPer1000,omitempty"`
 	PeakRSSBytes      int64     `json:"peakRssBytes"`
 	Baseline          *Baseline `json:"baseline,omitempty"`
 	// Ratio is instancesPerSec / baseline.jobsPerSec.
@@ -184,6 +186,14 @@ func (e *env) connect(tcp bool) (*nats.Conn, error) {
 		e.cleanup = append(e.cleanup, nc.Close)
 	}
 	return nc, err
+}
+
+// syncRounds is how many rounds the embedded server's group commit ran.
+func (e *env) syncRounds() uint64 {
+	if e.server == nil {
+		return 0
+	}
+	return e.server.SyncRounds()
 }
 
 func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {

@@ -95,7 +95,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 
-	before, t0 := readUsage(), time.Now()
+	before, t0, roundsBefore := readUsage(), time.Now(), e.syncRounds()
 	var started atomic.Int64
 	stopProgress := progress(cfg, t0, &started, tr)
 	load := loader{e: e, p: p.ID, tr: tr, started: &started, msgs: msgs}
@@ -142,6 +142,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.LatencyMs.PublishToCorrelated = msgs.latency.summary()
 	if done > 0 {
 		res.CPUSecondsPer1000 = (after.cpu - before.cpu).Seconds() / float64(done) * 1000
+		res.SyncRoundsPer1000 = float64(e.syncRounds()-roundsBefore) / float64(done) * 1000
 	}
 	res.PeakRSSBytes = after.peakRSS
 	if res.Baseline != nil && res.Baseline.JobsPerSec > 0 {
@@ -391,6 +392,9 @@ func (r *Result) String() string {
 		row("completed per engine node", fmt.Sprint(r.EngineCompleted))
 	}
 	row("CPU s per 1000 instances", fmt.Sprintf("%.3f", r.CPUSecondsPer1000))
+	if r.SyncRoundsPer1000 > 0 {
+		row("sync rounds per 1000 instances", fmt.Sprintf("%.0f", r.SyncRoundsPer1000))
+	}
 	row("peak RSS", fmt.Sprintf("%.0f MiB", float64(r.PeakRSSBytes)/(1<<20)))
 	if r.Baseline != nil {
 		row("baseline raw jobs/s", fmt.Sprintf("%.0f", r.Baseline.JobsPerSec))

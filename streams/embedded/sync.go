@@ -29,7 +29,9 @@ import (
 //
 // What a round covers is the streams' message blocks: a block that grew or
 // changed is synced, a new block with its directory, a block replaced by
-// compaction under its new inode. Consumer state and stream indexes are
+// compaction under its new inode. A round reads a directory again only
+// when its modification time moved (or is too recent to tell), so a quiet
+// round costs an lstat per directory and block. Consumer state and stream indexes are
 // not: the server rebuilds an index from the blocks, and a consumer whose
 // acknowledgements were lost delivers those messages again. Metadata of
 // streams and consumers is made durable by SyncAll, which callers run
@@ -71,6 +73,7 @@ type syncer struct {
 
 	roundMu sync.Mutex // held by a round and by close
 	blocks  map[string]*block
+	dirs    map[string]*listing
 }
 
 type round struct {
@@ -78,16 +81,25 @@ type round struct {
 	err  error
 }
 
-// block is a message block file as the last round saw it.
+// block is a message block file as the last round that synced it saw it
+// (synced: when that round looked).
 type block struct {
-	f     *os.File
-	ino   uint64
-	size  int64
+	f      *os.File
+	ino    uint64
+	size   int64
+	mtime  time.Time
+	synced time.Time
+}
+
+// listing is a directory's names as read at read, when it had mtime.
+type listing struct {
+	names []string
 	mtime time.Time
+	read  time.Time
 }
 
 func newSyncer(storeDir string) *syncer {
-	return &syncer{dir: filepath.Join(storeDir, "jetstream"), blocks: map[string]*block{}}
+	return &syncer{dir: filepath.Join(storeDir, "jetstream"), blocks: map[string]*block{}, dirs: map[string]*listing{}}
 }
 
 func (y *syncer) sync(ctx context.Context) error {
@@ -149,35 +161,40 @@ func (y *syncer) run() {
 
 // syncBlocks fsyncs every message block that changed since the last round.
 func (y *syncer) syncBlocks() error {
-	dirs, err := filepath.Glob(filepath.Join(y.dir, "*", "streams", "*", "msgs"))
-	if err != nil {
-		return fmt.Errorf("embedded: sync: list streams: %w", err)
-	}
 	seen := make(map[string]bool, len(y.blocks))
-	for _, dir := range dirs {
-		ents, err := os.ReadDir(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // a stream deleted meanwhile
-		}
+	accounts, err := y.list(y.dir)
+	if err != nil {
+		return err
+	}
+	for _, acc := range accounts {
+		streamsDir := filepath.Join(y.dir, acc, "streams")
+		streams, err := y.list(streamsDir)
 		if err != nil {
-			return fmt.Errorf("embedded: sync: read %s: %w", dir, err)
+			return err
 		}
-		newBlock := false
-		for _, e := range ents {
-			if e.IsDir() || filepath.Ext(e.Name()) != ".blk" {
-				continue
-			}
-			path := filepath.Join(dir, e.Name())
-			seen[path] = true
-			created, err := y.syncBlock(path)
+		for _, stream := range streams {
+			msgs := filepath.Join(streamsDir, stream, "msgs")
+			names, err := y.list(msgs)
 			if err != nil {
 				return err
 			}
-			newBlock = newBlock || created
-		}
-		if newBlock {
-			if err := syncPath(dir); err != nil {
-				return err
+			newBlock := false
+			for _, name := range names {
+				if filepath.Ext(name) != ".blk" {
+					continue
+				}
+				path := filepath.Join(msgs, name)
+				seen[path] = true
+				created, err := y.syncBlock(path)
+				if err != nil {
+					return err
+				}
+				newBlock = newBlock || created
+			}
+			if newBlock {
+				if err := syncPath(msgs); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -190,9 +207,48 @@ func (y *syncer) syncBlocks() error {
 	return nil
 }
 
+// settled is how long ago a file or directory must have changed for an
+// unchanged modification time to prove nothing changed since: the kernel
+// stamps times from a coarse clock, so two changes a few milliseconds
+// apart can carry the same time.
+const settled = time.Second
+
+// list returns the names in dir (none if it does not exist), read again
+// only when the directory changed since the last read, or changed too
+// shortly before it for its time to tell.
+func (y *syncer) list(dir string) ([]string, error) {
+	now := time.Now()
+	st, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		delete(y.dirs, dir)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embedded: sync: %w", err)
+	}
+	if d := y.dirs[dir]; d != nil && d.mtime.Equal(st.ModTime()) && d.mtime.Before(d.read.Add(-settled)) {
+		return d.names, nil
+	}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		delete(y.dirs, dir)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embedded: sync: %w", err)
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	y.dirs[dir] = &listing{names: names, mtime: st.ModTime(), read: now}
+	return names, nil
+}
+
 // syncBlock fsyncs path if it changed since the last round, and says
 // whether it is a file the last round did not know.
 func (y *syncer) syncBlock(path string) (created bool, err error) {
+	now := time.Now()
 	st, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil // removed meanwhile: its messages are gone
@@ -202,7 +258,7 @@ func (y *syncer) syncBlock(path string) (created bool, err error) {
 	}
 	ino := inodeOf(st)
 	b := y.blocks[path]
-	if b != nil && b.ino == ino && b.size == st.Size() && b.mtime.Equal(st.ModTime()) {
+	if b != nil && b.ino == ino && b.size == st.Size() && b.mtime.Equal(st.ModTime()) && b.mtime.Before(b.synced.Add(-settled)) {
 		return false, nil
 	}
 	if b == nil || b.ino != ino {
@@ -224,7 +280,7 @@ func (y *syncer) syncBlock(path string) (created bool, err error) {
 	if err := b.f.Sync(); err != nil {
 		return false, fmt.Errorf("embedded: %w", err) // names the file
 	}
-	b.ino, b.size, b.mtime = ino, st.Size(), st.ModTime()
+	b.ino, b.size, b.mtime, b.synced = ino, st.Size(), st.ModTime(), now
 	return created, nil
 }
 
