@@ -85,6 +85,9 @@ func (e *Engine) deployAll(ctx context.Context, procs []*model.Process, sources 
 		}
 		seen[p.ID] = true
 	}
+	if err := e.writable(); err != nil {
+		return nil, fmt.Errorf("deploy: %w", err)
+	}
 	topics, err := e.topicLocks(ctx, procs)
 	if err != nil {
 		return nil, err

@@ -220,6 +220,11 @@ type Syncer interface {
 	// SyncAll makes the streams and consumers created so far durable as
 	// well (their configuration files), not only their messages.
 	SyncAll() error
+	// Failed returns what keeps the store from storing (a full or failing
+	// disk), nil while it works. The engine then refuses what would write
+	// at once, with that error, instead of waiting for a store that will
+	// not answer.
+	Failed() error
 }
 
 // Errors the engine's operations return; test with errors.Is. They are
@@ -492,6 +497,15 @@ func (e *Engine) Partitions() int { return e.layout.Partitions }
 // they answer; a door that writes to the store itself (Camunda 8's keys)
 // calls Sync before it hands out what it wrote.
 func (e *Engine) Sync(ctx context.Context) error { return e.durable.Sync(ctx) }
+
+// writable returns the store's failure (Syncer.Failed), nil while it
+// works or when no Syncer watches it.
+func (e *Engine) writable() error {
+	if e.opts.Sync == nil {
+		return nil
+	}
+	return streams.NotDurable(e.opts.Sync.Failed())
+}
 
 // PartitionOf returns the partition instance id is on.
 func (e *Engine) PartitionOf(id string) int { return e.partitionOf(id) }

@@ -110,6 +110,9 @@ func (e *Engine) send(ctx context.Context, env checkpoint.Envelope, msgID string
 	if len(m.Data) > e.opts.MaxCheckpointBytes {
 		return fmt.Errorf("%w: request is %d bytes, the limit is %d", ErrTooLarge, len(m.Data), e.opts.MaxCheckpointBytes)
 	}
+	if err := e.writable(); err != nil {
+		return fmt.Errorf("instance %s: %w", env.Instance, err)
+	}
 	if _, err := e.js.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("instance %s: publish: %w", env.Instance, err)
 	}

@@ -88,6 +88,9 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) (string, error) 
 	if m.Instance != "" {
 		return m.ID, e.messageTo(ctx, m, vars)
 	}
+	if err := e.writable(); err != nil {
+		return "", fmt.Errorf("message %q: %w", m.Name, err)
+	}
 	if _, err := e.sender.Publish(ctx, m, vars); err != nil {
 		return "", err
 	}
@@ -131,6 +134,9 @@ func (e *Engine) correlate(ctx context.Context, m Message) (string, error) {
 	}
 	if m.Instance != "" {
 		return e.correlateTo(ctx, m, vars)
+	}
+	if err := e.writable(); err != nil {
+		return "", fmt.Errorf("message %q: %w", m.Name, err)
 	}
 	answer, err := e.sender.Publish(ctx, m, vars)
 	if err != nil {
@@ -347,6 +353,9 @@ type SignalResult = signals.Result
 // (docs/signals.md). Nothing is buffered: a catch that opens later does
 // not get it. It returns once every event and start is stored.
 func (e *Engine) BroadcastSignal(ctx context.Context, sig Signal) (SignalResult, error) {
+	if err := e.writable(); err != nil {
+		return SignalResult{}, fmt.Errorf("signal %q: %w", sig.Name, err)
+	}
 	res, err := e.signals.Broadcast(ctx, sig)
 	if err != nil {
 		return res, err

@@ -167,3 +167,63 @@ func TestPowerCutCompensation(t *testing.T) {
 	}
 	killNineCompensation(t, newCutRig(t), n, cuts)
 }
+
+// A full disk (every write failing with ENOSPC): at durability sync serve
+// acknowledges nothing it could not store, and once the store has failed
+// it refuses at once, naming the disk's error, until it restarts — room
+// coming back does not make the failed stream store again (nats-server
+// keeps it failed). Restarted (after a power cut, even), it has
+// everything it acknowledged and takes work again.
+func TestFullDiskAcknowledgesNothing(t *testing.T) {
+	data := t.TempDir()
+	fs, err := lazyfs.Mount(data, t.TempDir())
+	if err != nil {
+		t.Skipf("FUSE cannot mount here, so the full-disk test cannot run: %v", err)
+	}
+	t.Cleanup(func() { _ = fs.Unmount() })
+	args := []string{"--data", data, "--listen", freeAddr(t), "--durability", "sync"}
+	p := startServe(t, nil, args...)
+	url, _ := p.waitReady()["nats_url"].(string)
+	c := client{t: t, env: []string{"JETBPM_NATS_URL=" + url}}
+	c.ok("deploy", writeFile(t, t.TempDir(), "full.bpmn", strings.Replace(workBPMN, "%PROCESSES%", strings.ReplaceAll(simpleProcess, "TOPIC", "full"), 1)))
+	c.ok("start", "full", "--id", "before")
+
+	fs.FailWrite(syscall.ENOSPC)
+	// The first start meets the full disk: the server stores nothing and
+	// answers nothing, so it ends at its timeout, unacknowledged.
+	if stdout, _, code := c.run("start", "full", "--id", "first", "--timeout", "2s"); code == 0 || stdout != "" {
+		t.Fatalf("a start was acknowledged on a full disk: exit %d, %q", code, stdout)
+	}
+	refused := func(id string) {
+		t.Helper()
+		stdout, stderr, code := c.run("start", "full", "--id", id, "--timeout", "5s")
+		if code == 0 || stdout != "" {
+			t.Fatalf("start %s was acknowledged after the store failed: exit %d, %q", id, code, stdout)
+		}
+		if !strings.Contains(stderr, "no space left on device") || !strings.Contains(stderr, "could not be made durable") {
+			t.Fatalf("start %s says %q; want the store's failure, naming the full disk", id, stderr)
+		}
+	}
+	refused("full")
+	fs.FailWrite(0)
+	refused("room-again") // the failed stream stays failed until a restart
+
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+	if err := fs.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	p = startServe(t, nil, args...)
+	url, _ = p.waitReady()["nats_url"].(string)
+	c = client{t: t, env: []string{"JETBPM_NATS_URL=" + url}}
+	defer p.stop()
+	c.ok("instance", "show", "before")
+	c.ok("start", "full", "--id", "after-restart")
+	for _, id := range []string{"first", "full", "room-again"} {
+		if _, stderr, code := c.run("instance", "show", id); code == 0 || !strings.Contains(stderr, "not found") {
+			t.Fatalf("instance %s, never acknowledged, after the restart: exit %d, %s", id, code, stderr)
+		}
+	}
+}

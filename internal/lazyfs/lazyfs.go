@@ -35,8 +35,9 @@ type FS struct {
 
 	mu    sync.Mutex
 	files map[uint64]*pending // by the backing file's inode number
-	// failSync, when not 0, is what every fsync returns, without syncing.
-	failSync syscall.Errno
+	// failSync, when not 0, is what every fsync returns, without syncing;
+	// failWrite the same for writes (ENOSPC: a full disk).
+	failSync, failWrite syscall.Errno
 }
 
 // FailSync makes every fsync fail with errno (syscall.EIO, say) and sync
@@ -45,6 +46,20 @@ func (f *FS) FailSync(errno syscall.Errno) {
 	f.mu.Lock()
 	f.failSync = errno
 	f.mu.Unlock()
+}
+
+// FailWrite makes every write fail with errno (syscall.ENOSPC, say) and
+// write nothing, as a full disk does; 0 makes writes work again.
+func (f *FS) FailWrite(errno syscall.Errno) {
+	f.mu.Lock()
+	f.failWrite = errno
+	f.mu.Unlock()
+}
+
+func (f *FS) writeFailure() syscall.Errno {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.failWrite
 }
 
 func (f *FS) syncFailure() syscall.Errno {

@@ -134,3 +134,30 @@ func TestFailSync(t *testing.T) {
 		t.Fatalf("after a failed fsync and a cut a = %q, want %q", got, "kept")
 	}
 }
+
+// A failing write reports the error and changes nothing; writes work again
+// once the failure is lifted.
+func TestFailWrite(t *testing.T) {
+	f, dir := mount(t)
+	a := filepath.Join(dir, "a")
+	write(t, a, os.O_CREATE|os.O_RDWR, []byte("kept"), 0, true)
+	f.FailWrite(syscall.ENOSPC)
+	file, err := os.OpenFile(a, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	if _, err := file.WriteAt([]byte("lost"), 0); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("write on a full disk = %v, want ENOSPC", err)
+	}
+	if got := content(t, a); string(got) != "kept" {
+		t.Fatalf("after a failed write a = %q, want %q", got, "kept")
+	}
+	f.FailWrite(0)
+	if _, err := file.WriteAt([]byte("new!"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := content(t, a); string(got) != "new!" {
+		t.Fatalf("after the disk has room again a = %q, want %q", got, "new!")
+	}
+}

@@ -108,6 +108,9 @@ type file struct {
 }
 
 func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	if errno := f.fs.writeFailure(); errno != 0 {
+		return 0, errno
+	}
 	if err := f.fs.changing(f.ino, f.r, off, len(data)); err != nil {
 		return 0, gofs.ToErrno(err)
 	}
@@ -118,6 +121,9 @@ func (f *file) Writev(ctx context.Context, data [][]byte, off int64) (uint32, sy
 	n := 0
 	for _, d := range data {
 		n += len(d)
+	}
+	if errno := f.fs.writeFailure(); errno != 0 {
+		return 0, errno
 	}
 	if err := f.fs.changing(f.ino, f.r, off, n); err != nil {
 		return 0, gofs.ToErrno(err)

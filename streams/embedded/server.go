@@ -76,7 +76,7 @@ func Start(cfg Config) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, err
 	}
-	return &Server{ns: ns, opts: opts, syncer: newSyncer(opts.StoreDir)}, nil
+	return &Server{ns: ns, opts: opts, syncer: newSyncer(opts.StoreDir, logger.storeError)}, nil
 }
 
 // waitReady waits for the listener and JetStream, returning early with the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 )
 
@@ -18,6 +19,9 @@ type serverLogger struct {
 
 	mu    sync.Mutex
 	fatal string
+	// writeErr is the first critical write error the store reported (a
+	// full or failing disk): from then on the stream stores nothing.
+	writeErr string
 }
 
 func newServerLogger(l *slog.Logger) *serverLogger {
@@ -44,7 +48,29 @@ func (l *serverLogger) Noticef(format string, v ...any) { l.log.Debug(fmt.Sprint
 func (l *serverLogger) Debugf(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
 func (l *serverLogger) Tracef(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
 func (l *serverLogger) Warnf(format string, v ...any)   { l.log.Warn(fmt.Sprintf(format, v...)) }
-func (l *serverLogger) Errorf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *serverLogger) Errorf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	l.log.Error(msg)
+	// nats-server reports a store that cannot write only in its log.
+	if strings.Contains(strings.ToLower(msg), "critical write error") {
+		l.mu.Lock()
+		if l.writeErr == "" {
+			l.writeErr = msg
+		}
+		l.mu.Unlock()
+	}
+}
+
+// storeError returns the first critical write error the store logged, or
+// nil.
+func (l *serverLogger) storeError() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.writeErr == "" {
+		return nil
+	}
+	return fmt.Errorf("embedded: nats-server: %s", l.writeErr)
+}
 
 func (l *serverLogger) Fatalf(format string, v ...any) {
 	msg := fmt.Sprintf(format, v...)

@@ -53,6 +53,13 @@ func (s *Server) SyncAll() error {
 	return s.syncer.syncAll()
 }
 
+// Failed returns what keeps the store from storing, nil while it works: a
+// write the server could not make (a full disk, a failing one: the server
+// then stores nothing more on that stream) or an fsync that failed. Once
+// set it stays; restart the process when the disk works, or has room,
+// again — the restart reads the store from disk. Sync returns it too.
+func (s *Server) Failed() error { return s.syncer.failed() }
+
 // SyncRounds is how many rounds Sync has run, for metrics and tests.
 func (s *Server) SyncRounds() uint64 {
 	s.syncer.mu.Lock()
@@ -63,7 +70,8 @@ func (s *Server) SyncRounds() uint64 {
 // syncer runs the rounds of Server.Sync. One goroutine runs rounds while
 // any caller waits; callers that arrive during a round wait for the next.
 type syncer struct {
-	dir string // the JetStream store: <StoreDir>/jetstream
+	dir      string       // the JetStream store: <StoreDir>/jetstream
+	storeErr func() error // a write the server could not make (its log)
 
 	mu      sync.Mutex
 	next    *round // the round callers arriving now wait for; not started
@@ -98,11 +106,24 @@ type listing struct {
 	read  time.Time
 }
 
-func newSyncer(storeDir string) *syncer {
-	return &syncer{dir: filepath.Join(storeDir, "jetstream"), blocks: map[string]*block{}, dirs: map[string]*listing{}}
+func newSyncer(storeDir string, storeErr func() error) *syncer {
+	return &syncer{dir: filepath.Join(storeDir, "jetstream"), storeErr: storeErr, blocks: map[string]*block{}, dirs: map[string]*listing{}}
+}
+
+// failed returns the store's failure, or the first failed fsync's.
+func (y *syncer) failed() error {
+	if err := y.storeErr(); err != nil {
+		return err
+	}
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	return y.err
 }
 
 func (y *syncer) sync(ctx context.Context) error {
+	if err := y.storeErr(); err != nil {
+		return err
+	}
 	y.mu.Lock()
 	if y.err != nil {
 		err := y.err

@@ -262,3 +262,45 @@ func TestSyncFailureIsFinal(t *testing.T) {
 		t.Fatalf("SyncAll after a failed Sync: %v, want the first failure", err2)
 	}
 }
+
+// TestFailedNamesAFullDisk: a write the server cannot make (ENOSPC) is
+// what Failed and Sync return from then on, room or not.
+func TestFailedNamesAFullDisk(t *testing.T) {
+	data := t.TempDir()
+	fs, err := lazyfs.Mount(data, t.TempDir())
+	if err != nil {
+		t.Skipf("FUSE cannot mount here, so the full-disk test cannot run: %v", err)
+	}
+	t.Cleanup(func() { _ = fs.Unmount() })
+	srv, err := Start(Config{StoreDir: data, NoListen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "D", Subjects: []string{"d.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Failed(); err != nil {
+		t.Fatalf("Failed on a working disk: %v", err)
+	}
+	fs.FailWrite(syscall.ENOSPC)
+	pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+	_, perr := js.Publish(pctx, "d.1", []byte("x"))
+	pcancel()
+	if perr == nil {
+		t.Fatal("a publish was acknowledged on a full disk")
+	}
+	fs.FailWrite(0)
+	for _, err := range []error{srv.Failed(), srv.Sync(ctx)} {
+		if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+			t.Fatalf("after a write failed for want of room: %v, want the server's error naming it", err)
+		}
+	}
+}
