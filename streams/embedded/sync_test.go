@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +36,25 @@ func TestMain(m *testing.M) {
 
 const cutStream = "CUT"
 
+// cutPlan is what the helper process stores: a stream of messages of size
+// bytes, limited to maxBytes (which sets its block size), synced writes
+// then unsynced ones.
+type cutPlan struct {
+	size, maxBytes     int
+	synced, unsynced   int
+	syncedPerRoundTrip bool // a Sync after every synced message, not once
+}
+
+var cutPlans = map[string]cutPlan{
+	// A few small messages in one block.
+	"simple": {size: 16, synced: 50, unsynced: 50},
+	// 32 KB blocks (the least a stream gets): the synced messages fill
+	// several, so rounds meet new blocks, synced one message at a time.
+	"rollover": {size: 1000, maxBytes: 120_000, synced: 90, unsynced: 10, syncedPerRoundTrip: true},
+}
+
 func syncHelper(dir string) error {
+	plan := cutPlans[os.Getenv("EMBEDDED_SYNC_PLAN")]
 	srv, err := Start(Config{StoreDir: dir, NoListen: true})
 	if err != nil {
 		return err
@@ -49,39 +68,66 @@ func syncHelper(dir string) error {
 		return err
 	}
 	ctx := context.Background()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: cutStream, Subjects: []string{"cut.>"}}); err != nil {
+	limit := int64(-1) // none
+	if plan.maxBytes > 0 {
+		limit = int64(plan.maxBytes)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: cutStream, Subjects: []string{"cut.>"}, MaxBytes: limit}); err != nil {
 		return err
 	}
 	if err := srv.SyncAll(); err != nil {
 		return err
 	}
-	publish := func(from, to int) error {
+	publish := func(from, to int, sync bool) error {
 		for i := from; i < to; i++ {
-			if _, err := js.Publish(ctx, "cut."+strconv.Itoa(i), []byte("message "+strconv.Itoa(i))); err != nil {
+			if _, err := js.Publish(ctx, "cut."+strconv.Itoa(i), cutMessage(i, plan.size)); err != nil {
 				return err
+			}
+			if sync {
+				if err := srv.Sync(ctx); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	}
-	if err := publish(0, 50); err != nil {
+	if err := publish(0, plan.synced, plan.syncedPerRoundTrip); err != nil {
 		return err
 	}
 	if err := srv.Sync(ctx); err != nil {
 		return err
 	}
 	fmt.Println("synced")
-	if err := publish(50, 100); err != nil {
+	if err := publish(plan.synced, plan.synced+plan.unsynced, false); err != nil {
 		return err
 	}
 	fmt.Println("unsynced")
 	return nil
 }
 
+// cutMessage is message i, size bytes long.
+func cutMessage(i, size int) []byte {
+	m := []byte("message " + strconv.Itoa(i) + " ")
+	for len(m) < size {
+		m = append(m, 'x')
+	}
+	return m
+}
+
 // TestSyncSurvivesPowerCut stores messages in a server process at the
-// default sync interval, syncs after the first 50, SIGKILLs the process
-// and cuts the power: the 50 synced messages are there, the unsynced ones
-// are not all (so the cut bites), and the server starts on what is left.
+// default sync interval, syncs them, stores more without syncing,
+// SIGKILLs the process and cuts the power: the synced messages are there,
+// the unsynced ones are not all (so the cut bites), and the server starts
+// on what is left. The rollover plan's synced messages fill several
+// blocks.
 func TestSyncSurvivesPowerCut(t *testing.T) {
+	for _, name := range []string{"simple", "rollover"} {
+		t.Run(name, func(t *testing.T) { powerCut(t, name) })
+	}
+}
+
+func powerCut(t *testing.T, planName string) {
+	plan := cutPlans[planName]
 	data := t.TempDir()
 	fs, err := lazyfs.Mount(data, t.TempDir())
 	if err != nil {
@@ -90,7 +136,7 @@ func TestSyncSurvivesPowerCut(t *testing.T) {
 	t.Cleanup(func() { _ = fs.Unmount() })
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "EMBEDDED_SYNC_DIR="+data)
+	cmd.Env = append(os.Environ(), "EMBEDDED_SYNC_DIR="+data, "EMBEDDED_SYNC_PLAN="+planName)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -144,27 +190,31 @@ func TestSyncSurvivesPowerCut(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stream after the cut: %v", err)
 	}
-	for i := 0; i < 50; i++ {
+	for i := 0; i < plan.synced; i++ {
 		m, err := s.GetLastMsgForSubject(ctx, "cut."+strconv.Itoa(i))
 		if err != nil {
 			t.Fatalf("synced message %d lost in the cut: %v", i, err)
 		}
-		if want := "message " + strconv.Itoa(i); string(m.Data) != want {
+		if want := cutMessage(i, plan.size); string(m.Data) != string(want) {
 			t.Fatalf("synced message %d is %q after the cut, want %q", i, m.Data, want)
 		}
 	}
 	kept := 0
-	for i := 50; i < 100; i++ {
+	for i := plan.synced; i < plan.synced+plan.unsynced; i++ {
 		if _, err := s.GetLastMsgForSubject(ctx, "cut."+strconv.Itoa(i)); err == nil {
 			kept++
 		} else if !errors.Is(err, jetstream.ErrMsgNotFound) {
 			t.Fatal(err)
 		}
 	}
-	if kept == 50 {
-		t.Fatal("the cut kept all 50 unsynced messages: the test cannot tell a sync from none")
+	if kept == plan.unsynced {
+		t.Fatalf("the cut kept all %d unsynced messages: the test cannot tell a sync from none", kept)
 	}
-	t.Logf("the cut kept 50 of 50 synced messages and %d of 50 unsynced", kept)
+	blocks, _ := filepath.Glob(filepath.Join(data, "jetstream", "*", "streams", cutStream, "msgs", "*.blk"))
+	t.Logf("the cut kept %d of %d synced messages and %d of %d unsynced; %d blocks", plan.synced, plan.synced, kept, plan.unsynced, len(blocks))
+	if planName == "rollover" && len(blocks) < 2 {
+		t.Fatalf("%d message blocks: the plan was to fill several", len(blocks))
+	}
 }
 
 // TestSyncGroupsCallers runs many concurrent Syncs: each returns after a
