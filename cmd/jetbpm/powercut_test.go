@@ -159,13 +159,13 @@ func TestPowerCutZeebeWorker(t *testing.T) {
 }
 
 // TestPowerCutCompensation is TestKillNineCompensation with a power cut at
-// every kill.
+// every kill. It waits out job locks after each cut, so it runs in make
+// soak only (JETBPM_SOAK=1).
 func TestPowerCutCompensation(t *testing.T) {
-	n, cuts := 24, 3
-	if os.Getenv("JETBPM_SOAK") != "" {
-		n, cuts = 600, 30
+	if os.Getenv("JETBPM_SOAK") == "" {
+		t.Skip("runs in make soak (JETBPM_SOAK=1): each cut waits out job locks")
 	}
-	killNineCompensation(t, newCutRig(t), n, cuts)
+	killNineCompensation(t, newCutRig(t), 600, 30)
 }
 
 // A full disk (every write failing with ENOSPC): at durability sync serve

@@ -54,6 +54,7 @@ type serveOptions struct {
 	config               string
 	data, listen, http   string
 	durability           string // sync or os (docs/reliability.md, Durability)
+	natsMonitor          string // an external server's monitoring URL, to read its sync policy
 	grpc                 string // the Zeebe gateway's address; "": off
 	httpAuth             string // the auth file; "": no authentication
 	httpTLSCert          string
@@ -86,6 +87,7 @@ func parseServe(args []string) (*serveOptions, error) {
 	o := &serveOptions{conn: addConnFlags(fs, "")}
 	fs.StringVar(&o.config, "config", "", "read settings and engine defaults from the YAML `FILE` (docs/configuration.md); flags given here override it")
 	fs.StringVar(&o.data, "data", "./jetbpm-data", "keep the embedded NATS server's data in `DIR` (the JetStream store in DIR/nats)")
+	fs.StringVar(&o.natsMonitor, "nats-monitor", "", "with --nats-url, the server's monitoring `URL` (http://host:8222): at --durability sync, serve reads its /varz and warns unless it syncs every write (else it asks the system account, which answers only its own users)")
 	fs.StringVar(&o.durability, "durability", "sync", "`LEVEL` of durability: \"sync\" acknowledges nothing before it is on disk (with the embedded server, jetbpm syncs the store once for every answer waiting; an external server must run sync_interval: always); \"os\" acknowledges once the operating system has it: a process crash loses nothing, a power cut or OS crash may lose the last two minutes (docs/reliability.md)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`HOST:PORT` the embedded NATS server listens on for clients and workers")
 	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics, the HTTP API /v1, the Camunda 7 REST API /engine-rest and the web console at /; \"\" turns them off")

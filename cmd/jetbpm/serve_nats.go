@@ -29,7 +29,11 @@ func connect(o serveOptions, logger *slog.Logger, stops *[]func(context.Context)
 			return nil, "", nil, err
 		}
 		*stops = append(*stops, func(ctx context.Context) { drain(ctx, nc, logger) })
-		logDurability(o, logger)
+		if o.durability == "sync" {
+			logServerSync(o, nc, logger)
+		} else {
+			logDurability(o, logger)
+		}
 		return nc, nc.ConnectedUrlRedacted(), nil, nil
 	}
 
@@ -64,10 +68,8 @@ func logDurability(o serveOptions, logger *slog.Logger) {
 	switch {
 	case o.durability == "os":
 		logger.Warn("durability os: a process crash loses nothing, but a power cut or an OS crash may lose the last two minutes of acknowledged work (--durability sync)")
-	case o.embedded():
-		logger.Info("durability sync: what jetbpm acknowledges is on disk first (one fsync round for every answer waiting); a raw NATS publish's PubAck is not (docs/reliability.md)")
 	default:
-		logger.Warn("durability sync: jetbpm cannot set an external NATS server's sync policy; acknowledged work survives a power cut only if the server syncs before it acknowledges (jetstream { sync_interval: always }, docs/reliability.md)")
+		logger.Info("durability sync: what jetbpm acknowledges is on disk first (one fsync round for every answer waiting); a raw NATS publish's PubAck is not (docs/reliability.md)")
 	}
 }
 

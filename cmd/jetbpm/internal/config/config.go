@@ -110,6 +110,7 @@ func (d *decoder) top(root *yaml.Node, c *Config) {
 		field{"nats", func(key string, v *yaml.Node) {
 			d.mapping(v, key,
 				d.flag(c, "url", "nats-url", d.text),
+				d.flag(c, "monitor", "nats-monitor", d.text),
 				d.flag(c, "user", "user", d.text),
 				d.flag(c, "creds", "creds", d.text),
 				field{"tls", func(key string, v *yaml.Node) {
