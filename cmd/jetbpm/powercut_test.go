@@ -22,11 +22,7 @@ import (
 func powerCut(t *testing.T, level string, n int) (lost []string) {
 	t.Helper()
 	data := t.TempDir()
-	fs, err := lazyfs.Mount(data, t.TempDir())
-	if err != nil {
-		t.Skipf("FUSE cannot mount here, so the power-cut test cannot run: %v", err)
-	}
-	t.Cleanup(func() { _ = fs.Unmount() })
+	fs := mountLazy(t, data, "power-cut")
 
 	serveAt := func() (*serveProc, client) {
 		p := startServe(t, nil, "--data", data, "--listen", freeAddr(t), "--durability", level)
@@ -85,11 +81,7 @@ func TestPowerCutAtOSCanLose(t *testing.T) {
 // again).
 func TestFailingSyncAcknowledgesNothing(t *testing.T) {
 	data := t.TempDir()
-	fs, err := lazyfs.Mount(data, t.TempDir())
-	if err != nil {
-		t.Skipf("FUSE cannot mount here, so the failing-disk test cannot run: %v", err)
-	}
-	t.Cleanup(func() { _ = fs.Unmount() })
+	fs := mountLazy(t, data, "failing-disk")
 	p := startServe(t, nil, "--data", data, "--listen", freeAddr(t), "--durability", "sync")
 	url, _ := p.waitReady()["nats_url"].(string)
 	c := client{t: t, env: []string{"JETBPM_NATS_URL=" + url}}
@@ -176,11 +168,7 @@ func TestPowerCutCompensation(t *testing.T) {
 // everything it acknowledged and takes work again.
 func TestFullDiskAcknowledgesNothing(t *testing.T) {
 	data := t.TempDir()
-	fs, err := lazyfs.Mount(data, t.TempDir())
-	if err != nil {
-		t.Skipf("FUSE cannot mount here, so the full-disk test cannot run: %v", err)
-	}
-	t.Cleanup(func() { _ = fs.Unmount() })
+	fs := mountLazy(t, data, "full-disk")
 	args := []string{"--data", data, "--listen", freeAddr(t), "--durability", "sync"}
 	p := startServe(t, nil, args...)
 	url, _ := p.waitReady()["nats_url"].(string)
@@ -226,4 +214,17 @@ func TestFullDiskAcknowledgesNothing(t *testing.T) {
 			t.Fatalf("instance %s, never acknowledged, after the restart: exit %d, %s", id, code, stderr)
 		}
 	}
+}
+
+// mountLazy mounts a lazy file system at data, an empty directory, until
+// the test ends; where FUSE cannot mount, the test is skipped and says
+// which (what) test could not run.
+func mountLazy(t *testing.T, data, what string) *lazyfs.FS {
+	t.Helper()
+	fs, err := lazyfs.Mount(data, t.TempDir())
+	if err != nil {
+		t.Skipf("FUSE cannot mount here, so the %s test cannot run: %v", what, err)
+	}
+	t.Cleanup(func() { _ = fs.Unmount() })
+	return fs
 }

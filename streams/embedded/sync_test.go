@@ -272,32 +272,12 @@ func TestSyncGroupsCallers(t *testing.T) {
 // that error naming the file, and go on returning it after the disk
 // recovers.
 func TestSyncFailureIsFinal(t *testing.T) {
-	data := t.TempDir()
-	fs, err := lazyfs.Mount(data, t.TempDir())
-	if err != nil {
-		t.Skipf("FUSE cannot mount here, so the failing-disk test cannot run: %v", err)
-	}
-	t.Cleanup(func() { _ = fs.Unmount() })
-	srv, err := Start(Config{StoreDir: data, NoListen: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "F", Subjects: []string{"f.>"}}); err != nil {
-		t.Fatal(err)
-	}
+	fs, srv, js, ctx := onLazyFS(t, "F", "f.>")
 	if _, err := js.Publish(ctx, "f.1", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	fs.FailSync(syscall.EIO)
-	err = srv.Sync(ctx)
+	err := srv.Sync(ctx)
 	if !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), ".blk") {
 		t.Fatalf("Sync on a failing disk: %v, want EIO naming the block file", err)
 	}
@@ -316,27 +296,7 @@ func TestSyncFailureIsFinal(t *testing.T) {
 // TestFailedNamesAFullDisk: a write the server cannot make (ENOSPC) is
 // what Failed and Sync return from then on, room or not.
 func TestFailedNamesAFullDisk(t *testing.T) {
-	data := t.TempDir()
-	fs, err := lazyfs.Mount(data, t.TempDir())
-	if err != nil {
-		t.Skipf("FUSE cannot mount here, so the full-disk test cannot run: %v", err)
-	}
-	t.Cleanup(func() { _ = fs.Unmount() })
-	srv, err := Start(Config{StoreDir: data, NoListen: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "D", Subjects: []string{"d.>"}}); err != nil {
-		t.Fatal(err)
-	}
+	fs, srv, js, ctx := onLazyFS(t, "D", "d.>")
 	if err := srv.Failed(); err != nil {
 		t.Fatalf("Failed on a working disk: %v", err)
 	}
@@ -353,4 +313,35 @@ func TestFailedNamesAFullDisk(t *testing.T) {
 			t.Fatalf("after a write failed for want of room: %v, want the server's error naming it", err)
 		}
 	}
+}
+
+// onLazyFS starts a server on a lazyfs directory with a stream name taking
+// subjects, for the failing-disk tests; it skips where FUSE cannot mount.
+func onLazyFS(t *testing.T, name, subjects string) (*lazyfs.FS, *Server, jetstream.JetStream, context.Context) {
+	t.Helper()
+	data := t.TempDir()
+	fs, err := lazyfs.Mount(data, t.TempDir())
+	if err != nil {
+		t.Skipf("FUSE cannot mount here, so the failing-disk test cannot run: %v", err)
+	}
+	t.Cleanup(func() { _ = fs.Unmount() })
+	srv, err := Start(Config{StoreDir: data, NoListen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown) // before the unmount: cleanups run last first
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subjects}}); err != nil {
+		t.Fatal(err)
+	}
+	return fs, srv, js, ctx
 }
