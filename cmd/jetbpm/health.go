@@ -14,6 +14,7 @@ type health struct {
 	mu     sync.Mutex
 	reason string // why serve is not ready; "" when it is
 	nc     *nats.Conn
+	store  func() error // what stopped the embedded store; nil: not watched
 }
 
 func newHealth() *health { return &health{reason: "starting"} }
@@ -30,13 +31,25 @@ func (h *health) setConn(nc *nats.Conn) {
 	h.mu.Unlock()
 }
 
+// setStore makes failed, the embedded store's failure, part of the check.
+func (h *health) setStore(failed func() error) {
+	h.mu.Lock()
+	h.store = failed
+	h.mu.Unlock()
+}
+
 // check returns why serve is not healthy, or "".
 func (h *health) check() string {
 	h.mu.Lock()
-	reason, nc := h.reason, h.nc
+	reason, nc, store := h.reason, h.nc, h.store
 	h.mu.Unlock()
 	if reason == "" && nc != nil && !nc.IsConnected() {
 		return "nats connection " + nc.Status().String()
+	}
+	if reason == "" && store != nil {
+		if err := store(); err != nil {
+			return "the store failed, so nothing more is acknowledged; restart serve once the disk works or has room again: " + err.Error()
+		}
 	}
 	return reason
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -193,6 +195,15 @@ func TestFullDiskAcknowledgesNothing(t *testing.T) {
 		}
 	}
 	refused("full")
+	resp, err := http.Get("http://" + p.httpAddr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "no space left on device") {
+		t.Fatalf("/healthz with a failed store: %s %q, want 503 naming the full disk", resp.Status, body)
+	}
 	fs.FailWrite(0)
 	refused("room-again") // the failed stream stays failed until a restart
 

@@ -286,6 +286,7 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 				return fmt.Errorf("sync the store: %w", err)
 			}
 			o.engine.Sync = syncer
+			h.setStore(syncer.Failed)
 		}
 		step("starting the engine")
 		if eng, stopEngine, err = runEngine(ctx, nc, o.engine, reg, logger); err != nil {
