@@ -237,9 +237,11 @@ func (p *Partition) sync(ctx context.Context, groups []*group) {
 		for _, g := range groups {
 			if !g.abandoned && g.err == nil {
 				g.err = err
-				p.cfg.Pub.NewSession() // the checkpoint is written: its outbox is published again
 			}
 		}
+		// The checkpoints are written: a new session makes their next
+		// load publish their outboxes again.
+		p.cfg.Pub.NewSession()
 	}
 }
 
