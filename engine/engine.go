@@ -61,6 +61,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/engine/errdefs"
+	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/messages"
@@ -141,6 +142,11 @@ type Options struct {
 	// policy: against an external server, its sync_interval
 	// (docs/reliability.md, Durability).
 	Sync Syncer
+
+	// History is the history level: which facts this node writes at all
+	// (docs/engine.md §8.2). The zero value is history.Full, every fact.
+	// Set it alike on every node.
+	History history.Level
 
 	// crashAfterWrite, set by tests, is asked after every committed
 	// checkpoint write; true abandons the batch as a crash would.
@@ -402,7 +408,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	msgCfg := &messages.Config{
 		JS: js, Sync: e.durable, NC: nc, Defs: e.defs, Pub: e.pub, Partitions: layout.Partitions,
 		BatchSize: e.opts.BatchSize, CacheSize: e.opts.CacheSize/layout.Partitions + 1, MaxEntryBytes: e.opts.MaxCheckpointBytes,
-		Now: e.opts.Now, CheckValue: e.opts.checkValue, Log: e.log, Metrics: e.metrics.messages,
+		Now: e.opts.Now, CheckValue: e.opts.checkValue, Log: e.log, Metrics: e.metrics.messages, History: e.opts.History,
 		CrashAfterEntryWrite: e.opts.crashAfterEntryWrite,
 	}
 	partCfg := &partition.Config{
@@ -411,7 +417,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		Now: e.opts.Now, CheckValue: e.opts.checkValue,
 		Operations: e.opts.Operations, OperationTimeout: e.opts.OperationTimeout, OperationMetrics: e.metrics.ops,
 		Jobs: e.opts.jobDefaults(), IncidentRetry: e.opts.IncidentRetry, ErrorMappers: e.opts.ErrorMappers, RetryPolicies: e.opts.RetryPolicies,
-		Log: e.log, Metrics: e.metrics.partition,
+		Log: e.log, Metrics: e.metrics.partition, History: e.opts.History,
 		// The features whose events can reach an instance that will not
 		// step them, or ask for a start that fails.
 		Orphans: []func(context.Context, string, []instance.Event) error{
@@ -491,6 +497,15 @@ func (e *Engine) partitionOf(id string) int { return streams.PartitionOf(id, e.l
 // spread over, and PartitionOf the one (0..Partitions()-1) instance id
 // is on: fixed when the streams are first provisioned.
 func (e *Engine) Partitions() int { return e.layout.Partitions }
+
+// History is this node's history level (Options.History): which facts it
+// writes.
+func (e *Engine) History() history.Level {
+	if e.opts.History == "" {
+		return history.Full
+	}
+	return e.opts.History
+}
 
 // Sync makes every write acknowledged so far durable, with Options.Sync;
 // without it, it returns nil at once. The engine's own calls sync before

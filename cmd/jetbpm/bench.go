@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/internal/bench"
 )
 
@@ -51,6 +52,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Partitions, "partitions", 8, "`N` instance partitions of the embedded server")
 	fs.IntVar(&cfg.Engines, "engines", 1, "`N` engine nodes sharing the server (each its own connection; partitions pinned among them)")
 	fs.StringVar(&cfg.Durability, "durability", "sync", "`LEVEL` of the embedded server: sync (serve's default: the engine syncs the store before it answers or acknowledges), os, or always (the server syncs every write, as an external server with sync_interval: always)")
+	historyLevel := fs.String("history", "full", "`LEVEL` of history of the engines: full, instances or incidents (docs/engine.md §8.2)")
 	fs.StringVar(&cfg.NATSURL, "nats-url", "", "measure against this NATS server instead of an embedded one")
 	fs.IntVar(&cfg.Replicas, "replicas", 1, "`N` replicas of the streams provisioned on --nats-url (3 on a 3-node cluster)")
 	fs.BoolVar(&noBaseline, "no-baseline", false, "skip the raw JetStream baseline")
@@ -64,6 +66,13 @@ func runBench(ctx context.Context, args []string) error {
 	case "sync", "os", "always":
 	default:
 		return usageErrorf("bench", "--durability %q: want sync, os or always", cfg.Durability)
+	}
+	var err error
+	if cfg.History, err = history.Parse(*historyLevel); err != nil {
+		return usageErrorf("bench", "--history: %v", err)
+	}
+	if cfg.Scenario == "message" && !cfg.History.Keeps(history.Message) {
+		return usageErrorf("bench", "--scenario message measures publish→correlated by the message facts: it needs --history full")
 	}
 	if cfg.ParkFirst && cfg.Instances == 0 {
 		return usageErrorf("bench", "--park-first needs --instances")

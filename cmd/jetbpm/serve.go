@@ -15,6 +15,7 @@ import (
 	"github.com/jetbpm/jetbpm/cmd/jetbpm/internal/config"
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/api"
+	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/internal/httpauth"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/streams"
@@ -54,6 +55,7 @@ type serveOptions struct {
 	config               string
 	data, listen, http   string
 	durability           string // sync or os (docs/reliability.md, Durability)
+	history              string // the history level (docs/engine.md §8.2)
 	natsMonitor          string // an external server's monitoring URL, to read its sync policy
 	grpc                 string // the Zeebe gateway's address; "": off
 	httpAuth             string // the auth file; "": no authentication
@@ -89,6 +91,7 @@ func parseServe(args []string) (*serveOptions, error) {
 	fs.StringVar(&o.data, "data", "./jetbpm-data", "keep the embedded NATS server's data in `DIR` (the JetStream store in DIR/nats)")
 	fs.StringVar(&o.natsMonitor, "nats-monitor", "", "with --nats-url, the server's monitoring `URL` (http://host:8222): at --durability sync, serve reads its /varz and warns unless it syncs every write (else it asks the system account, which answers only its own users)")
 	fs.StringVar(&o.durability, "durability", "sync", "`LEVEL` of durability: \"sync\" acknowledges nothing before it is on disk (with the embedded server, jetbpm syncs the store once for every answer waiting; an external server must run sync_interval: always); \"os\" acknowledges once the operating system has it: a process crash loses nothing, a power cut or OS crash may lose the last two minutes (docs/reliability.md)")
+	fs.StringVar(&o.history, "history", "full", "`LEVEL` of history, the facts written: \"full\" (every fact), \"instances\" (instance lifecycle and incident facts) or \"incidents\" (incident facts only); what a level leaves out is not written at all, and the console's timeline says so (docs/engine.md §8.2)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:4222", "`HOST:PORT` the embedded NATS server listens on for clients and workers")
 	fs.StringVar(&o.http, "http", "127.0.0.1:9464", "`HOST:PORT` serving /healthz, /metrics, the HTTP API /v1, the Camunda 7 REST API /engine-rest and the web console at /; \"\" turns them off")
 	fs.StringVar(&o.grpc, "grpc", "127.0.0.1:26500", "`HOST:PORT` serving the Zeebe gateway protocol (gRPC) for Camunda 8 clients, with --http's TLS and authentication (docs/camunda8-migration.md); \"\" turns it off")
@@ -128,6 +131,11 @@ func parseServe(args []string) (*serveOptions, error) {
 	if o.durability != "sync" && o.durability != "os" {
 		return nil, usageErrorf("serve", "--durability %q: want sync or os", o.durability)
 	}
+	lvl, err := history.Parse(o.history)
+	if err != nil {
+		return nil, usageErrorf("serve", "--history: %v", err)
+	}
+	o.engine.History = lvl
 	if o.failover < time.Second {
 		return nil, usageErrorf("serve", "--failover must be at least 1s")
 	}

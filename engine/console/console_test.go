@@ -40,6 +40,13 @@ type fixture struct {
 
 func newFixture(t testing.TB, opts ...console.Option) *fixture {
 	t.Helper()
+	return newFixtureWith(t, engine.Options{}, opts...)
+}
+
+// newFixtureWith is newFixture with the engine's options eo (its
+// operations are the fixture's).
+func newFixtureWith(t testing.TB, eo engine.Options, opts ...console.Option) *fixture {
+	t.Helper()
 	f := &fixture{env: streamstest.Start(t)}
 	f.failCharge.Store(true)
 	ops := &engine.Operations{}
@@ -49,7 +56,8 @@ func newFixture(t testing.TB, opts ...console.Option) *fixture {
 		}
 		return map[string]any{"charged": true}, nil
 	})
-	f.eng = enginetest.Open(t, f.env.Conn, engine.Options{Operations: ops})
+	eo.Operations = ops
+	f.eng = enginetest.Open(t, f.env.Conn, eo)
 	if _, err := f.eng.DeployXML(tctx(t), strings.NewReader(chargeXML)); err != nil {
 		t.Fatal(err)
 	}

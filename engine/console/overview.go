@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -25,6 +26,11 @@ type Overview struct {
 	// ComputedAt is when the counts were taken; Took how long that took.
 	ComputedAt time.Time `json:"computedAt"`
 	Took       string    `json:"took"`
+	// History is the node's history level; NotRecorded the families of
+	// facts it does not write (none at full), so that the latest facts
+	// are not read as all that happened.
+	History     string   `json:"history"`
+	NotRecorded []string `json:"notRecorded"`
 }
 
 // ProcessCounts are the counts of one process, over all its versions.
@@ -96,14 +102,24 @@ func (o *overview) run(ctx context.Context, js jetstream.JetStream, every time.D
 	}
 }
 
-// watch marks the counts dirty on each new fact. It re-creates its
-// consumer when it fails (the stream is briefly unavailable, say).
+// watch marks the counts dirty on each new fact — or, at a history level
+// that does not write instance facts, on each checkpoint written (its
+// headers only). It re-creates its consumer when it fails (the stream is
+// briefly unavailable, say).
 func (o *overview) watch(ctx context.Context, js jetstream.JetStream, dirty chan<- struct{}) {
-	for ctx.Err() == nil {
-		cons, err := js.OrderedConsumer(ctx, streams.FactsStream, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{streams.FactsSubjects},
+	stream, cfg := streams.FactsStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{streams.FactsSubjects},
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+	}
+	if !o.eng.History().Keeps(history.Instance) {
+		stream, cfg = "KV_"+streams.InstancesBucket, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{"$KV." + streams.InstancesBucket + ".>"},
 			DeliverPolicy:  jetstream.DeliverNewPolicy,
-		})
+			HeadersOnly:    true,
+		}
+	}
+	for ctx.Err() == nil {
+		cons, err := js.OrderedConsumer(ctx, stream, cfg)
 		if err == nil {
 			var msgs jetstream.MessagesContext
 			if msgs, err = cons.Messages(); err == nil {
@@ -147,7 +163,8 @@ func (o *overview) compute(ctx context.Context) error {
 		return err
 	}
 	byID := map[string]*ProcessCounts{}
-	ov := &Overview{Totals: newCounts()}
+	lvl := o.eng.History()
+	ov := &Overview{Totals: newCounts(), History: lvl.String(), NotRecorded: notRecorded(lvl)}
 	get := func(id string) *ProcessCounts {
 		if p, ok := byID[id]; ok {
 			return p
@@ -279,4 +296,12 @@ func writeProblem(w http.ResponseWriter, status int, detail string) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]any{"title": http.StatusText(status), "status": status, "detail": detail})
+}
+
+// notRecorded lists the families of facts lvl does not write, never nil.
+func notRecorded(lvl history.Level) []string {
+	if out := lvl.Leaves(); out != nil {
+		return out
+	}
+	return []string{}
 }

@@ -68,7 +68,11 @@ func (h *Handler) timeline(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusInternalServerError, "reading the facts: "+err.Error())
 		return
 	}
-	writeJSON(w, map[string]any{"facts": facts, "truncated": truncated, "from": from})
+	// A level below full writes some facts not at all: the answer says
+	// which, so that a short timeline is not read as all that happened.
+	lvl := h.eng.History()
+	writeJSON(w, map[string]any{"facts": facts, "truncated": truncated, "from": from,
+		"history": lvl.String(), "notRecorded": notRecorded(lvl)})
 }
 
 // indexedFacts reads the instance's facts the index lists; ok is false

@@ -14,6 +14,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/console"
 	"github.com/jetbpm/jetbpm/engine/enginetest"
+	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/engine/httpapi"
 	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
@@ -161,5 +162,60 @@ func TestFactIndexBound(t *testing.T) {
 	}
 	if got := timelineOf(t, h, "b0"); got.From != "scan" || !strings.HasPrefix(got.subjects(), "instance.charge.started task.charge.created") {
 		t.Fatalf("b0, dropped: from %s, %s", got.From, got.subjects())
+	}
+}
+
+// TestHistoryLevelSaysWhatIsNotRecorded: at history level incidents the
+// timeline holds the incident facts only and says which families are not
+// recorded; the overview says so too, and its counts still follow the
+// instances (no instance fact comes to say they moved).
+func TestHistoryLevelSaysWhatIsNotRecorded(t *testing.T) {
+	f := newFixtureWith(t, engine.Options{History: history.Incidents})
+	f.start(t, "h1") // raises an incident
+	var tl struct {
+		timelineAnswer
+		History     string   `json:"history"`
+		NotRecorded []string `json:"notRecorded"`
+	}
+	testwait.Until(t, 10*time.Second, "h1's timeline", func() error {
+		tl.Facts = nil
+		if err := json.Unmarshal(get(t, f.open, "/console/instances/h1/timeline").Body.Bytes(), &tl); err != nil {
+			return err
+		}
+		if got := tl.subjects(); got != "incident.charge.raised" {
+			return fmt.Errorf("timeline %q, want the raised incident only", got)
+		}
+		return nil
+	})
+	if tl.History != "incidents" || !slices.Equal(tl.NotRecorded, []string{"instance", "task", "message"}) {
+		t.Fatalf("timeline says history %q, not recorded %v", tl.History, tl.NotRecorded)
+	}
+	var ov struct {
+		History     string   `json:"history"`
+		NotRecorded []string `json:"notRecorded"`
+		Totals      struct {
+			Instances map[string]int `json:"instances"`
+		} `json:"totals"`
+	}
+	testwait.Until(t, 10*time.Second, "the overview counts h1", func() error {
+		if err := json.Unmarshal(get(t, f.open, "/console/overview").Body.Bytes(), &ov); err != nil {
+			return err
+		}
+		if ov.Totals.Instances["incident"] != 1 {
+			return fmt.Errorf("counts %v", ov.Totals.Instances)
+		}
+		return nil
+	})
+	if ov.History != "incidents" || !slices.Equal(ov.NotRecorded, []string{"instance", "task", "message"}) {
+		t.Fatalf("overview says history %q, not recorded %v", ov.History, ov.NotRecorded)
+	}
+	// A full console says nothing is left out.
+	full := newFixture(t)
+	full.start(t, "h2")
+	if err := json.Unmarshal(get(t, full.open, "/console/instances/h2/timeline").Body.Bytes(), &tl); err != nil {
+		t.Fatal(err)
+	}
+	if tl.History != "full" || tl.NotRecorded == nil || len(tl.NotRecorded) != 0 {
+		t.Fatalf("full timeline says history %q, not recorded %v", tl.History, tl.NotRecorded)
 	}
 }

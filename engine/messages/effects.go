@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/correlation"
+	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/streams"
@@ -61,6 +62,9 @@ func (p *Partition) publishEntry(ctx context.Context, e *correlation.Entry) erro
 			return p.entryFailed(e, eff, err)
 		}
 		for _, m := range msgs {
+			if m == nil {
+				continue // a fact the history level does not write
+			}
 			f, err := p.cfg.Pub.JetStream().PublishMsgAsync(m)
 			if err != nil {
 				return p.entryFailed(e, eff, err)
@@ -100,7 +104,7 @@ func (p *Partition) entryEffectMsgs(e *correlation.Entry, eff correlation.Effect
 		if err != nil {
 			return nil, err
 		}
-		fact, err := messageFactMsg(e, eff, FactMessageCorrelated, c.Seq, eff.Sub.Instance, eff.Sub.ProcessID)
+		fact, err := p.messageFactMsg(e, eff, FactMessageCorrelated, c.Seq, eff.Sub.Instance, eff.Sub.ProcessID)
 		return []*nats.Msg{ev, fact}, err
 	case correlation.Start:
 		st := eff.Start
@@ -111,7 +115,7 @@ func (p *Partition) entryEffectMsgs(e *correlation.Entry, eff correlation.Effect
 		if err != nil {
 			return nil, err
 		}
-		fact, err := messageFactMsg(e, eff, FactMessageCorrelated, c.Seq, st.Instance, st.Event.Process)
+		fact, err := p.messageFactMsg(e, eff, FactMessageCorrelated, c.Seq, st.Instance, st.Event.Process)
 		return []*nats.Msg{ev, fact}, err
 	case correlation.ScheduleExpiry:
 		body, err := streams.Marshal(commandBody{Seq: eff.Seq})
@@ -124,16 +128,21 @@ func (p *Partition) entryEffectMsgs(e *correlation.Entry, eff correlation.Effect
 		m.Header.Set("Nats-Schedule-Target", streams.MessageSubject(streams.MessageExpire, e.Name, e.Key))
 		return []*nats.Msg{m}, nil
 	case correlation.Expired:
-		fact, err := messageFactMsg(e, eff, FactMessageExpired, eff.Seq, "", "")
+		fact, err := p.messageFactMsg(e, eff, FactMessageExpired, eff.Seq, "", "")
 		return []*nats.Msg{fact}, err
 	case correlation.Rejected:
-		fact, err := messageFactMsg(e, eff, FactMessageRejected, c.Seq, eff.Sub.Instance, eff.Sub.ProcessID)
+		fact, err := p.messageFactMsg(e, eff, FactMessageRejected, c.Seq, eff.Sub.Instance, eff.Sub.ProcessID)
 		return []*nats.Msg{fact}, err
 	}
 	return nil, fmt.Errorf("unknown message effect kind %q", eff.Kind)
 }
 
-func messageFactMsg(e *correlation.Entry, eff correlation.Effect, kind string, seq uint64, inst, process string) (*nats.Msg, error) {
+// messageFactMsg is a message fact, nil if the node's history level does
+// not write message facts.
+func (p *Partition) messageFactMsg(e *correlation.Entry, eff correlation.Effect, kind string, seq uint64, inst, process string) (*nats.Msg, error) {
+	if !p.cfg.History.Keeps(history.Message) {
+		return nil, nil
+	}
 	f := MessageFact{
 		ID: "msg." + entryNumber(e.Name, e.Key, seq) + "." + kind, Kind: kind, Name: e.Name, Key: e.Key,
 		MessageID: eff.MessageID, Instance: inst, ProcessID: process, Started: eff.Kind == correlation.Start, Time: eff.At,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/deploy"
+	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/internal/lru"
 	"github.com/jetbpm/jetbpm/streams"
@@ -76,6 +77,9 @@ type Config struct {
 	CheckValue func(name string, v any) error
 	Log        *slog.Logger
 	Metrics    Metrics
+	// History decides whether message facts are written
+	// (docs/engine.md §8.2).
+	History history.Level
 
 	// CrashAfterEntryWrite, for tests only: after each committed write
 	// of entry key, true makes the partition behave as if the process

@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/deploy"
+	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/engine/outbox"
@@ -53,6 +55,9 @@ type Config struct {
 
 	Log     *slog.Logger
 	Metrics Metrics
+	// History decides which facts a step's outbox keeps (the others are
+	// not written at all: docs/engine.md §8.2).
+	History history.Level
 
 	// Orphans are told the events of an instance the partition will not
 	// step: it has no checkpoint (it never existed, or its record
@@ -103,4 +108,24 @@ func (p *Partition) startFailed(ctx context.Context, g *group, cause error) erro
 		}
 	}
 	return nil
+}
+
+// factFamily is the family of facts an effect publishes, "" for an effect
+// that is not a fact.
+var factFamily = map[instance.EffectKind]string{
+	instance.PublishFact:         history.Instance,
+	instance.PublishIncidentFact: history.Incident,
+	instance.PublishTaskFact:     history.Task,
+}
+
+// keepHistory removes from s's outbox the facts the node's history level
+// does not write, before the checkpoint that would carry them is encoded.
+func (c *Config) keepHistory(s *instance.State) {
+	if c.History == "" || c.History == history.Full {
+		return
+	}
+	s.Outbox = slices.DeleteFunc(s.Outbox, func(eff instance.Effect) bool {
+		f := factFamily[eff.Kind]
+		return f != "" && !c.History.Keeps(f)
+	})
 }

@@ -385,6 +385,7 @@ func (p *Partition) stepOnce(ctx context.Context, g *group) {
 	if !changed {
 		return
 	}
+	p.cfg.keepHistory(s)
 	s.OutboxBy = p.cfg.Pub.Session()
 	msg, err := p.cfg.Store.Encode(s, rev)
 	if err == nil && len(msg.Data) > p.cfg.MaxCheckpointBytes {

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/embedded"
@@ -55,6 +56,10 @@ type Config struct {
 	// before it acknowledges it, as an external server with sync_interval:
 	// always), or "" / "os" (the server's default, a sync every two minutes).
 	Durability string
+	// History is the engines' history level (default full). Below full
+	// the bench hears of finished instances from the checkpoints' summary
+	// headers, since no instance fact is written.
+	History history.Level
 	// Replicas is the replication factor of the streams the bench
 	// provisions (default 1; 3 against a 3-node cluster at NATSURL).
 	Replicas int
@@ -76,6 +81,7 @@ type Result struct {
 	Mode            string  `json:"mode"`
 	Worker          string  `json:"worker"`
 	Durability      string  `json:"durability,omitempty"` // the embedded server's: sync or os
+	History         string  `json:"history"`              // the engines' history level
 	Instances       int64   `json:"instances"`
 	Jobs            int64   `json:"jobs"`
 	Seconds         float64 `json:"seconds"`
@@ -246,7 +252,7 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 			}
 		}
 		reg := metrics.NewRegistry()
-		eng, err := engine.Open(ctx, nc, engine.Options{Logger: cfg.Logger, Operations: sc.operations(), Metrics: reg, Sync: syncer})
+		eng, err := engine.Open(ctx, nc, engine.Options{Logger: cfg.Logger, Operations: sc.operations(), Metrics: reg, Sync: syncer, History: cfg.History})
 		if err != nil {
 			e.close()
 			return nil, err

@@ -15,6 +15,8 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/camunda8"
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/workerkit"
@@ -34,7 +36,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer e.close()
 
-	res := &Result{Scenario: cfg.Scenario, Mode: "closed", Worker: cfg.Worker}
+	res := &Result{Scenario: cfg.Scenario, Mode: "closed", Worker: cfg.Worker, History: cfg.History.String()}
 	if cfg.NATSURL == "" {
 		res.Durability = cmp.Or(cfg.Durability, "os")
 	}
@@ -55,16 +57,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	tr := &tracker{}
-	sub, err := e.engNC.Subscribe(streams.FactFilter(streams.FactInstance, p.ID), func(m *nats.Msg) {
-		var f instance.Fact
-		if instance.UnmarshalFact(m.Data, &f) == nil && (f.Kind == instance.FactCompleted || f.Kind == instance.FactFailed || f.Kind == instance.FactTerminated) {
-			tr.finish(f.Instance, f.Kind == instance.FactCompleted, time.Now())
-		}
-	})
+	stopWatch, err := e.watchFinished(ctx, cfg.History, p.ID, tr)
 	if err != nil {
 		return nil, err
 	}
-	defer sub.Unsubscribe()
+	defer stopWatch()
 	msgs := &messageLoad{name: sc.message}
 	if sc.message != "" {
 		msub, err := e.engNC.Subscribe(streams.FactSubject(streams.FactMessage, sc.message, engine.FactMessageCorrelated), msgs.correlatedFact)
@@ -404,4 +401,47 @@ func (r *Result) String() string {
 		row("note", n)
 	}
 	return b.String()
+}
+
+// watchFinished tells tr of each finished instance of process: from its
+// lifecycle fact, or below a history level that writes them, from the
+// summary headers of its last checkpoint (a headers-only consumer of the
+// instances bucket, as the instance index reads it).
+func (e *env) watchFinished(ctx context.Context, lvl history.Level, process string, tr *tracker) (stop func(), err error) {
+	if lvl.Keeps(history.Instance) {
+		sub, err := e.engNC.Subscribe(streams.FactFilter(streams.FactInstance, process), func(m *nats.Msg) {
+			var f instance.Fact
+			if instance.UnmarshalFact(m.Data, &f) == nil && (f.Kind == instance.FactCompleted || f.Kind == instance.FactFailed || f.Kind == instance.FactTerminated) {
+				tr.finish(f.Instance, f.Kind == instance.FactCompleted, time.Now())
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		return func() { _ = sub.Unsubscribe() }, nil
+	}
+	js, err := jetstream.New(e.engNC)
+	if err != nil {
+		return nil, err
+	}
+	prefix := "$KV." + streams.InstancesBucket + "."
+	cons, err := js.OrderedConsumer(ctx, "KV_"+streams.InstancesBucket, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{prefix + ">"}, DeliverPolicy: jetstream.DeliverNewPolicy, HeadersOnly: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		if m.Headers().Get(checkpoint.HeaderProcess) != process {
+			return
+		}
+		switch st := instance.Status(m.Headers().Get(checkpoint.HeaderStatus)); st {
+		case instance.Completed, instance.Failed, instance.Terminated:
+			tr.finish(strings.TrimPrefix(m.Subject(), prefix), st == instance.Completed, time.Now())
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cc.Stop, nil
 }

@@ -163,6 +163,10 @@ func (d *decoder) top(root *yaml.Node, c *Config) {
 		d.flag(c, "durability", "durability", func(key string, v *yaml.Node) (string, bool) {
 			return d.oneOf(key, v, "sync", "os")
 		}),
+		// history: the facts written (docs/engine.md §8.2).
+		d.flag(c, "history", "history", func(key string, v *yaml.Node) (string, bool) {
+			return d.oneOf(key, v, "full", "instances", "incidents")
+		}),
 		d.flag(c, "failover", "failover", func(key string, v *yaml.Node) (string, bool) {
 			f, ok := d.duration(key, v, time.Second)
 			return f.String(), ok

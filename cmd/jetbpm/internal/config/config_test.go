@@ -29,7 +29,7 @@ func TestExample(t *testing.T) {
 	wantFlags := map[string]string{
 		"data": "./jetbpm-data", "listen": "127.0.0.1:4222", "http": "127.0.0.1:9464",
 		"log-format": "auto", "log-level": "info", "replicas": "1", "partitions": "8", "failover": "10s",
-		"durability": "sync",
+		"durability": "sync", "history": "full",
 	}
 	if len(c.Flags) != len(wantFlags) {
 		t.Errorf("flags %+v, want %v", c.Flags, wantFlags)
@@ -175,7 +175,7 @@ func TestParseProblems(t *testing.T) {
 		want string // the error, with every problem after the first counted; ending in ":", its start
 	}{
 		{"http:\n  insecure: maybe\n  tls: {cert: \"\"}\n  colour: red\n", "f.yaml:2: http.insecure: \"maybe\" is not true or false (and 2 more problems)"},
-		{"partitons: 4\n", "f.yaml:1: unknown key partitons (the top level takes nats, embedded, http, grpc, log, streams, durability, failover, engine, retention, jobs, incidents)"},
+		{"partitons: 4\n", "f.yaml:1: unknown key partitons (the top level takes nats, embedded, http, grpc, log, streams, durability, history, failover, engine, retention, jobs, incidents)"},
 		{"jobs:\n  lockDuratoin: 5s\n", "f.yaml:2: unknown key jobs.lockDuratoin (jobs takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper, topics)"},
 		{"jobs:\n  topics:\n    p:\n      topics: {}\n", "f.yaml:4: unknown key jobs.topics.p.topics (jobs.topics.p takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper)"},
 		{"jobs:\n  lockDuration: -5s\n", `f.yaml:2: jobs.lockDuration: -5s is negative`},
@@ -211,6 +211,7 @@ func TestParseProblems(t *testing.T) {
 		{"streams:\n  replicas: 1.0\n", `f.yaml:2: streams.replicas: "1.0" is not an integer`},
 		{"log:\n  level: loud\n", `f.yaml:2: log.level: "loud" is not one of debug, info, warn, error`},
 		{"durability: always\n", `f.yaml:1: durability: "always" is not one of sync, os`},
+		{"history: none\n", `f.yaml:1: history: "none" is not one of full, instances, incidents`},
 		{"embedded:\n  listen: localhost\n", `f.yaml:2: embedded.listen: "localhost" is not HOST:PORT`},
 		{"embedded:\n  data:\n", `f.yaml:2: embedded.data: has no value; give one or remove the key`},
 		{"embedded:\n  data: [a, b]\n", `f.yaml:2: embedded.data: want a single value, not a list`},
@@ -219,7 +220,7 @@ func TestParseProblems(t *testing.T) {
 		{"jobs:\n  trust: workerTrusted\n  trust: engineAuthoritative\n", `f.yaml:3: jobs.trust: repeats the key of line 2`},
 		{"embedded: {data: d}\nnats: {url: \"nats://x:4222\"}\n", `f.yaml:1: embedded: configures the embedded NATS server, which does not run with nats.url (line 2)`},
 		{"x: 1\n---\ny: 2\n", "f.yaml:2: a second YAML document; the file holds one (and 1 more problem)"},
-		{"- 1\n", "f.yaml:1: want a mapping of keys (nats, embedded, http, grpc, log, streams, durability, failover, engine, retention, jobs, incidents), not a list"},
+		{"- 1\n", "f.yaml:1: want a mapping of keys (nats, embedded, http, grpc, log, streams, durability, history, failover, engine, retention, jobs, incidents), not a list"},
 		// Several problems: all are collected, the first is shown.
 		{"jobs:\n  lockDuratoin: 5s\n  trust: maybe\nfoo: 1\n", "f.yaml:2: unknown key jobs.lockDuratoin (jobs takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper, topics) (and 2 more problems)"},
 	} {

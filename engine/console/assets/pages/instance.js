@@ -122,14 +122,20 @@ function incidentsView(incs, live, reload) {
 
 function timeline(tl) {
   const facts = tl.facts || [];
-  if (facts.length === 0) return h('p', { class: 'muted' }, 'No facts kept for this instance.');
-  return h('ol', { class: 'timeline', id: 'timeline' }, facts.map((f) => {
+  const missing = tl.notRecorded || [];
+  // A history level below full writes some facts not at all: say so, or
+  // a short timeline reads as all that happened.
+  const note = missing.length === 0 ? '' : h('p', { class: 'note', id: 'history-note' },
+    `History level ${tl.history}: ${missing.join(', ')} facts are not recorded, so this timeline shows ${facts.length ? 'only the others' : 'none of them'}. `,
+    'The instance\'s state above is complete; serve --history full records the timeline.');
+  if (facts.length === 0) return h('div', {}, note, h('p', { class: 'muted' }, 'No facts kept for this instance.'));
+  return h('div', {}, note, h('ol', { class: 'timeline', id: 'timeline' }, facts.map((f) => {
     const [, , family, , kind] = f.subject.split('.');
     const x = f.fact || {};
     const what = x.nodeId ? ` at ${x.nodeId}` : '';
     const detail = x.detail || x.error || (x.user ? `by ${x.user}` : '') || '';
     return h('li', {}, h('time', {}, time(x.time)), `${family} ${kind}${what}`, detail ? h('span', { class: 'muted' }, ` — ${detail}`) : '');
-  }), tl.truncated ? h('li', { class: 'muted' }, 'older facts only (the list is cut)') : '');
+  }), tl.truncated ? h('li', { class: 'muted' }, 'older facts only (the list is cut)') : ''));
 }
 
 async function cancel(id, answer) {

@@ -6,8 +6,21 @@ export async function render(main) {
   const recent = h('ol', { class: 'timeline', id: 'recent', 'aria-live': 'polite' });
   const body = h('div', {});
   main.replaceChildren(h('h1', {}, 'Overview'), body, h('h2', {}, 'Latest facts'), recent);
-  const load = async () => body.replaceChildren(view(await api('GET', '/console/overview')));
+  let missing = [];
+  const load = async () => {
+    const ov = await api('GET', '/console/overview');
+    missing = ov.notRecorded || [];
+    body.replaceChildren(view(ov));
+  };
   await load();
+  // Below history level full, instance facts do not come to say the
+  // counts moved: read them again every few seconds instead.
+  if (missing.length > 0) {
+    const every = setInterval(() => {
+      if (!document.body.contains(recent)) { clearInterval(every); return; }
+      load().catch(() => {});
+    }, 5000);
+  }
   onFacts(async (facts) => {
     for (const f of facts) {
       const [, , family, proc, kind] = f.subject.split('.');
@@ -21,7 +34,10 @@ export async function render(main) {
 
 function view(ov) {
   const t = ov.totals;
+  const missing = ov.notRecorded || [];
   return h('div', {},
+    missing.length === 0 ? '' : h('p', { class: 'note', id: 'history-note' },
+      `History level ${ov.history}: ${missing.join(', ')} facts are not recorded; the latest facts below show the others only. The counts are read from the instances themselves.`),
     h('div', { class: 'cards' },
       h('div', { class: 'card' }, h('b', { id: 'total-active' }, t.instances.active), 'active instances'),
       h('div', { class: 'card' }, h('b', { id: 'total-incidents' }, h('a', { href: '/incidents?state=open' }, t.openIncidents)), 'open incidents'),
