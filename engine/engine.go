@@ -143,6 +143,12 @@ type Options struct {
 	// (docs/reliability.md, Durability).
 	Sync Syncer
 
+	// QueuedStarts stores a start event for every start, as starts
+	// published by integrations are, instead of creating the checkpoint
+	// directly in Start (docs/engine.md §4.1). Starts cost more; set it to
+	// compare, or where another node must step every start.
+	QueuedStarts bool
+
 	// History is the history level: which facts this node writes at all
 	// (docs/engine.md §8.2). The zero value is history.Full, every fact.
 	// Set it alike on every node.
@@ -156,6 +162,9 @@ type Options struct {
 	// heldBack, set by tests, is told of each instance whose events wait
 	// for its committing batch (pipeline.go).
 	heldBack func(instanceID string)
+	// swept, set by tests, is told the instances each sweep of direct
+	// creates recovers (sweep.go).
+	swept func(p int, recovered []string)
 	// messagePartitionsOnly, set by tests, runs no instance partitions, so
 	// a test can play the instances' side of the message partitions.
 	messagePartitionsOnly bool
@@ -292,8 +301,16 @@ type Engine struct {
 	tasks     jetstream.KeyValue
 	taskIndex *index.Tasks     // the open and recently finished tasks, for Tasks
 	instIndex *index.Instances // a summary of every instance, for Instances
-	metrics   *engineMetrics
-	defs      *deploy.Definitions
+	// parts are this node's instance partitions, by number (none with
+	// messagePartitionsOnly): Start hands them its starts.
+	parts []*partition.Partition
+	// pinned carries the partitions whose pin moved to this node to the
+	// sweeper (sweep.go); meta is the bucket of cluster settings, where
+	// a session that closed cleanly says so.
+	pinned  chan int
+	meta    jetstream.KeyValue
+	metrics *engineMetrics
+	defs    *deploy.Definitions
 	// sender publishes PublishMessage's and CorrelateMessage's messages
 	// and routes the message partitions' answers (one subscription).
 	sender *messages.Sender
@@ -324,7 +341,10 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	opts.setDefaults(nc.MaxPayload())
-	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout}
+	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout, pinned: make(chan int, layout.Partitions)}
+	if e.meta, err = js.KeyValue(ctx, streams.MetaBucket); err != nil {
+		return nil, fmt.Errorf("engine: bucket %s: %w", streams.MetaBucket, err)
+	}
 	if opts.Sync != nil {
 		e.durable = opts.Sync.Sync
 	}
@@ -437,6 +457,12 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 			},
 		},
 		CrashAfterWrite: e.opts.crashAfterWrite, HeldBack: e.opts.heldBack,
+		Pinned: func(p int) {
+			select {
+			case e.pinned <- p:
+			default: // the sweeper is busy with enough already
+			}
+		},
 	}
 	for p := range layout.Partitions {
 		if !opts.messagePartitionsOnly {
@@ -444,6 +470,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 			if err != nil {
 				return fail(fmt.Errorf("engine: %w", err))
 			}
+			e.parts = append(e.parts, part)
 			e.done.Go(func() { part.Run(runCtx) })
 		}
 		mp, err := messages.NewPartition(ctx, msgCfg, entries, p)
@@ -455,6 +482,9 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if !opts.messagePartitionsOnly {
 		e.done.Go(func() { e.signals.Run(runCtx) })
 		e.done.Go(func() { e.timers.Run(runCtx) })
+	}
+	if len(e.parts) > 0 {
+		e.done.Go(func() { e.sweeper(runCtx, e.pinned) })
 	}
 	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.Session())
 	return e, nil
@@ -487,6 +517,13 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.sender.Close()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("engine: close: %w", err)
+	}
+	// Every outbox this session wrote is published: a sweep need not
+	// look at its direct creates.
+	if len(e.parts) > 0 {
+		if err := e.markClosed(ctx); err != nil {
+			e.log.Warn("engine: close: could not record the clean close; the next node to open republishes this node's last direct starts' effects (harmless)", "err", err)
+		}
 	}
 	return nil
 }

@@ -14,6 +14,10 @@ import (
 // as if the process died right there.
 func CrashAfterWrite(opts *Options, fn func(instanceID string) bool) { opts.crashAfterWrite = fn }
 
+// Swept installs a hook on opts that is told the instances each sweep of
+// direct creates recovers (p < 0: the sweep when the node opens).
+func Swept(opts *Options, fn func(p int, recovered []string)) { opts.swept = fn }
+
 // HeldBack installs a hook on opts that is told of each instance whose
 // events a partition holds back until its committing batch settles.
 func HeldBack(opts *Options, fn func(instanceID string)) { opts.heldBack = fn }

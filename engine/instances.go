@@ -15,6 +15,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/engine/partition"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -41,9 +42,15 @@ func InstanceID(id string) StartOption { return func(o *startOptions) { o.id = i
 // instance's message catches that have no correlation key of their own.
 func BusinessKey(k string) StartOption { return func(o *startOptions) { o.businessKey = k } }
 
-// Start creates an instance of a deployed process and returns its id. The
-// start is durable when Start returns; the instance runs asynchronously
-// (see Wait).
+// Start creates an instance of a deployed process and returns its id. When
+// Start returns, the instance exists and has taken its first step: the
+// checkpoint is written and its effects (the first jobs, timers, facts)
+// are stored, durably with Options.Sync; the instance runs on
+// asynchronously (see Wait). No start event is stored: the node's own
+// partition loop creates the instance (docs/engine.md §4.1), unless
+// Options.QueuedStarts is set. An error may leave the instance created or
+// not: retry with the same id (InstanceID), which is a no-op for an
+// instance that exists. Start returns the id it chose with such an error.
 func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any, opts ...StartOption) (string, error) {
 	var o startOptions
 	for _, fn := range opts {
@@ -75,10 +82,39 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 		return "", err
 	}
 	req := &checkpoint.StartRequest{ProcessID: def.ID, Version: def.Version, Vars: clean, BusinessKey: o.businessKey}
-	if err := e.send(ctx, checkpoint.Envelope{Instance: o.id, Start: req}, "start:"+o.id); err != nil {
-		return "", err
+	env := checkpoint.Envelope{Instance: o.id, Start: req}
+	if e.opts.QueuedStarts || len(e.parts) == 0 {
+		if err := e.send(ctx, env, "start:"+o.id); err != nil {
+			return "", err
+		}
+		return o.id, nil
+	}
+	if err := e.startDirect(ctx, env); err != nil {
+		return o.id, err
 	}
 	return o.id, nil
+}
+
+// startDirect has this node's partition loop create the instance of env
+// (docs/engine.md §4.1), after the checks send makes of a stored start.
+func (e *Engine) startDirect(ctx context.Context, env checkpoint.Envelope) error {
+	body, err := streams.Marshal(env)
+	if err != nil {
+		return err
+	}
+	if len(body) > e.opts.MaxCheckpointBytes {
+		return fmt.Errorf("%w: request is %d bytes, the limit is %d", ErrTooLarge, len(body), e.opts.MaxCheckpointBytes)
+	}
+	if err := e.writable(); err != nil {
+		return fmt.Errorf("instance %s: %w", env.Instance, err)
+	}
+	if err := e.parts[e.partitionOf(env.Instance)].Start(ctx, env.Instance, env.Start); err != nil {
+		if errors.Is(err, partition.ErrStopped) {
+			err = ErrClosed
+		}
+		return fmt.Errorf("instance %s: start: %w", env.Instance, err)
+	}
+	return nil
 }
 
 // Cancel terminates an active instance and waits until it has. An

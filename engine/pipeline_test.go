@@ -64,9 +64,13 @@ func TestPipelineOverlapsBatchesAndHoldsBusyInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := e.Start(ctx, "piped", nil, engine.InstanceID("piped-a")); err != nil {
-		t.Fatal(err)
-	}
+	// A direct start is answered when its batch has committed: here,
+	// after the release.
+	startA := make(chan error, 1)
+	go func() {
+		_, err := e.Start(ctx, "piped", nil, engine.InstanceID("piped-a"))
+		startA <- err
+	}()
 	select {
 	case <-blocked:
 	case <-time.After(20 * time.Second):
@@ -84,10 +88,13 @@ func TestPipelineOverlapsBatchesAndHoldsBusyInstances(t *testing.T) {
 		t.Fatal("the cancel of piped-a was not held back")
 	}
 
-	// The loop is free: another start is stepped while piped-a commits.
-	if _, err := e.Start(ctx, "piped", nil, engine.InstanceID("piped-b")); err != nil {
-		t.Fatal(err)
-	}
+	// The loop is free: another start is stepped while piped-a commits
+	// (its own commit, and so its answer, comes after piped-a's).
+	startB := make(chan error, 1)
+	go func() {
+		_, err := e.Start(ctx, "piped", nil, engine.InstanceID("piped-b"))
+		startB <- err
+	}()
 	waiting := func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 && v.ActiveNodes[0] == "wait" }
 	if _, err := e.WaitUntil(ctx, "piped-b", waiting); err != nil {
 		t.Fatalf("piped-b was not stepped while piped-a's batch committed: %v", err)
@@ -97,6 +104,11 @@ func TestPipelineOverlapsBatchesAndHoldsBusyInstances(t *testing.T) {
 	}
 
 	close(release)
+	for _, started := range []chan error{startA, startB} {
+		if err := <-started; err != nil {
+			t.Fatalf("start: %v", err)
+		}
+	}
 	if err := <-cancelled; err != nil {
 		t.Fatalf("cancel: %v", err)
 	}

@@ -320,7 +320,11 @@ func TestUserTaskCrashBeforeItsRecord(t *testing.T) {
 	})
 	nodeA := enginetest.Open(t, env.NewConn(t), opts)
 	deployTasks(t, nodeA, approvalProcess(t, "crashing", model.WithHuman(model.Human{CandidateGroups: `"ops"`})))
-	startTask(t, nodeA, "crashing", "cr-1", nil)
+	// The start's own step crashes: its caller hears an error, as from a
+	// dead node; the next node's sweep finishes it (docs/engine.md §4.1).
+	if _, err := nodeA.Start(bounded(t), "crashing", nil, engine.InstanceID("cr-1")); err == nil {
+		t.Fatal("Start answered nil though its node crashed after the write")
+	}
 	select {
 	case <-crashed:
 	case <-time.After(10 * time.Second):

@@ -53,6 +53,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Engines, "engines", 1, "`N` engine nodes sharing the server (each its own connection; partitions pinned among them)")
 	fs.StringVar(&cfg.Durability, "durability", "sync", "`LEVEL` of the embedded server: sync (serve's default: the engine syncs the store before it answers or acknowledges), os, or always (the server syncs every write, as an external server with sync_interval: always)")
 	historyLevel := fs.String("history", "full", "`LEVEL` of history of the engines: full, instances or incidents (docs/engine.md §8.2)")
+	fs.BoolVar(&cfg.QueuedStarts, "queued-starts", false, "store a start event per start, as before direct starts (docs/engine.md §4.1), to compare")
 	fs.StringVar(&cfg.NATSURL, "nats-url", "", "measure against this NATS server instead of an embedded one")
 	fs.IntVar(&cfg.Replicas, "replicas", 1, "`N` replicas of the streams provisioned on --nats-url (3 on a 3-node cluster)")
 	fs.BoolVar(&noBaseline, "no-baseline", false, "skip the raw JetStream baseline")

@@ -593,7 +593,9 @@ func TestCancelRightAfterStart(t *testing.T) {
 	t.Parallel()
 	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
 	ctx := ctxT(t)
-	engA, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog})
+	// Queued starts: a closed engine still stores them (a direct start
+	// needs the engine's partition loop, and a closed engine refuses it).
+	engA, err := engine.Open(ctx, env.Conn, engine.Options{Logger: quietLog, QueuedStarts: true})
 	if err != nil {
 		t.Fatal(err)
 	}

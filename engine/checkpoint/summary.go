@@ -16,6 +16,12 @@ const (
 	HeaderProcess = "Jetbpm-Process"
 	HeaderStatus  = "Jetbpm-Status"  // Status of the instance
 	HeaderStarted = "Jetbpm-Started" // Unix nanoseconds
+	// HeaderDirect marks the checkpoint a direct start created with the
+	// session that wrote it (docs/engine.md §4.1); later writes do not
+	// carry it. The instance index keeps it, so that a node can find the
+	// direct creates a stopped session may have left without their
+	// effects.
+	HeaderDirect = "Jetbpm-Direct"
 )
 
 // StatusIncident is the status shown for an active instance that needs an

@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
@@ -280,6 +281,33 @@ func TestBrowserOverview(t *testing.T) {
 	b.waitText(`#total-incidents`, "2")
 	b.waitText(`#recent`, "incident raised")
 	b.screenshot("overview")
+}
+
+// At history level incidents the pages say which facts are not recorded,
+// the instance's timeline holds its incident only, and the pages that
+// follow instances read them again by themselves (no instance fact comes
+// to say they moved).
+func TestBrowserHistoryLevelIncidents(t *testing.T) {
+	f := newFixtureWith(t, engine.Options{History: history.Incidents})
+	f.start(t, "h1")
+	b := newBrowser(t, f.server(t))
+	b.open("/instances/h1")
+	b.waitText(`#history-note`, "History level incidents: instance, task, message facts are not recorded")
+	b.waitText(`#timeline`, "incident raised at charge-card")
+	if got := b.evalString(`String(document.querySelectorAll('#timeline li').length)`); got != "1" {
+		t.Fatalf("timeline has %s entries, want the raised incident only", got)
+	}
+	b.run(chromedp.ScrollIntoView(`#history-note`))
+	b.screenshot("instance-history-incidents")
+
+	b.open("/")
+	b.waitText(`#history-note`, "not recorded")
+	b.waitText(`#total-active`, "1")
+	b.waitText(`#live`, "live")
+	f.failCharge.Store(false)
+	f.start(t, "h2") // no fact at all at this level: the page reads the counts again
+	b.waitText(`#total-active`, "2")
+	b.screenshot("overview-history-incidents")
 }
 
 // A person goes from page to page: every page keeps a live event stream,

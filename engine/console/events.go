@@ -62,7 +62,11 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, "retry: 2000\nevent: ready\ndata: {}\n\n")
+	// ready says the node's history level: below full, pages that follow
+	// instances cannot wait for their facts and read them again instead.
+	lvl := h.eng.History()
+	ready, _ := json.Marshal(map[string]any{"history": lvl.String(), "notRecorded": notRecorded(lvl)})
+	fmt.Fprintf(w, "retry: 2000\nevent: ready\ndata: %s\n\n", ready)
 	flusher.Flush()
 
 	beat := time.NewTicker(h.heartbeat)

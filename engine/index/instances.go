@@ -33,9 +33,19 @@ type Instances struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry // by instance id
-	seq     uint64            // the last stream sequence read
-	moved   chan struct{}     // closed (and replaced) whenever seq grows
-	st      jetstream.Stream  // the bucket's stream, once looked up
+	// directs are the instances whose newest checkpoint is a direct
+	// create (its HeaderDirect): the session that wrote it, and when.
+	directs map[string]directCreate
+	newest  time.Time        // the newest checkpoint's time read
+	seq     uint64           // the last stream sequence read
+	moved   chan struct{}    // closed (and replaced) whenever seq grows
+	st      jetstream.Stream // the bucket's stream, once looked up
+}
+
+// directCreate is a checkpoint created by a direct start.
+type directCreate struct {
+	session string
+	written time.Time
 }
 
 // entry is what the index keeps of one instance.
@@ -49,7 +59,7 @@ type entry struct {
 // reads; log hears when its consumer ends and it rebuilds.
 func NewInstances(js jetstream.JetStream, store *checkpoint.Store, log *slog.Logger) *Instances {
 	return &Instances{js: js, store: store, stream: "KV_" + streams.InstancesBucket, log: log,
-		entries: map[string]*entry{}, moved: make(chan struct{})}
+		entries: map[string]*entry{}, directs: map[string]directCreate{}, moved: make(chan struct{})}
 }
 
 // Run follows the bucket until ctx ends. A consumer that ends otherwise is
@@ -63,7 +73,7 @@ func (ix *Instances) Run(ctx context.Context) {
 		}
 		ix.log.Warn("instance index: the consumer of the instances bucket ended; rebuilding the index", "bucket", streams.InstancesBucket, "err", err)
 		ix.mu.Lock()
-		ix.entries, ix.seq, ix.st = map[string]*entry{}, 0, nil
+		ix.entries, ix.directs, ix.seq, ix.st = map[string]*entry{}, map[string]directCreate{}, 0, nil
 		ix.mu.Unlock()
 		select {
 		case <-ctx.Done():
@@ -117,12 +127,21 @@ func (ix *Instances) apply(m jetstream.Msg) {
 			e = ix.readSummary(id)
 		}
 	}
+	session := h.Get(checkpoint.HeaderDirect)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if e != nil {
 		ix.entries[id] = e
 	} else {
 		delete(ix.entries, id)
+	}
+	if e != nil && session != "" {
+		ix.directs[id] = directCreate{session: session, written: md.Timestamp}
+	} else {
+		delete(ix.directs, id)
+	}
+	if md.Timestamp.After(ix.newest) {
+		ix.newest = md.Timestamp
 	}
 	if md.Sequence.Stream > ix.seq {
 		ix.seq = md.Sequence.Stream
@@ -242,4 +261,21 @@ func (h *entryHeap) Pop() any {
 	e := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return e
+}
+
+// RecentDirectCreates lists the instances whose newest checkpoint is a
+// direct create, written within window before the newest checkpoint the
+// index has read, by a session skip does not refuse; newest is that
+// checkpoint's time. Call Sync first to include every checkpoint written
+// before the call.
+func (ix *Instances) RecentDirectCreates(window time.Duration, skip func(session string) bool) (ids []string, newest time.Time) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	since := ix.newest.Add(-window)
+	for id, d := range ix.directs {
+		if !d.written.Before(since) && !skip(d.session) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, ix.newest
 }

@@ -30,6 +30,10 @@ type Partition struct {
 	cache           *lru.Cache[cached]
 	log             *slog.Logger
 	cfg             *Config
+	// direct carries starts and recovers to the loop (direct.go);
+	// stopped is closed when Run returns.
+	direct  chan *direct
+	stopped chan struct{}
 }
 
 // New returns partition n; Run applies it.
@@ -44,12 +48,14 @@ func New(ctx context.Context, cfg *Config, n int) (*Partition, error) {
 	}
 	return &Partition{
 		n: n, events: events, reports: reports, cache: lru.New[cached](cfg.CacheSize), log: cfg.Log.With("partition", n), cfg: cfg,
+		direct: make(chan *direct), stopped: make(chan struct{}),
 	}, nil
 }
 
 // Run consumes the partition's events and reports until ctx ends, then
 // applies what was already received.
 func (p *Partition) Run(ctx context.Context) {
+	defer close(p.stopped)
 	batch := p.cfg.BatchSize
 	msgs := make(chan jetstream.Msg, 2*batch)
 	for ctx.Err() == nil {
@@ -94,7 +100,16 @@ func (p *Partition) Run(ctx context.Context) {
 }
 
 func (p *Partition) consume(cons jetstream.Consumer, msgs chan jetstream.Msg, batch int) (jetstream.ConsumeContext, error) {
-	return cons.Consume(func(m jetstream.Msg) { msgs <- m },
+	var pin string // the consumer's callback runs on one goroutine
+	return cons.Consume(func(m jetstream.Msg) {
+		if got := m.Headers().Get(pinHeader); got != "" && got != pin {
+			pin = got
+			if p.cfg.Pinned != nil {
+				p.cfg.Pinned(p.n)
+			}
+		}
+		msgs <- m
+	},
 		jetstream.PullPriorityGroup(streams.PriorityGroup),
 		jetstream.PullMaxMessages(batch),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
@@ -103,6 +118,9 @@ func (p *Partition) consume(cons jetstream.Consumer, msgs chan jetstream.Msg, ba
 			}
 		}))
 }
+
+// pinHeader names the pin a pinned consumer's delivery was made under.
+const pinHeader = "Nats-Pin-Id"
 
 // drain applies received messages until cc has closed.
 func (p *Partition) drain(cc jetstream.ConsumeContext, msgs chan jetstream.Msg, batch int) {
@@ -159,6 +177,9 @@ type group struct {
 	discarded []instance.Event
 	// abandoned groups are left unacknowledged (crash tests).
 	abandoned bool
+	// directs are the starts and recovers handed to the loop in memory
+	// (direct.go): answered where messages are acknowledged.
+	directs []*direct
 }
 
 // process applies a batch from start to end: every instance's events in
@@ -167,7 +188,7 @@ type group struct {
 // overlaps these stages of consecutive batches (pipeline.go); process is
 // the same work with nothing overlapping, for draining.
 func (p *Partition) process(ctx context.Context, batch []jetstream.Msg) {
-	p.processGroups(ctx, p.groups(batch))
+	p.processGroups(ctx, p.groups(batch, nil))
 }
 
 // processGroups steps, commits and settles groups, nothing overlapping.
@@ -226,9 +247,12 @@ func (p *Partition) commit(ctx context.Context, groups []*group) {
 // keep an acknowledgement whose cause it lost. If it cannot, nothing is
 // acknowledged: the events come again.
 func (p *Partition) sync(ctx context.Context, groups []*group) {
+	// A direct start is answered after a sync even if it wrote nothing: a
+	// retried start of an instance whose first sync failed must not be
+	// answered before what it found is durable.
 	committed := false
 	for _, g := range groups {
-		committed = committed || !g.abandoned && g.err == nil && (g.state != nil || len(g.actions) > 0)
+		committed = committed || !g.abandoned && g.err == nil && (g.state != nil || len(g.actions) > 0 || len(g.directs) > 0)
 	}
 	if !committed {
 		return
@@ -251,6 +275,7 @@ func (p *Partition) settleAll(groups []*group) {
 	for _, g := range groups {
 		if g.abandoned {
 			p.cache.Drop(g.id)
+			p.settleDirect(g)
 			continue
 		}
 		p.settle(g)
@@ -266,7 +291,7 @@ func (p *Partition) abandon(g *group) {
 	p.cfg.Pub.NewSession()
 }
 
-func (p *Partition) groups(batch []jetstream.Msg) []*group {
+func (p *Partition) groups(batch []jetstream.Msg, directs []*direct) []*group {
 	byID := map[string]*group{}
 	var out []*group
 	get := func(id string) *group {
@@ -303,6 +328,13 @@ func (p *Partition) groups(batch []jetstream.Msg) []*group {
 			g.start = env.Start
 		} else if env.Event != nil {
 			g.events = append(g.events, *env.Event)
+		}
+	}
+	for _, d := range directs {
+		g := get(d.id)
+		g.directs = append(g.directs, d)
+		if g.start == nil {
+			g.start = d.start
 		}
 	}
 	return out
@@ -399,6 +431,9 @@ func (p *Partition) stepOnce(ctx context.Context, g *group) {
 		return
 	}
 	g.state, g.rev = s, rev
+	if rev == 0 && len(g.directs) > 0 {
+		msg.Header.Set(checkpoint.HeaderDirect, s.OutboxBy)
+	}
 	if g.write, err = p.cfg.JS.PublishMsgAsync(msg); err != nil {
 		g.err = err
 	}
@@ -478,9 +513,14 @@ func (p *Partition) awaitWrite(ctx context.Context, g *group) {
 // settle acknowledges a group's events once its checkpoint and effects are
 // out, or returns them for redelivery.
 func (p *Partition) settle(g *group) {
+	defer p.settleDirect(g)
 	if g.err != nil {
 		p.cache.Drop(g.id)
-		p.log.Warn("instance step not committed; events will be redelivered", "instance", g.id, "err", g.err)
+		if len(g.msgs) > 0 {
+			p.log.Warn("instance step not committed; events will be redelivered", "instance", g.id, "err", g.err)
+		} else if !checkpoint.IsConflict(g.err) {
+			p.log.Warn("direct start not committed; the caller is told", "instance", g.id, "err", g.err)
+		}
 		for _, m := range g.msgs {
 			_ = m.NakWithDelay(250 * time.Millisecond)
 		}

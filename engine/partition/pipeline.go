@@ -51,7 +51,7 @@ func (p *Partition) loop(ctx context.Context, msgs chan jetstream.Msg, batch int
 	defer p.finish(work, &pl)
 	for {
 		if pl.committing == nil && len(pl.held) > 0 {
-			p.advance(work, &pl, p.collectWaiting(msgs, batch))
+			p.advance(work, &pl, p.collectWaiting(msgs, batch), nil)
 			continue
 		}
 		var committed chan struct{}
@@ -68,15 +68,17 @@ func (p *Partition) loop(ctx context.Context, msgs chan jetstream.Msg, batch int
 		case <-committed:
 			p.settled(&pl)
 		case m := <-msgs:
-			p.advance(work, &pl, p.collect(m, msgs, batch))
+			p.advance(work, &pl, p.collect(m, msgs, batch), nil)
+		case d := <-p.direct:
+			p.advance(work, &pl, nil, p.collectDirect(d, batch))
 		}
 	}
 }
 
 // advance steps a batch while the previous one commits, settles the
 // previous one, and starts the new one's commit.
-func (p *Partition) advance(ctx context.Context, pl *pipeline, batch []jetstream.Msg) {
-	groups := mergeHeld(pl.held, p.groups(batch))
+func (p *Partition) advance(ctx context.Context, pl *pipeline, batch []jetstream.Msg, directs []*direct) {
+	groups := mergeHeld(pl.held, p.groups(batch, directs))
 	pl.held = nil
 	ready := groups
 	if pl.committing != nil {
@@ -158,6 +160,7 @@ func mergeHeld(held, groups []*group) []*group {
 		h.msgs = append(h.msgs, g.msgs...)
 		h.events = append(h.events, g.events...)
 		h.reports = append(h.reports, g.reports...)
+		h.directs = append(h.directs, g.directs...)
 		if h.start == nil {
 			h.start = g.start
 		}

@@ -60,6 +60,9 @@ type Config struct {
 	// the bench hears of finished instances from the checkpoints' summary
 	// headers, since no instance fact is written.
 	History history.Level
+	// QueuedStarts stores a start event per start instead of the direct
+	// start (engine.Options.QueuedStarts), to compare the two.
+	QueuedStarts bool
 	// Replicas is the replication factor of the streams the bench
 	// provisions (default 1; 3 against a 3-node cluster at NATSURL).
 	Replicas int
@@ -80,8 +83,9 @@ type Result struct {
 	Scenario        string  `json:"scenario"`
 	Mode            string  `json:"mode"`
 	Worker          string  `json:"worker"`
-	Durability      string  `json:"durability,omitempty"` // the embedded server's: sync or os
-	History         string  `json:"history"`              // the engines' history level
+	Durability      string  `json:"durability,omitempty"`   // the embedded server's: sync or os
+	History         string  `json:"history"`                // the engines' history level
+	QueuedStarts    bool    `json:"queuedStarts,omitempty"` // a start event stored per start
 	Instances       int64   `json:"instances"`
 	Jobs            int64   `json:"jobs"`
 	Seconds         float64 `json:"seconds"`
@@ -252,7 +256,7 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 			}
 		}
 		reg := metrics.NewRegistry()
-		eng, err := engine.Open(ctx, nc, engine.Options{Logger: cfg.Logger, Operations: sc.operations(), Metrics: reg, Sync: syncer, History: cfg.History})
+		eng, err := engine.Open(ctx, nc, engine.Options{Logger: cfg.Logger, Operations: sc.operations(), Metrics: reg, Sync: syncer, History: cfg.History, QueuedStarts: cfg.QueuedStarts})
 		if err != nil {
 			e.close()
 			return nil, err

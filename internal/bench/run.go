@@ -36,7 +36,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer e.close()
 
-	res := &Result{Scenario: cfg.Scenario, Mode: "closed", Worker: cfg.Worker, History: cfg.History.String()}
+	res := &Result{Scenario: cfg.Scenario, Mode: "closed", Worker: cfg.Worker, History: cfg.History.String(), QueuedStarts: cfg.QueuedStarts}
 	if cfg.NATSURL == "" {
 		res.Durability = cmp.Or(cfg.Durability, "os")
 	}

@@ -81,16 +81,33 @@ export function showError(el, err) {
 }
 
 // Live updates: one EventSource per page on the facts feed. onFacts calls
-// fn with the facts that arrived, at most once a second.
+// fn with the facts that arrived, at most once a second. Below history
+// level full some families of facts are not written at all (the feed's
+// ready event says which): pollUnrecorded(family, fn) then calls fn every
+// few seconds instead, for a page that follows what those facts would
+// have announced.
 const listeners = new Set();
-let source;
+const pollers = [];
+let source, unrecorded = null;
+export function pollUnrecorded(family, fn) {
+  pollers.push([family, fn]);
+  if (unrecorded) startPolling(family, fn);
+}
+function startPolling(family, fn) {
+  if (unrecorded.includes(family)) setInterval(() => { Promise.resolve(fn()).catch(() => {}); }, 5000);
+}
 export function onFacts(fn) {
   listeners.add(fn);
   if (source) return;
   const badge = document.getElementById('live');
   source = new EventSource('/console/events');
   let batch = [], timer = null;
-  source.addEventListener('ready', () => { badge.textContent = 'live'; badge.className = 'live on'; });
+  source.addEventListener('ready', (e) => {
+    badge.textContent = 'live'; badge.className = 'live on';
+    if (unrecorded) return; // a reconnect
+    unrecorded = JSON.parse(e.data || '{}').notRecorded || [];
+    for (const [family, fn] of pollers) startPolling(family, fn);
+  });
   source.addEventListener('fact', (e) => {
     batch.push(JSON.parse(e.data));
     if (timer) return;

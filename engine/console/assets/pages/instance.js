@@ -1,4 +1,4 @@
-import { api, enc, h, instanceLink, list, onFacts, processLink, showError, status, time } from '../app.js';
+import { api, enc, h, instanceLink, list, onFacts, pollUnrecorded, processLink, showError, status, time } from '../app.js';
 import { draw, loadViewer } from '../diagram.js';
 import { actionButtons } from './incidents.js';
 
@@ -62,6 +62,7 @@ export async function render(main, id) {
   };
   await load();
   onFacts((facts) => { if (facts.some((f) => f.fact?.instanceId === id)) load().catch((e) => showError(page, e)); });
+  pollUnrecorded('instance', () => load().catch((e) => showError(page, e)));
 }
 
 function varsView(vars) {

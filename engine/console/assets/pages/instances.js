@@ -1,4 +1,4 @@
-import { api, enc, filters, h, instanceLink, list, onFacts, processLink, q, status, time } from '../app.js';
+import { api, enc, filters, h, instanceLink, list, onFacts, pollUnrecorded, processLink, q, status, time } from '../app.js';
 
 export async function render(main) {
   const body = h('div', {});
@@ -22,4 +22,5 @@ export async function render(main) {
   };
   await load();
   onFacts((facts) => { if (facts.some((f) => f.subject.startsWith('jetbpm.fact.instance.'))) load(); });
+  pollUnrecorded('instance', load);
 }

@@ -1,4 +1,4 @@
-import { api, h, onFacts, processLink, time } from '../app.js';
+import { api, h, onFacts, pollUnrecorded, processLink, time } from '../app.js';
 
 const statuses = ['active', 'incident', 'completed', 'failed', 'terminated'];
 
@@ -6,21 +6,11 @@ export async function render(main) {
   const recent = h('ol', { class: 'timeline', id: 'recent', 'aria-live': 'polite' });
   const body = h('div', {});
   main.replaceChildren(h('h1', {}, 'Overview'), body, h('h2', {}, 'Latest facts'), recent);
-  let missing = [];
-  const load = async () => {
-    const ov = await api('GET', '/console/overview');
-    missing = ov.notRecorded || [];
-    body.replaceChildren(view(ov));
-  };
+  const load = async () => body.replaceChildren(view(await api('GET', '/console/overview')));
   await load();
-  // Below history level full, instance facts do not come to say the
-  // counts moved: read them again every few seconds instead.
-  if (missing.length > 0) {
-    const every = setInterval(() => {
-      if (!document.body.contains(recent)) { clearInterval(every); return; }
-      load().catch(() => {});
-    }, 5000);
-  }
+  // Below history level full, no instance fact comes to say the counts
+  // moved: read them again every few seconds instead.
+  pollUnrecorded('instance', load);
   onFacts(async (facts) => {
     for (const f of facts) {
       const [, , family, proc, kind] = f.subject.split('.');
