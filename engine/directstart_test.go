@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
@@ -296,4 +298,104 @@ func TestSweepSkipsCleanlyClosedSessions(t *testing.T) {
 		t.Fatalf("the sweep recovered %v, want crashed-1 only", ids)
 	}
 	taskAt(t, d, "crashed-1", "review")
+}
+
+// TestStartOfTheLatestVersionFollowsDeploys: a start of the latest
+// version reads this node's copy of the version pointers: its own deploy
+// shows at once, another node's once the watch has brought it.
+func TestStartOfTheLatestVersionFollowsDeploys(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	a := openEngine(t, env, nil)
+	b := enginetest.Open(t, env.NewConn(t), withSync(env, engine.Options{}))
+	ctx := bounded(t)
+	version := func(eng *engine.Engine, id string) int {
+		t.Helper()
+		if _, err := eng.Start(ctx, "latest", nil, engine.InstanceID(id)); err != nil {
+			t.Fatal(err)
+		}
+		v, err := eng.Instance(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Version
+	}
+	deployV := func(eng *engine.Engine, node string) {
+		t.Helper()
+		deployTasks(t, eng, build(t, model.NewBuilder("latest").StartEvent("s").UserTask(node).EndEvent("e").Sequence("s", node, "e")))
+	}
+	deployV(a, "one")
+	if v := version(a, "l-1"); v != 1 {
+		t.Fatalf("after the first deploy: version %d", v)
+	}
+	deployV(a, "two")
+	if v := version(a, "l-2"); v != 2 {
+		t.Fatalf("right after this node's deploy: version %d, want 2", v)
+	}
+	deployV(b, "three")
+	n := 0
+	testwait.Until(t, 10*time.Second, "node A starts version 3", func() error {
+		n++
+		if v := version(a, fmt.Sprintf("l-3-%d", n)); v != 3 {
+			return fmt.Errorf("version %d", v)
+		}
+		return nil
+	})
+	if _, err := a.Start(ctx, "nope", nil); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("start of a process never deployed: %v", err)
+	}
+}
+
+// TestPinSweepRecoversAStoppedNodesDirectCreates: node A crashes after a
+// direct create's write and stops; node B, running all along (its own
+// sweep at open found nothing), is pinned on the partition by the next
+// event there and sweeps it: the instance runs.
+func TestPinSweepRecoversAStoppedNodesDirectCreates(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t, streamstest.WithFastFailover(time.Second))
+	ctx := bounded(t)
+	var crashOpts engine.Options
+	engine.CrashAfterWrite(&crashOpts, func(id string) bool { return id == "pinned-1" })
+	crashOpts.Logger = quietLog
+	a, err := engine.Open(ctx, env.NewConn(t), withSync(env, crashOpts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployTasks(t, a, approvalProcess(t, "pinned"))
+	swept := make(chan []string, 16)
+	bOpts := engine.Options{Logger: quietLog, QueuedStarts: true} // B's start below is an event on the partition
+	engine.Swept(&bOpts, func(p int, recovered []string) {
+		if p >= 0 && len(recovered) > 0 {
+			swept <- recovered
+		}
+	})
+	b := enginetest.Open(t, env.NewConn(t), withSync(env, bOpts))
+	if _, err := a.Start(ctx, "pinned", nil, engine.InstanceID("pinned-1")); err == nil {
+		t.Fatal("Start answered nil though its node crashed after the write")
+	}
+	if err := a.Close(ctx); err != nil { // its session after the crash closes cleanly
+		t.Fatal(err)
+	}
+	// An instance of the same partition: its start event pins B there.
+	other := ""
+	for i := 0; other == ""; i++ {
+		if id := fmt.Sprintf("pinner-%d", i); b.PartitionOf(id) == b.PartitionOf("pinned-1") {
+			other = id
+		}
+	}
+	startTask(t, b, "pinned", other, nil)
+	select {
+	case ids := <-swept:
+		if len(ids) != 1 || ids[0] != "pinned-1" {
+			t.Fatalf("the pin sweep recovered %v, want pinned-1", ids)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no sweep recovered pinned-1 when B was pinned on its partition")
+	}
+	if _, err := b.CompleteTask(ctx, taskAt(t, b, "pinned-1", "review"), "ann", nil); err != nil {
+		t.Fatal(err)
+	}
+	if v := waitDone(t, b, "pinned-1"); v.Status != instance.Completed {
+		t.Fatalf("%+v", v)
+	}
 }

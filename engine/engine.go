@@ -419,6 +419,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	e.cancel = cancel
 	e.done.Go(func() { e.taskIndex.Run(runCtx) })
 	e.done.Go(func() { e.instIndex.Run(runCtx) })
+	e.done.Go(func() { e.defs.Follow(runCtx, e.log) })
 	fail := func(err error) (*Engine, error) {
 		cancel()
 		e.done.Wait()

@@ -52,7 +52,12 @@ type Definitions struct {
 
 	mu    sync.RWMutex
 	byVer map[string]map[int]*model.Process
+
+	latest latestCache // the latest versions, while Follow runs
 }
+
+// errWatchClosed: the server or the client ended a watch.
+var errWatchClosed = errors.New("the watch was closed")
 
 // LatestRecord is the value of a LatestKey.
 type LatestRecord struct {
@@ -86,11 +91,15 @@ func (d *Definitions) Latest(ctx context.Context, processID string) (LatestRecor
 // get returns version v of a process; v == 0 means the latest.
 func (d *Definitions) Get(ctx context.Context, processID string, v int) (*model.Process, error) {
 	if v == 0 {
-		rec, _, err := d.Latest(ctx, processID)
-		if err != nil {
-			return nil, err
+		cached, ok := d.cachedLatest(processID)
+		if !ok {
+			rec, _, err := d.Latest(ctx, processID)
+			if err != nil {
+				return nil, err
+			}
+			cached = rec.Version
 		}
-		v = rec.Version
+		v = cached
 	}
 	d.mu.RLock()
 	p := d.byVer[processID][v]

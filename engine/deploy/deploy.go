@@ -59,6 +59,9 @@ func (d *Definitions) Deploy(ctx context.Context, procs []*model.Process, source
 		for _, p := range plan.stored {
 			d.put(p)
 		}
+		for _, dep := range plan.deps {
+			d.noteLatest(streams.LatestKey(dep.ProcessID), dep.Version)
+		}
 		return plan.deps, nil
 	}
 	return nil, fmt.Errorf("deploy kept racing with other deploys of the same processes; nothing deployed, try again")
