@@ -110,7 +110,9 @@ func TestServeConfigErrors(t *testing.T) {
 
 // The built binary with --config: the file's partitions lose to the flag,
 // its topic lock is the topic consumer's AckWait, its retention the TTL of
-// a finished instance's record; a bad file stops serve naming the line.
+// a finished instance's record, its history level leaves the instance
+// facts unwritten; a bad file stops serve naming the line, and so does an
+// unknown --history.
 func TestServeConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "jetbpm.yaml", fmt.Sprintf(`embedded:
@@ -120,6 +122,7 @@ streams:
   partitions: 3
 retention:
   finishedInstances: 2h
+history: incidents
 jobs:
   topics:
     payments:
@@ -168,7 +171,20 @@ jobs:
 	if ttl := m.Header.Get("Nats-TTL"); ttl != "2h0m0s" {
 		t.Errorf("finished instance's record has Nats-TTL %q, want the file's 2h", ttl)
 	}
+	facts, err := js.Stream(ctx, streams.FactsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := facts.Info(ctx, jetstream.WithSubjectFilter(streams.FactFilter(streams.FactInstance, "order")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.State.Subjects) != 0 {
+		t.Errorf("history incidents: instance facts stored %v, want none", info.State.Subjects)
+	}
 	p.stop()
+	checkFails(t, nil, 2, `^jetbpm: --history: history level "none": use full, instances or incidents; run 'jetbpm help serve'$`,
+		"serve", "--history", "none", "--http", "")
 
 	bad := writeFile(t, dir, "bad.yaml", "jobs:\n  retryPolicy:\n    kind: sometimes\n")
 	checkFails(t, nil, 1, `^jetbpm: `+regexp.QuoteMeta(bad)+`:3: jobs.retryPolicy.kind: "sometimes" is not one of none, fixed, exponential$`,
