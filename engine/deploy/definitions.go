@@ -56,9 +56,6 @@ type Definitions struct {
 	latest latestCache // the latest versions, while Follow runs
 }
 
-// errWatchClosed: the server or the client ended a watch.
-var errWatchClosed = errors.New("the watch was closed")
-
 // LatestRecord is the value of a LatestKey.
 type LatestRecord struct {
 	Version int    `msgpack:"version"`

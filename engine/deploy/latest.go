@@ -3,7 +3,6 @@ package deploy
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -75,28 +74,16 @@ func (d *Definitions) follow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-w.Updates():
-			if !ok {
-				return errWatchClosed
-			}
-			if e == nil { // every pointer stored so far is read
-				d.latest.mu.Lock()
-				d.latest.following = true
-				d.latest.mu.Unlock()
-				continue
-			}
-			if e.Operation() != jetstream.KeyValuePut {
-				continue // pointers are never deleted; a purge leaves the bucket read
-			}
-			var rec LatestRecord
-			if streams.Unmarshal(e.Value(), &rec) == nil && strings.HasPrefix(e.Key(), "latest.") {
-				d.noteLatest(e.Key(), rec.Version)
-			}
-		}
+	caughtUp := func() { // every pointer stored so far is read
+		d.latest.mu.Lock()
+		d.latest.following = true
+		d.latest.mu.Unlock()
 	}
+	return streams.FollowWatch(ctx, w, caughtUp, func(e jetstream.KeyValueEntry) {
+		var rec LatestRecord
+		// Pointers are never deleted: a purge leaves starts to read the bucket.
+		if e.Operation() == jetstream.KeyValuePut && streams.Unmarshal(e.Value(), &rec) == nil {
+			d.noteLatest(e.Key(), rec.Version)
+		}
+	})
 }

@@ -3,7 +3,6 @@ package index
 import (
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -175,22 +174,7 @@ func (ix *Tasks) follow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case entry, ok := <-w.Updates():
-			if !ok {
-				return errors.New("watch closed")
-			}
-			if entry == nil {
-				ix.caughtUp()
-				continue
-			}
-			ix.apply(entry)
-		}
-	}
+	return streams.FollowWatch(ctx, w, ix.caughtUp, ix.apply)
 }
 
 func (ix *Tasks) caughtUp() {
