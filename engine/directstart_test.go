@@ -399,3 +399,34 @@ func TestPinSweepRecoversAStoppedNodesDirectCreates(t *testing.T) {
 		t.Fatalf("%+v", v)
 	}
 }
+
+// TestStartOnANodeNotHoldingThePartitionIsQueued: where another node holds
+// the partition, a start is stored as an event for that node, which takes
+// the first step; it creates nothing directly.
+func TestStartOnANodeNotHoldingThePartitionIsQueued(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t, streamstest.WithPartitions(1))
+	ctx := bounded(t)
+	a := enginetest.Open(t, env.NewConn(t), withSync(env, engine.Options{QueuedStarts: true}))
+	deployTasks(t, a, approvalProcess(t, "held"))
+	startTask(t, a, "held", "a-1", nil) // its event pins A on the partition
+	taskAt(t, a, "a-1", "review")
+	b := enginetest.Open(t, env.NewConn(t), withSync(env, engine.Options{}))
+	n := 0
+	testwait.Until(t, 10*time.Second, "a start on B stored as an event", func() error {
+		n++
+		id := fmt.Sprintf("b-%d", n)
+		before := lastEventSeq(t, env.JS)
+		if _, err := b.Start(ctx, "held", nil, engine.InstanceID(id)); err != nil {
+			t.Fatal(err)
+		}
+		if lastEventSeq(t, env.JS) == before {
+			return fmt.Errorf("%s was created directly on B", id)
+		}
+		taskAt(t, a, id, "review")
+		if m := storedCheckpoint(t, env.JS, id); m.Header.Get(checkpoint.HeaderDirect) != "" {
+			t.Fatalf("%s queued, yet its checkpoint is a direct create", id)
+		}
+		return nil
+	})
+}

@@ -48,7 +48,9 @@ func BusinessKey(k string) StartOption { return func(o *startOptions) { o.busine
 // are stored, durably with Options.Sync; the instance runs on
 // asynchronously (see Wait). No start event is stored: the node's own
 // partition loop creates the instance (docs/engine.md §4.1), unless
-// Options.QueuedStarts is set. An error may leave the instance created or
+// Options.QueuedStarts is set or another node holds the instance's
+// partition; then the start is stored when Start returns, and the node
+// holding the partition takes the first step. An error may leave the instance created or
 // not: retry with the same id (InstanceID), which is a no-op for an
 // instance that exists. Start returns the id it chose with such an error.
 func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any, opts ...StartOption) (string, error) {
@@ -83,7 +85,9 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	}
 	req := &checkpoint.StartRequest{ProcessID: def.ID, Version: def.Version, Vars: clean, BusinessKey: o.businessKey}
 	env := checkpoint.Envelope{Instance: o.id, Start: req}
-	if e.opts.QueuedStarts || len(e.parts) == 0 {
+	// Queued where another node holds the partition: it would republish a
+	// direct create's outbox when it first loads the instance.
+	if e.opts.QueuedStarts || len(e.parts) == 0 || e.parts[e.partitionOf(o.id)].Elsewhere() {
 		if err := e.send(ctx, env, "start:"+o.id); err != nil {
 			return "", err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -34,6 +35,10 @@ type Partition struct {
 	// stopped is closed when Run returns.
 	direct  chan *direct
 	stopped chan struct{}
+	// eventsPin is the last pin the events consumer delivered under;
+	// elsewhere says another node holds the partition (holding.go).
+	eventsPin atomic.Value // string
+	elsewhere atomic.Bool
 }
 
 // New returns partition n; Run applies it.
@@ -56,6 +61,7 @@ func New(ctx context.Context, cfg *Config, n int) (*Partition, error) {
 // applies what was already received.
 func (p *Partition) Run(ctx context.Context) {
 	defer close(p.stopped)
+	go p.watchHolder(ctx)
 	batch := p.cfg.BatchSize
 	msgs := make(chan jetstream.Msg, 2*batch)
 	for ctx.Err() == nil {
@@ -104,6 +110,10 @@ func (p *Partition) consume(cons jetstream.Consumer, msgs chan jetstream.Msg, ba
 	return cons.Consume(func(m jetstream.Msg) {
 		if got := m.Headers().Get(pinHeader); got != "" && got != pin {
 			pin = got
+			if cons == p.events {
+				p.eventsPin.Store(got)
+				p.elsewhere.Store(false)
+			}
 			if p.cfg.Pinned != nil {
 				p.cfg.Pinned(p.n)
 			}
