@@ -35,9 +35,10 @@ type Partition struct {
 	// stopped is closed when Run returns.
 	direct  chan *direct
 	stopped chan struct{}
-	// eventsPin is the last pin the events consumer delivered under;
-	// elsewhere says another node holds the partition (holding.go).
-	eventsPin atomic.Value // string
+	// pins are the last pins the events and the reports consumer
+	// delivered under; elsewhere says another node holds the partition
+	// (holding.go).
+	pins      [2]atomic.Value // string
 	elsewhere atomic.Bool
 }
 
@@ -110,10 +111,7 @@ func (p *Partition) consume(cons jetstream.Consumer, msgs chan jetstream.Msg, ba
 	return cons.Consume(func(m jetstream.Msg) {
 		if got := m.Headers().Get(pinHeader); got != "" && got != pin {
 			pin = got
-			if cons == p.events {
-				p.eventsPin.Store(got)
-				p.elsewhere.Store(false)
-			}
+			p.pins[p.consumerIndex(cons)].Store(got)
 			if p.cfg.Pinned != nil {
 				p.cfg.Pinned(p.n)
 			}
