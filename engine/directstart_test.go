@@ -67,6 +67,18 @@ func hasFact(t *testing.T, js jetstream.JetStream, process string, kind instance
 	return err == nil
 }
 
+// approveToTheEnd completes the review task of approval instance id and
+// waits until the instance has completed.
+func approveToTheEnd(t *testing.T, eng *engine.Engine, id string) {
+	t.Helper()
+	if _, err := eng.CompleteTask(bounded(t), taskAt(t, eng, id, "review"), "ann", nil); err != nil {
+		t.Fatal(err)
+	}
+	if v := waitDone(t, eng, id); v.Status != instance.Completed {
+		t.Fatalf("%s: %+v", id, v)
+	}
+}
+
 // TestDirectStartStoresNoStartEvent: when Start returns, the checkpoint is
 // written (marked as a direct create) and the first step's effects are
 // stored — the started fact, the user task — and no start event was ever
@@ -176,12 +188,7 @@ func TestDirectStartCrashAfterWrite(t *testing.T) {
 	// Nobody retries c-swept: the next node to open finds it.
 	nodeB := openEngine(t, env, nil)
 	for _, id := range []string{"c-retried", "c-swept"} {
-		if _, err := nodeB.CompleteTask(ctx, taskAt(t, nodeB, id, "review"), "ann", nil); err != nil {
-			t.Fatal(err)
-		}
-		if v := waitDone(t, nodeB, id); v.Status != instance.Completed {
-			t.Fatalf("%s: %+v", id, v)
-		}
+		approveToTheEnd(t, nodeB, id)
 	}
 }
 
@@ -221,12 +228,7 @@ func TestDirectStartSyncFails(t *testing.T) {
 		_, err := eng.Start(ctx, "synced", nil, engine.InstanceID("s-1"))
 		return err
 	})
-	if _, err := eng.CompleteTask(ctx, taskAt(t, eng, "s-1", "review"), "ann", nil); err != nil {
-		t.Fatal(err)
-	}
-	if v := waitDone(t, eng, "s-1"); v.Status != instance.Completed {
-		t.Fatalf("%+v", v)
-	}
+	approveToTheEnd(t, eng, "s-1")
 }
 
 // TestSweepSkipsCleanlyClosedSessions: a node that closes cleanly says
@@ -392,12 +394,7 @@ func TestPinSweepRecoversAStoppedNodesDirectCreates(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no sweep recovered pinned-1 when B was pinned on its partition")
 	}
-	if _, err := b.CompleteTask(ctx, taskAt(t, b, "pinned-1", "review"), "ann", nil); err != nil {
-		t.Fatal(err)
-	}
-	if v := waitDone(t, b, "pinned-1"); v.Status != instance.Completed {
-		t.Fatalf("%+v", v)
-	}
+	approveToTheEnd(t, b, "pinned-1")
 }
 
 // TestStartOnANodeNotHoldingThePartitionIsQueued: where another node holds

@@ -209,6 +209,9 @@ func (o *Options) setDefaults(maxPayload int64) {
 	if o.IncidentRetention <= 0 {
 		o.IncidentRetention = 30 * 24 * time.Hour
 	}
+	if o.History == "" {
+		o.History = history.Full
+	}
 }
 
 // jobDefaults are the engine-wide levels of job configuration.
@@ -538,12 +541,7 @@ func (e *Engine) Partitions() int { return e.layout.Partitions }
 
 // History is this node's history level (Options.History): which facts it
 // writes.
-func (e *Engine) History() history.Level {
-	if e.opts.History == "" {
-		return history.Full
-	}
-	return e.opts.History
-}
+func (e *Engine) History() history.Level { return e.opts.History }
 
 // Sync makes every write acknowledged so far durable, with Options.Sync;
 // without it, it returns nil at once. The engine's own calls sync before

@@ -126,8 +126,8 @@ var factFamily = map[instance.EffectKind]string{
 // keepHistory removes from s's outbox the facts the node's history level
 // does not write, before the checkpoint that would carry them is encoded.
 func (c *Config) keepHistory(s *instance.State) {
-	if c.History == "" || c.History == history.Full {
-		return
+	if c.History.Keeps(history.Instance) && c.History.Keeps(history.Task) {
+		return // every fact a step makes is kept
 	}
 	s.Outbox = slices.DeleteFunc(s.Outbox, func(eff instance.Effect) bool {
 		f := factFamily[eff.Kind]

@@ -61,8 +61,10 @@ func New(ctx context.Context, cfg *Config, n int) (*Partition, error) {
 // Run consumes the partition's events and reports until ctx ends, then
 // applies what was already received.
 func (p *Partition) Run(ctx context.Context) {
-	defer close(p.stopped)
-	go p.watchHolder(ctx)
+	holderCtx, stopHolder := context.WithCancel(ctx)
+	holder := make(chan struct{})
+	go func() { defer close(holder); p.watchHolder(holderCtx) }()
+	defer func() { stopHolder(); <-holder; close(p.stopped) }()
 	batch := p.cfg.BatchSize
 	msgs := make(chan jetstream.Msg, 2*batch)
 	for ctx.Err() == nil {
@@ -107,11 +109,10 @@ func (p *Partition) Run(ctx context.Context) {
 }
 
 func (p *Partition) consume(cons jetstream.Consumer, msgs chan jetstream.Msg, batch int) (jetstream.ConsumeContext, error) {
-	var pin string // the consumer's callback runs on one goroutine
+	pin := &p.pins[p.consumerIndex(cons)] // written by this callback only
 	return cons.Consume(func(m jetstream.Msg) {
-		if got := m.Headers().Get(pinHeader); got != "" && got != pin {
-			pin = got
-			p.pins[p.consumerIndex(cons)].Store(got)
+		if got := m.Headers().Get(pinHeader); got != "" && got != pin.Load() {
+			pin.Store(got)
 			if p.cfg.Pinned != nil {
 				p.cfg.Pinned(p.n)
 			}
