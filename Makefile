@@ -77,7 +77,7 @@ bench:
 # (make test runs the short workload and the fuzz seeds).
 FUZZTIME ?= 60s
 FUZZ = ./jobs:FuzzDecide ./engine/partition:FuzzDecodeReport ./engine/messages:FuzzDecodeMessage ./expression:FuzzTranslate \
-	./expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal \
+	./expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal ./streams:FuzzUnmarshalChecked \
 	./engine/api:FuzzDispatch ./cmd/jetbpm/internal/config:FuzzParse ./engine/cron:FuzzParse \
 	./engine/httpapi:FuzzRequest ./internal/httpauth:FuzzParse ./engine/camunda7:FuzzDecodeVariables \
 	./expression:FuzzComposite ./engine/camunda8:FuzzKey ./engine/camunda8/zeebegrpc:FuzzVariables

@@ -2,16 +2,31 @@ package streams
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"reflect"
 	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// CodecVersion is the envelope version Marshal writes.
-const CodecVersion = 1
+// CodecVersion is the envelope version Marshal writes: 2 carries a
+// checksum of the body. Version 1 (no checksum) is still read: records
+// stored before checksums, and messages other languages write.
+const CodecVersion = 2
+
+// ErrDamaged is the error Unmarshal wraps when a version 2 envelope's body
+// does not match its checksum: the record was damaged after it was
+// written (a flipped bit, a torn write), not malformed by its writer.
+var ErrDamaged = errors.New("damaged: checksum mismatch")
+
+// castagnoli is CRC-32C, which the CPU computes (SSE 4.2, ARMv8 CRC).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// sumLen is the length of a version 2 envelope's checksum.
+const sumLen = 4
 
 // codecMagic opens every envelope. 0xC1 is the one byte msgpack never uses,
 // so an envelope cannot be mistaken for bare msgpack (or JSON) and vice versa.
@@ -22,14 +37,15 @@ const codecMagic = 0xC1
 func Enveloped(data []byte) bool { return len(data) > 0 && data[0] == codecMagic }
 
 // readableVersions are the envelope versions Unmarshal accepts.
-var readableVersions = []byte{CodecVersion}
+var readableVersions = []byte{1, CodecVersion}
 
 // maxPooledBuffer keeps an occasional huge message from pinning its buffer
 // in the pool forever.
 const maxPooledBuffer = 64 << 10
 
 // Marshal encodes v as msgpack inside the jetbpm envelope: 0xC1, the codec
-// version, then the msgpack body.
+// version (2), the CRC-32C of the body (4 bytes, big-endian), then the
+// msgpack body.
 //
 // Struct fields are named by their `msgpack:"name,omitempty"` tags (the Go
 // field name without one). Integers take their most compact form. Keys of
@@ -41,11 +57,13 @@ func Marshal(v any) ([]byte, error) {
 	defer st.release()
 
 	st.buf.Reset()
-	st.buf.Write([]byte{codecMagic, CodecVersion})
+	st.buf.Write([]byte{codecMagic, CodecVersion, 0, 0, 0, 0})
 	if err := st.enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("streams: encode %T: %w", v, err)
 	}
-	return bytes.Clone(st.buf.Bytes()), nil
+	out := bytes.Clone(st.buf.Bytes())
+	binary.BigEndian.PutUint32(out[2:], crc32.Checksum(out[2+sumLen:], castagnoli))
+	return out, nil
 }
 
 type encoderState struct {
@@ -77,6 +95,8 @@ func (st *encoderState) release() {
 //
 // Unmarshal never panics on bad input: an empty, foreign, truncated or
 // trailing-garbage input is an error, and so is an unknown envelope version.
+// A version 2 body that does not match its checksum is an error wrapping
+// ErrDamaged, before anything of it is decoded.
 func Unmarshal(data []byte, v any) (err error) {
 	body, err := openEnvelope(data)
 	if err != nil {
@@ -127,8 +147,18 @@ func openEnvelope(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("streams: decode: codec version %d is unknown; this build reads version(s) %v", data[1], readableVersions)
 	case len(data) == 2:
 		return nil, errors.New("streams: decode: envelope has no body")
+	case data[1] == 1:
+		return data[2:], nil
+	case len(data) < 2+sumLen:
+		return nil, errors.New("streams: decode: envelope truncated in its checksum")
+	case len(data) == 2+sumLen:
+		return nil, errors.New("streams: decode: envelope has no body")
 	}
-	return data[2:], nil
+	body := data[2+sumLen:]
+	if want, got := binary.BigEndian.Uint32(data[2:]), crc32.Checksum(body, castagnoli); got != want {
+		return nil, fmt.Errorf("streams: decode: %w (stored %08x, body %08x, %d bytes)", ErrDamaged, want, got, len(body))
+	}
+	return body, nil
 }
 
 type decoderState struct {

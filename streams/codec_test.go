@@ -2,7 +2,10 @@ package streams_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"reflect"
 	"strings"
@@ -117,7 +120,7 @@ func TestCodecDecodesForeignMsgpack(t *testing.T) {
 		0x01, 0xC4, 0x02, 'h', 'i', // 1: bin "hi"
 		0xA1, 'l', 0x92, 0xCC, 0xC8, 0xCE, 0x00, 0x01, 0x00, 0x00, // "l": [uint8 200, uint32 65536]
 	}
-	data := append([]byte{0xC1, streams.CodecVersion}, body...)
+	data := append([]byte{0xC1, 1}, body...) // version 1: no checksum, as other languages write
 	var got map[string]any
 	if err := streams.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
@@ -139,7 +142,7 @@ func TestCodecDecodesForeignMsgpack(t *testing.T) {
 		N any            `msgpack:"n"`
 		M map[string]any `msgpack:"m"`
 	}
-	if err := streams.Unmarshal(append([]byte{0xC1, streams.CodecVersion}, structBody...), &s); err != nil {
+	if err := streams.Unmarshal(append([]byte{0xC1, 1}, structBody...), &s); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(s.L, want["l"]) || s.N != int64(300) || s.M["k"] != int64(255) {
@@ -173,12 +176,17 @@ func TestCodecEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data[0] != 0xC1 || data[1] != streams.CodecVersion {
-		t.Fatalf("envelope = % X, want C1 %02X", data[:2], streams.CodecVersion)
+	if data[0] != 0xC1 || data[1] != 2 || streams.CodecVersion != 2 {
+		t.Fatalf("envelope = % X, want C1 02", data[:2])
 	}
 	bare, _ := msgpack.Marshal("hello")
+	if sum := crc32.Checksum(bare, crc32.MakeTable(crc32.Castagnoli)); binary.BigEndian.Uint32(data[2:]) != sum || !bytes.Equal(data[6:], bare) {
+		t.Fatalf("envelope = % X, want C1 02, CRC-32C %08x, then % X", data, sum, bare)
+	}
 	future := append([]byte{0xC1, 9}, data[2:]...)
-	trailing := append(append([]byte{}, data...), 0x00)
+	trailing := append([]byte{0xC1, 1}, append(append([]byte{}, data[6:]...), 0x00)...)
+	damaged := append([]byte{}, data...)
+	damaged[len(damaged)-1] ^= 0x10
 	for _, tc := range []struct {
 		name string
 		in   []byte
@@ -186,12 +194,16 @@ func TestCodecEnvelope(t *testing.T) {
 	}{
 		{"nil", nil, "empty input"},
 		{"magic only", []byte{0xC1}, "truncated"},
-		{"no body", []byte{0xC1, streams.CodecVersion}, "no body"},
+		{"no body", []byte{0xC1, 1}, "no body"},
+		{"no checksum", []byte{0xC1, 2, 0, 0}, "truncated in its checksum"},
+		{"checksum, no body", data[:6], "no body"},
+		{"damaged body", damaged, "damaged: checksum mismatch"},
+		{"truncated checked body", data[:len(data)-2], "damaged: checksum mismatch"},
 		{"bare msgpack", bare, "not a jetbpm envelope"},
 		{"json", []byte(`{"a":1}`), "not a jetbpm envelope"},
-		{"future version", future, "codec version 9 is unknown; this build reads version(s) [1]"},
+		{"future version", future, "codec version 9 is unknown; this build reads version(s) [1 2]"},
 		{"trailing garbage", trailing, "1 unexpected bytes"},
-		{"truncated body", data[:len(data)-2], "decode"},
+		{"truncated body", append([]byte{0xC1, 1}, data[6:len(data)-2]...), "decode"},
 		{"lying map length", []byte{0xC1, 1, 0xDF, 0xFF, 0xFF, 0xFF, 0xFF}, "remaining bytes"},
 		{"lying array length", []byte{0xC1, 1, 0xDD, 0xFF, 0xFF, 0xFF, 0xFF}, "remaining bytes"},
 		{"reserved code", []byte{0xC1, 1, 0xC1}, "decode"},
@@ -217,6 +229,61 @@ func TestCodecEnvelope(t *testing.T) {
 	if err := streams.Unmarshal(data, &n); err == nil {
 		t.Error("decoding a string into an int succeeded")
 	}
+}
+
+// Every single flipped bit and every truncation of a checked record is
+// refused; a flip or cut in the body is named as damage.
+func TestCodecRefusesEveryFlippedBitAndTruncation(t *testing.T) {
+	data, err := streams.Marshal(checkpoint{
+		ID: "i-1", Version: 3, Started: time.Date(2026, 12, 6, 7, 0, 0, 0, time.UTC),
+		Vars:   map[string]any{"amount": 42, "items": []any{"a", 2.5, true}},
+		Labels: map[string]string{"k": "v"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for bit := range len(data) * 8 {
+		flipped := bytes.Clone(data)
+		flipped[bit/8] ^= 1 << (bit % 8)
+		var c checkpoint
+		err := streams.Unmarshal(flipped, &c)
+		if err == nil {
+			t.Fatalf("bit %d flipped: decoded %+v without an error", bit, c)
+		}
+		if bit/8 >= 2 && !errors.Is(err, streams.ErrDamaged) {
+			t.Errorf("bit %d flipped: %v, want ErrDamaged", bit, err)
+		}
+	}
+	for n := range len(data) {
+		var c checkpoint
+		err := streams.Unmarshal(data[:n], &c)
+		if err == nil {
+			t.Fatalf("truncated to %d bytes: decoded %+v without an error", n, c)
+		}
+		if n > 6 && !errors.Is(err, streams.ErrDamaged) {
+			t.Errorf("truncated to %d bytes: %v, want ErrDamaged", n, err)
+		}
+	}
+}
+
+// FuzzUnmarshalChecked feeds the decoder bodies behind a correct checksum,
+// which random bytes before it would almost never pass.
+func FuzzUnmarshalChecked(f *testing.F) {
+	seed, _ := streams.Marshal(checkpoint{ID: "x", Vars: map[string]any{"a": []any{1, "b", 2.5}}})
+	f.Add(seed[6:])
+	f.Add([]byte{0x93, 0xCD, 0x01, 0x2C, 0xC0, 0xC3})
+	f.Add([]byte{0xDF, 0xFF, 0xFF, 0xFF, 0xFF})
+	table := crc32.MakeTable(crc32.Castagnoli)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		data := binary.BigEndian.AppendUint32([]byte{0xC1, 2}, crc32.Checksum(body, table))
+		data = append(data, body...)
+		var v any
+		if err := streams.Unmarshal(data, &v); errors.Is(err, streams.ErrDamaged) {
+			t.Fatalf("a correct checksum was refused: %v", err)
+		}
+		var c checkpoint
+		_ = streams.Unmarshal(data, &c)
+	})
 }
 
 func FuzzUnmarshal(f *testing.F) {

@@ -56,9 +56,10 @@
 //
 // # Codec
 //
-// Marshal and Unmarshal encode messages and checkpoints as msgpack behind a
-// two-byte envelope (0xC1, CodecVersion) so a future format can be told apart
-// from this one. Values decoded into any are JSON-like (nil, bool, string,
+// Marshal and Unmarshal encode messages and checkpoints as msgpack behind an
+// envelope (0xC1, CodecVersion, a CRC-32C of the body) so a future format can
+// be told apart from this one, and a record damaged in the store is refused
+// (ErrDamaged) rather than decoded into something else. Values decoded into any are JSON-like (nil, bool, string,
 // int64, float64, []any, map[string]any, and time.Time in UTC), whichever
 // language encoded them.
 package streams
