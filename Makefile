@@ -80,7 +80,7 @@ FUZZ = ./jobs:FuzzDecide ./engine/partition:FuzzDecodeReport ./engine/messages:F
 	./expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal ./streams:FuzzUnmarshalChecked \
 	./engine/api:FuzzDispatch ./cmd/jetbpm/internal/config:FuzzParse ./engine/cron:FuzzParse \
 	./engine/httpapi:FuzzRequest ./internal/httpauth:FuzzParse ./engine/camunda7:FuzzDecodeVariables \
-	./expression:FuzzComposite ./engine/camunda8:FuzzKey ./engine/camunda8/zeebegrpc:FuzzVariables
+	./expression:FuzzComposite ./engine/camunda8:FuzzKey ./engine/camunda8/zeebegrpc:FuzzVariables ./engine/lost:FuzzDecodeFile
 soak:
 	JETBPM_SOAK=1 go test -race -count=1 -run 'TestKillNine|TestPowerCut|TestClusterSurvivesNodeLosses' -v ./cmd/jetbpm ./engine
 	@for t in $(FUZZ); do \

@@ -64,11 +64,13 @@ import (
 	"github.com/jetbpm/jetbpm/engine/history"
 	"github.com/jetbpm/jetbpm/engine/index"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/lost"
 	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/engine/partition"
 	"github.com/jetbpm/jetbpm/engine/signals"
+	"github.com/jetbpm/jetbpm/engine/storecheck"
 	"github.com/jetbpm/jetbpm/engine/timerstarts"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
@@ -148,6 +150,12 @@ type Options struct {
 	// directly in Start (docs/engine.md §4.1). Starts cost more; set it to
 	// compare, or where another node must step every start.
 	QueuedStarts bool
+
+	// MarksFile, when set, is a file the node keeps the store's
+	// high-water marks in besides the meta bucket, so that a store that
+	// lost its tail is noticed at the next start (docs/reliability.md, "A
+	// damaged store"). serve sets it beside the embedded store.
+	MarksFile string
 
 	// History is the history level: which facts this node writes at all
 	// (docs/engine.md §8.2). The zero value is history.Full, every fact.
@@ -319,6 +327,11 @@ type Engine struct {
 	sender *messages.Sender
 	// durable is Options.Sync.
 	durable streams.Syncer
+	// checker keeps the store's marks and checks it (store.go); lostKV is
+	// the bucket of damage records, damage this node's copy of it.
+	checker *storecheck.Checker
+	lostKV  jetstream.KeyValue
+	damage  storeWatch
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -344,7 +357,8 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	opts.setDefaults(nc.MaxPayload())
-	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout, pinned: make(chan int, layout.Partitions)}
+	e := &Engine{opts: opts, log: opts.Logger, nc: nc, js: js, layout: layout, pinned: make(chan int, layout.Partitions),
+		damage: storeWatch{records: map[string]lost.Record{}}}
 	if e.meta, err = js.KeyValue(ctx, streams.MetaBucket); err != nil {
 		return nil, fmt.Errorf("engine: bucket %s: %w", streams.MetaBucket, err)
 	}
@@ -382,7 +396,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: message buffer consumer: %w", err)
 	}
 	e.taskIndex = index.NewTasks(e.tasks, e.log)
-	e.metrics = newEngineMetrics(opts.Metrics, jobsStream, buffer, e.taskIndex, opts.Now)
+	e.metrics = newEngineMetrics(opts.Metrics, jobsStream, buffer, e.taskIndex, &e.damage, opts.Now)
 	if e.store, err = checkpoint.Open(ctx, js, opts.FinishedRetention); err != nil {
 		return nil, err
 	}
@@ -428,6 +442,11 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		e.done.Wait()
 		e.ops.Close(ctx)
 		return nil, err
+	}
+	// Before any of this node's partitions writes: a write after a loss
+	// would raise a stream's last sequence over its mark.
+	if err := e.checkStore(ctx, runCtx); err != nil {
+		return fail(err)
 	}
 	msgCfg := &messages.Config{
 		JS: js, Sync: e.durable, NC: nc, Defs: e.defs, Pub: e.pub, Partitions: layout.Partitions,
@@ -521,6 +540,10 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.sender.Close()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("engine: close: %w", err)
+	}
+	// The marks cover this session's last writes.
+	if err := e.checker.Mark(ctx); err != nil {
+		e.log.Warn("engine: close: store marks not written; the next start compares with the last ones", "err", err)
 	}
 	// Every outbox this session wrote is published: a sweep need not
 	// look at its direct creates.

@@ -25,8 +25,9 @@ type engineMetrics struct {
 
 // newEngineMetrics registers the engine's metrics; buffer, a consumer of
 // the pending expiry schedules (streams.MessageBufferConsumer), counts the
-// buffered messages, and the task index the open tasks.
-func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer jetstream.Consumer, tasks *index.Tasks, now func() time.Time) *engineMetrics {
+// buffered messages, the task index the open tasks, and damage the lost
+// instances.
+func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer jetstream.Consumer, tasks *index.Tasks, damage *storeWatch, now func() time.Time) *engineMetrics {
 	if r == nil {
 		r = metrics.NewRegistry()
 	}
@@ -48,6 +49,9 @@ func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer j
 				emit(t.Sub(created).Seconds(), process)
 			}
 		})
+	r.NewGaugeFunc("jetbpm_store_lost_instances", "Instances lost or damaged in the store with an open record (docs/reliability.md, \"A damaged store\"); every node reports the same.", func() float64 {
+		return float64(damage.openInstances())
+	})
 	r.NewGaugeFunc("jetbpm_messages_buffered", "Messages buffered for subscriptions that open later (all message partitions).", func() float64 {
 		if buffer == nil {
 			return 0

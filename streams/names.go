@@ -65,10 +65,19 @@ const (
 	// (docs/usertasks.md §2). A finished task's record expires after the
 	// finished-instance retention.
 	TasksBucket = "jetbpm-tasks"
+	// LostBucket holds the records of detected damage to the store
+	// (LostKey): instances lost or damaged, streams that went back
+	// (docs/reliability.md, "A damaged store"). They stay until an
+	// operator acts on them.
+	LostBucket = "jetbpm-lost"
 )
 
 // MetaPartitionsKey stores the partition count; every engine node reads it.
 const MetaPartitionsKey = "partitions"
+
+// MetaMarksKey stores the store's high-water marks: the last sequence of
+// each stream, taken after the store made it durable (engine/lost.Marks).
+const MetaMarksKey = "marks"
 
 // MetaSchemaKey stores the version of this layout (LayoutSchema), so a build
 // that expects another layout refuses to run on it instead of misreading it.

@@ -314,5 +314,15 @@ func provisionBuckets(ctx context.Context, js jetstream.JetStream, cfg Config, l
 		c.MaxValueSize = maxValue
 		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
 	}, log)
+	if err != nil {
+		return err
+	}
+	// Added like the tasks bucket; its records stay until an operator
+	// closes them.
+	_, err = ensureKV(ctx, js, LostBucket, func(c *jetstream.KeyValueConfig) {
+		c.History = 1
+		c.MaxValueSize = maxValue
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
 	return err
 }

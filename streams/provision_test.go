@@ -55,12 +55,12 @@ func TestProvisionIsIdempotent(t *testing.T) {
 	}
 	before := takeSnapshot(t, ctx, js)
 	// Events, reports, jobs, facts, messages, message commands, signals,
-	// timer starts and eight KV buckets (meta, instances, definitions,
-	// incidents, messages, tasks, signals, Camunda 8 keys); four consumers
+	// timer starts and nine KV buckets (meta, instances, definitions,
+	// incidents, messages, tasks, lost, signals, Camunda 8 keys); four consumers
 	// per partition, the message buffer count, the signals and the timer
 	// starts consumers.
-	if len(before.Streams) != 16 || len(before.Consumers) != 15 {
-		t.Fatalf("provisioned %d streams and %d consumers, want 16 and 15: %v", len(before.Streams), len(before.Consumers), before.Created)
+	if len(before.Streams) != 17 || len(before.Consumers) != 15 {
+		t.Fatalf("provisioned %d streams and %d consumers, want 17 and 15: %v", len(before.Streams), len(before.Consumers), before.Created)
 	}
 
 	log, rec := recordLogs()

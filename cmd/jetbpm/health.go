@@ -9,12 +9,15 @@ import (
 )
 
 // health answers /healthz: 200 "ok" while serve is connected and
-// provisioned, 503 with the reason otherwise.
+// provisioned, 503 with the reason otherwise; 200 "degraded: " and what
+// while the store's damage records are open (alive, but an operator must
+// act: docs/reliability.md, "A damaged store").
 type health struct {
 	mu     sync.Mutex
 	reason string // why serve is not ready; "" when it is
 	nc     *nats.Conn
-	store  func() error // what stopped the embedded store; nil: not watched
+	store  func() error  // what stopped the embedded store; nil: not watched
+	damage func() string // the open damage records in a line; nil: not watched
 }
 
 func newHealth() *health { return &health{reason: "starting"} }
@@ -54,10 +57,27 @@ func (h *health) check() string {
 	return reason
 }
 
+// setDamage makes damage, the engine's summary of open damage records,
+// part of the answer.
+func (h *health) setDamage(damage func() string) {
+	h.mu.Lock()
+	h.damage = damage
+	h.mu.Unlock()
+}
+
 func (h *health) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	if reason := h.check(); reason != "" {
 		http.Error(w, reason, http.StatusServiceUnavailable)
 		return
+	}
+	h.mu.Lock()
+	damage := h.damage
+	h.mu.Unlock()
+	if damage != nil {
+		if d := damage(); d != "" {
+			io.WriteString(w, "degraded: "+d+"\n")
+			return
+		}
 	}
 	io.WriteString(w, "ok\n")
 }

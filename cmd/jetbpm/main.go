@@ -60,6 +60,9 @@ func commands() []command {
 			{name: "incident resolve", summary: "continue as if the node had completed, after setting --vars", usage: incidentResolveUsage, run: runIncidentResolve},
 			{name: "incident abandon", summary: "close as dead-lettered and cancel its token", usage: incidentAbandonUsage, run: runIncidentAbandon},
 		}},
+		{name: "store", summary: "check the store for damage (check)", usage: storeUsage, run: runStore, subs: []command{
+			{name: "store check", summary: "check the store now; print lost instances and streams that went back; exit 1 if any", usage: storeCheckUsage, run: runStoreCheck},
+		}},
 		{name: "work", summary: "run a worker: a command per job of an external task topic", usage: workUsage, run: runWork},
 		{name: "bench", summary: "measure throughput and latency against the raw JetStream ceiling", usage: benchUsage, run: runBench},
 		{name: "tasks", summary: "list user tasks (list)", usage: tasksUsage, run: runTasks, subs: []command{

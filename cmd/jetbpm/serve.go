@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,7 +31,9 @@ and embeds nothing; the server must be nats-server 2.12 or later.
 
 serve then creates the streams and buckets jetbpm needs, logs "jetbpm ready",
 and serves on --http until SIGINT or SIGTERM, when it drains and exits
-within 10 seconds: GET /healthz, GET /metrics (Prometheus text), the
+within 10 seconds: GET /healthz ("ok"; "degraded: ..." while damage to
+the store is recorded and open, see 'jetbpm store check'; 503 while not
+ready), GET /metrics (Prometheus text), the
 HTTP API /v1 (docs/http-api.md), the Camunda 7 REST API /engine-rest
 (docs/camunda7-migration.md), Camunda 8's Orchestration Cluster REST API
 /v2 and the web console at / (docs/console.md); and on --grpc the Zeebe
@@ -296,10 +299,15 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 			o.engine.Sync = syncer
 			h.setStore(syncer.Failed)
 		}
+		if o.embedded() {
+			// The marks' second place: beside the store, outside it.
+			o.engine.MarksFile = filepath.Join(o.data, "jetbpm-marks")
+		}
 		step("starting the engine")
 		if eng, stopEngine, err = runEngine(ctx, nc, o.engine, reg, logger); err != nil {
 			return fmt.Errorf("start engine: %w", err)
 		}
+		h.setDamage(eng.StoreDamage)
 		return nil
 	})
 	if err != nil {

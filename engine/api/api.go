@@ -23,6 +23,8 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/lost"
+	"github.com/jetbpm/jetbpm/engine/storecheck"
 	"github.com/jetbpm/jetbpm/incidents"
 )
 
@@ -51,6 +53,10 @@ const (
 
 	OpMessagePublish   = "message.publish"
 	OpMessageCorrelate = "message.correlate"
+
+	// OpStoreCheck checks the store for damage now (the marks, then the
+	// cross-check), records what it finds, and lists every damage record.
+	OpStoreCheck = "store.check"
 )
 
 // DeployRequest carries BPMN XML documents.
@@ -283,3 +289,13 @@ func toError(err error) *Error {
 
 // DefaultTimeout bounds a request when the caller's context has no deadline.
 const DefaultTimeout = 30 * time.Second
+
+// StoreCheckResponse is what a store check found and the damage records
+// (docs/reliability.md, "A damaged store"): open ones make the store
+// degraded until an operator acts on them.
+type StoreCheckResponse struct {
+	Report  storecheck.Report `json:"report"`
+	Records []lost.Record     `json:"records"`
+	// Open counts the open records.
+	Open int `json:"open"`
+}

@@ -186,3 +186,12 @@ func (c *Client) call(ctx context.Context, op string, req, out any) error {
 	}
 	return json.Unmarshal(r.Result, out)
 }
+
+// StoreCheck checks the store for damage now and lists the damage records.
+func (c *Client) StoreCheck(ctx context.Context) (*StoreCheckResponse, error) {
+	var out StoreCheckResponse
+	if err := c.call(ctx, OpStoreCheck, struct{}{}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

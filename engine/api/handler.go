@@ -7,6 +7,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/lost"
 )
 
 // A Handler runs the API operations against one engine node, independent
@@ -113,6 +114,12 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 			return nil, err
 		}
 		return h.eng.Trigger(ctx, req.ID, req.Node, vars, requestID(req.RequestID)...)
+	case OpStoreCheck:
+		var req struct{}
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		return h.storeCheck(ctx)
 	case OpIncidentList:
 		var req IncidentListRequest
 		if err := decode(&req); err != nil {
@@ -252,4 +259,25 @@ func requestID(id string) []engine.RequestOption {
 		return nil
 	}
 	return []engine.RequestOption{engine.RequestID(id)}
+}
+
+func (h *Handler) storeCheck(ctx context.Context) (*StoreCheckResponse, error) {
+	report, err := h.eng.CheckStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := h.eng.LostRecords(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &StoreCheckResponse{Report: report, Records: recs}
+	if out.Records == nil {
+		out.Records = []lost.Record{}
+	}
+	for _, r := range recs {
+		if r.Status == lost.Open {
+			out.Open++
+		}
+	}
+	return out, nil
 }

@@ -159,7 +159,18 @@ func (e *Env) NewConn(t testing.TB) *nats.Conn {
 // change.
 func (e *Env) Restart(t testing.TB) {
 	t.Helper()
+	e.RestartWith(t, nil)
+}
+
+// RestartWith is Restart that calls change, if not nil, with the store
+// directory while the server is down: how a test damages the store's
+// files as a disk would.
+func (e *Env) RestartWith(t testing.TB, change func(dir string)) {
+	t.Helper()
 	e.stop()
 	e.Server, e.Conn, e.JS = nil, nil, nil
+	if change != nil {
+		change(e.Dir)
+	}
 	e.start(t)
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/jetbpm/jetbpm/engine/api"
+	"github.com/jetbpm/jetbpm/engine/lost"
+)
+
+const storeUsage = `usage: jetbpm store check [flags]
+
+Checks the engine's store for damage the NATS server does not report
+(docs/reliability.md, "A damaged store").`
+
+const storeCheckUsage = `usage: jetbpm store check [flags]
+
+Asks the engine to check its store now, as each engine node does when it
+starts: streams whose last sequence went below the high-water marks the
+engine keeps, and instances that a job, a timer, an open user task or an
+open incident still names but that have no checkpoint. Each loss gets a
+record (once); the command prints what the check read and every record —
+for a lost instance its process, the element it was last known at, the
+variables the traces still hold and where they came from — and exits 1
+while a record is open, 0 when the store is whole. --all prints closed
+records too; --json prints the engine's answer as it is.`
+
+func runStore(ctx context.Context, args []string) error {
+	return runGroup(ctx, "store", args)
+}
+
+func runStoreCheck(ctx context.Context, args []string) error {
+	const name = "store check"
+	fs := newFlagSet(name)
+	cf := addClientFlags(fs)
+	all := fs.Bool("all", false, "print closed records too")
+	asJSON := fs.Bool("json", false, "print the check's report and the records as JSON")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(name, rest); err != nil {
+		return err
+	}
+	c, err := cf.dial(name)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	res, err := c.StoreCheck(ctx)
+	if err != nil {
+		return c.explain(err)
+	}
+	if *asJSON {
+		err = printJSON(res)
+	} else {
+		err = printStoreCheck(os.Stdout, res, *all)
+	}
+	if err != nil {
+		return err
+	}
+	if res.Open > 0 {
+		return fmt.Errorf("store damaged: %d open record(s)", res.Open)
+	}
+	return nil
+}
+
+// printStoreCheck writes the human view of a store check.
+func printStoreCheck(w io.Writer, res *api.StoreCheckResponse, all bool) error {
+	r := res.Report
+	fmt.Fprintf(w, "read: %d checkpoints, %d jobs, %d timers, %d open tasks, %d open incidents in %s\n",
+		r.Read.Checkpoints, r.Read.Jobs, r.Read.Timers, r.Read.Tasks, r.Read.Incidents, r.Took.Round(1e6))
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "problem: %s\n", p)
+	}
+	recs := slices.DeleteFunc(slices.Clone(res.Records), func(rec lost.Record) bool { return !all && rec.Status != lost.Open })
+	if len(recs) == 0 {
+		if res.Open == 0 {
+			fmt.Fprintln(w, "store whole: no open damage records")
+		}
+		return nil
+	}
+	fmt.Fprintf(w, "store damaged: %d open record(s)\n\n", res.Open)
+	for _, rec := range recs {
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+		switch rec.Kind {
+		case lost.Stream:
+			fmt.Fprintf(tw, "stream:\t%s\n", rec.Gap.Stream)
+		default:
+			fmt.Fprintf(tw, "%s instance:\t%s\n", map[lost.Kind]string{lost.Instance: "lost", lost.Damaged: "damaged"}[rec.Kind], rec.Instance)
+		}
+		fmt.Fprintf(tw, "status:\t%s\n", rec.Status)
+		switch {
+		case rec.Process != "" && rec.Version > 0:
+			fmt.Fprintf(tw, "process:\t%s@%d\n", rec.Process, rec.Version)
+		case rec.Process != "":
+			fmt.Fprintf(tw, "process:\t%s (version not known)\n", rec.Process)
+		}
+		if rec.Element != "" {
+			fmt.Fprintf(tw, "last known at:\t%s\n", rec.Element)
+		}
+		fmt.Fprintf(tw, "detected:\t%s\n", formatTime(rec.Detected))
+		fmt.Fprintf(tw, "detail:\t%s\n", oneLine(rec.Detail))
+		if rec.Reason != "" {
+			fmt.Fprintf(tw, "reason:\t%s\n", rec.Reason)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, t := range rec.Traces {
+			fmt.Fprintf(w, "  from %s %s", t.Source, t.ID)
+			if !t.At.IsZero() {
+				fmt.Fprintf(w, " (%s)", formatTime(t.At))
+			}
+			if t.Vars != nil {
+				vars, err := json.Marshal(t.Vars)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, ": variables %s", vars)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}

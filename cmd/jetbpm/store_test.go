@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const flipBPMN = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+                  xmlns:camunda="http://camunda.org/schema/1.0/bpmn"
+                  id="flip-test" targetNamespace="https://jetbpm.dev/test">
+  <bpmn:process id="flip" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:serviceTask id="charge" camunda:type="external" camunda:topic="flip-charge"/>
+    <bpmn:endEvent id="e"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="charge"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="charge" targetRef="e"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// The issue's case (#37), as a user meets it: jetbpm serve, 20 instances
+// at an external task, serve stopped, five bits flipped in the instances
+// bucket's block file, serve started again. /healthz says degraded and
+// why, and 'jetbpm store check' names each lost instance with its process,
+// element and variables, and exits 1.
+func TestStoreCheckAfterFlippedBits(t *testing.T) {
+	data := t.TempDir()
+	listen := freeAddr(t)
+	p := startServe(t, nil, "--data", data, "--listen", listen)
+	url, _ := p.waitReady()["nats_url"].(string)
+	c := client{t: t, env: []string{"JETBPM_NATS_URL=" + url}}
+	c.ok("deploy", writeFile(t, t.TempDir(), "flip.bpmn", flipBPMN))
+	for i := range 20 {
+		c.ok("start", "flip", "--id", fmt.Sprintf("flip-%02d", i), "--vars", fmt.Sprintf(`{"n": %d}`, i))
+	}
+	for i := range 20 {
+		c.waitInstance(fmt.Sprintf("flip-%02d", i), func(v view) bool { return len(v.ActiveNodes) == 1 && v.ActiveNodes[0] == "charge" })
+	}
+	if out := c.ok("store", "check"); !strings.Contains(out, "store whole") || !strings.Contains(out, "20 checkpoints, 20 jobs") {
+		t.Fatalf("store check of a whole store:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(data, "jetbpm-marks")); err != nil {
+		t.Fatalf("no marks file beside the store: %v", err)
+	}
+	p.stop()
+
+	blocks, err := filepath.Glob(filepath.Join(data, "nats", "jetstream", "*", "streams", "KV_jetbpm-instances", "msgs", "*.blk"))
+	if err != nil || len(blocks) == 0 {
+		t.Fatalf("no block file of the instances bucket under %s (%v)", data, err)
+	}
+	block, err := os.ReadFile(blocks[len(blocks)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range []float64{0.3, 0.45, 0.6, 0.75, 0.9} {
+		block[int(f*float64(len(block)))] ^= 1 << i
+	}
+	if err := os.WriteFile(blocks[len(blocks)-1], block, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	p = startServe(t, nil, "--data", data, "--listen", listen)
+	p.waitReady()
+	resp, err := http.Get("http://" + p.httpAddr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "degraded: store damaged: ") ||
+		!strings.Contains(string(body), "lost instance(s) (flip-") || !strings.Contains(string(body), "stream(s) went back (KV_jetbpm-instances)") {
+		t.Fatalf("/healthz: %s %q; want 200 degraded, naming the lost instances and the stream", resp.Status, body)
+	}
+
+	stdout, stderr, code := c.run("store", "check")
+	if code != 1 || !strings.HasPrefix(stderr, "jetbpm: store damaged: ") {
+		t.Fatalf("store check: exit %d, stderr %q; want exit 1 naming the damage\n%s", code, stderr, stdout)
+	}
+	var lost []string
+	for i := range 20 {
+		id := fmt.Sprintf("flip-%02d", i)
+		out, _, code := c.run("instance", "show", id)
+		if code != 0 {
+			lost = append(lost, id)
+			if !strings.Contains(stdout, "lost instance: "+id+"\n") {
+				t.Errorf("instance %s is gone (%s), but store check does not name it", id, strings.TrimSpace(out))
+			}
+			if !strings.Contains(stdout, fmt.Sprintf(`: variables {"n":%d}`, i)) {
+				t.Errorf("store check does not show the variables the job of %s holds", id)
+			}
+		} else if strings.Contains(stdout, "lost instance: "+id+"\n") {
+			t.Errorf("store check names %s, which is there", id)
+		}
+	}
+	if len(lost) == 0 {
+		t.Fatal("the flipped bits lost no instance: the test proves nothing")
+	}
+	for _, want := range []string{`stream:\s+KV_jetbpm-instances\n`, `process:\s+flip \(version not known\)\n`, `last known at: charge\n`, `from job flip-\d+/charge/\d+ \(`} {
+		if !regexp.MustCompile(want).MatchString(stdout) {
+			t.Errorf("store check output lacks %s:\n%s", want, stdout)
+		}
+	}
+	var res struct {
+		Open    int `json:"open"`
+		Records []struct {
+			Kind     string `json:"kind"`
+			Instance string `json:"instance"`
+		} `json:"records"`
+	}
+	out, _, code := c.run("store", "check", "--json")
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 1 || res.Open != len(lost)+1 {
+		t.Errorf("store check --json: exit %d, %d open (want %d), %v\n%s", code, res.Open, len(lost)+1, err, out)
+	}
+	t.Logf("%d of 20 instances lost; store check:\n%s", len(lost), stdout)
+}

@@ -1,0 +1,278 @@
+package storecheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/lost"
+	"github.com/jetbpm/jetbpm/engine/outbox"
+	"github.com/jetbpm/jetbpm/incidents"
+	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// A trace as the cross-check first sees it: from a subject or a header,
+// the instance it names and maybe when. Only the traces of instances
+// without a checkpoint are looked at closer (detail), which reads the
+// message or record for what it knows, and may find it is no evidence
+// after all (a finished task, a closed incident).
+type trace struct {
+	lost.Trace
+	detail func(ctx context.Context, t *lost.Trace) (evidence bool, err error)
+}
+
+// Counts says how much of the store a check read.
+type Counts struct {
+	Checkpoints int `json:"checkpoints"`
+	Jobs        int `json:"jobs"`
+	Timers      int `json:"timers"`
+	Tasks       int `json:"tasks"`
+	Incidents   int `json:"incidents"`
+}
+
+// traces lists what in the store names an instance.
+func (c *Checker) traces(ctx context.Context, n *Counts) ([]trace, error) {
+	var all []trace
+	for _, read := range []func(context.Context, *Counts) ([]trace, error){c.jobTraces, c.timerTraces, c.taskTraces, c.incidentTraces} {
+		ts, err := read(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ts...)
+	}
+	return all, nil
+}
+
+// subjects lists the subjects of stream that match filter, with one
+// request per 100,000 (no message is read).
+func (c *Checker) subjects(ctx context.Context, stream, filter string) (map[string]uint64, error) {
+	s, err := c.cfg.JS.Stream(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: stream %s: %w", stream, err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: subjects of stream %s: %w", stream, err)
+	}
+	return info.State.Subjects, nil
+}
+
+// checkpoints returns the ids of the instances with a checkpoint, read
+// as messages (headers only, the last of each key): a subject listing
+// does not do, as the server's index of subjects can still name
+// checkpoints whose messages it dropped.
+func (c *Checker) checkpoints(ctx context.Context, n *Counts) (map[string]bool, error) {
+	prefix := "$KV." + streams.InstancesBucket + "."
+	stream, err := c.cfg.JS.Stream(ctx, streams.KVStream(streams.InstancesBucket))
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: instances bucket: %w", err)
+	}
+	ids := map[string]bool{}
+	if info, err := stream.Info(ctx); err != nil {
+		return nil, fmt.Errorf("storecheck: instances bucket: %w", err)
+	} else if info.State.Msgs == 0 {
+		return ids, nil
+	}
+	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{prefix + ">"}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy, HeadersOnly: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: read checkpoints: %w", err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: read checkpoints: %w", err)
+	}
+	defer it.Stop()
+	for {
+		m, err := it.Next(jetstream.NextMaxWait(quietFor))
+		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+			break // the server counts as pending what it lost
+		}
+		if err != nil {
+			return nil, fmt.Errorf("storecheck: read checkpoints: %w", err)
+		}
+		if m.Headers().Get("KV-Operation") == "" && m.Headers().Get(jetstream.MarkerReasonHeader) == "" {
+			ids[strings.TrimPrefix(m.Subject(), prefix)] = true
+		}
+		if md, err := m.Metadata(); err == nil && md.NumPending == 0 {
+			break
+		}
+	}
+	n.Checkpoints = len(ids)
+	return ids, nil
+}
+
+// quietFor ends the reading of the checkpoints when no message came for
+// as long although the server said more were pending: its count may
+// include what it lost.
+const quietFor = time.Second
+
+// jobTraces lists the queued jobs: a job's subject ends in its id,
+// "<instance>/<element>/<activation>" as a token ('/' escaped as "=2F").
+func (c *Checker) jobTraces(ctx context.Context, n *Counts) ([]trace, error) {
+	subjects, err := c.subjects(ctx, streams.JobsStream, streams.JobsSubjects)
+	if err != nil {
+		return nil, err
+	}
+	var out []trace
+	for subject := range subjects {
+		// jetbpm.job.<topic>.<job id>
+		tok := strings.Split(subject, ".")
+		id, _, ok := strings.Cut(tok[len(tok)-1], "=2F")
+		if !ok || len(tok) != 4 {
+			continue
+		}
+		n.Jobs++
+		out = append(out, trace{
+			Trace: lost.Trace{Instance: id, Source: "job", ID: tok[3]},
+			detail: func(ctx context.Context, t *lost.Trace) (bool, error) {
+				return c.jobDetail(ctx, subject, t)
+			},
+		})
+	}
+	return out, nil
+}
+
+// jobDetail reads the job for when it was queued, its id, process,
+// element and input.
+func (c *Checker) jobDetail(ctx context.Context, subject string, t *lost.Trace) (bool, error) {
+	stream, err := c.cfg.JS.Stream(ctx, streams.JobsStream)
+	if err != nil {
+		return false, fmt.Errorf("storecheck: jobs stream: %w", err)
+	}
+	m, err := stream.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, nil // done meanwhile: no longer there to prove anything
+	}
+	if err != nil {
+		return false, fmt.Errorf("storecheck: job %s: %w", subject, err)
+	}
+	t.At = m.Time
+	if id := m.Header.Get(outbox.HeaderJob); id != "" {
+		t.ID = id
+	}
+	var j jobs.Job
+	if err := jobs.UnmarshalJob(m.Data, &j); err != nil {
+		return true, nil // its subject names the instance still
+	}
+	t.Process, t.Element, t.Vars = j.ProcessID, j.Node, j.Input
+	return true, nil
+}
+
+// timerTraces lists the timer schedules (their subjects name instance and
+// wait).
+func (c *Checker) timerTraces(ctx context.Context, n *Counts) ([]trace, error) {
+	subjects, err := c.subjects(ctx, streams.EventsStream, streams.TimersSubjects)
+	if err != nil {
+		return nil, err
+	}
+	var out []trace
+	for subject := range subjects {
+		// jetbpm.tmr.<partition>.<instance>.<wait>
+		tok := strings.SplitN(subject, ".", 5)
+		if len(tok) != 5 {
+			continue
+		}
+		n.Timers++
+		out = append(out, trace{
+			Trace: lost.Trace{Instance: tok[3], Source: "timer", ID: tok[4]},
+			detail: func(ctx context.Context, t *lost.Trace) (bool, error) {
+				s, err := c.cfg.JS.Stream(ctx, streams.EventsStream)
+				if err != nil {
+					return false, err
+				}
+				m, err := s.GetLastMsgForSubject(ctx, subject)
+				if errors.Is(err, jetstream.ErrMsgNotFound) {
+					return false, nil // fired or cancelled meanwhile
+				}
+				if err != nil {
+					return false, fmt.Errorf("storecheck: timer %s: %w", subject, err)
+				}
+				t.At = m.Time
+				return true, nil
+			},
+		})
+	}
+	return out, nil
+}
+
+// taskTraces lists the user task records (their keys name the instance);
+// only an open task is evidence.
+func (c *Checker) taskTraces(ctx context.Context, n *Counts) ([]trace, error) {
+	prefix := "$KV." + streams.TasksBucket + "."
+	subjects, err := c.subjects(ctx, streams.KVStream(streams.TasksBucket), prefix+">")
+	if err != nil {
+		return nil, err
+	}
+	kv, err := c.cfg.JS.KeyValue(ctx, streams.TasksBucket)
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: tasks bucket: %w", err)
+	}
+	var out []trace
+	for subject := range subjects {
+		key := strings.TrimPrefix(subject, prefix)
+		id, _, ok := strings.Cut(key, ".")
+		if !ok {
+			continue
+		}
+		n.Tasks++
+		out = append(out, trace{
+			Trace: lost.Trace{Instance: id, Source: "task", ID: key},
+			detail: func(ctx context.Context, t *lost.Trace) (bool, error) {
+				entry, err := kv.Get(ctx, key)
+				if errors.Is(err, jetstream.ErrKeyNotFound) {
+					return false, nil
+				}
+				if err != nil {
+					return false, fmt.Errorf("storecheck: task %s: %w", key, err)
+				}
+				var task instance.Task
+				if err := streams.Unmarshal(entry.Value(), &task); err != nil {
+					return true, nil // its key names the instance still
+				}
+				if task.State.Finished() {
+					return false, nil // expires after the retention like its instance
+				}
+				t.ID, t.At, t.Process, t.Version, t.Element, t.Vars = task.ID, task.CreatedAt, task.ProcessID, task.Version, task.Node, task.Variables
+				return true, nil
+			},
+		})
+	}
+	return out, nil
+}
+
+// incidentTraces reads every incident record; an open one is evidence.
+func (c *Checker) incidentTraces(ctx context.Context, n *Counts) ([]trace, error) {
+	kv, err := c.cfg.JS.KeyValue(ctx, streams.IncidentsBucket)
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: incidents bucket: %w", err)
+	}
+	w, err := kv.WatchFiltered(ctx, []string{streams.IncidentKeys}, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: read incidents: %w", err)
+	}
+	var out []trace
+	err = streams.FollowWatch(ctx, w, func() { w.Stop() }, func(e jetstream.KeyValueEntry) {
+		var rec incidents.Record
+		if streams.Unmarshal(e.Value(), &rec) != nil || rec.State.Closed() || rec.Instance == "" {
+			return
+		}
+		n.Incidents++
+		out = append(out, trace{Trace: lost.Trace{
+			Instance: rec.Instance, Source: "incident", ID: rec.ID, At: rec.LastFailure,
+			Process: rec.ProcessID, Version: rec.Version, Element: rec.Node,
+		}})
+	})
+	if err != nil && !errors.Is(err, streams.ErrWatchClosed) {
+		return nil, fmt.Errorf("storecheck: read incidents: %w", err)
+	}
+	return out, nil
+}

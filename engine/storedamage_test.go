@@ -1,0 +1,177 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine"
+	"github.com/jetbpm/jetbpm/engine/enginetest"
+	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/engine/lost"
+	"github.com/jetbpm/jetbpm/internal/testwait"
+	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/streamstest"
+	"github.com/jetbpm/jetbpm/workerkit"
+)
+
+// flipBits flips one bit at each of the fractions at of the length of
+// file, as a failing disk would.
+func flipBits(t *testing.T, file string, at ...float64) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range at {
+		data[int(f*float64(len(data)))] ^= 1 << (i % 8)
+	}
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// streamBlocks returns the message block files of stream in the store
+// under dir.
+func streamBlocks(t *testing.T, dir, stream string) []string {
+	t.Helper()
+	blocks, err := filepath.Glob(filepath.Join(dir, "*", "*", "streams", stream, "msgs", "*.blk"))
+	if err != nil || len(blocks) == 0 {
+		t.Fatalf("no block files of stream %s under %s (%v)", stream, dir, err)
+	}
+	return blocks
+}
+
+// The case (#37): instances wait at an external task; the store
+// is stopped and five bits flip in the instances bucket's block file; the
+// server drops what follows the first bad record without a word. The
+// engine notices: each lost instance its job still names gets an open
+// record with what the job knew, /healthz's summary says so, and every
+// instance that survived completes when the worker runs.
+func TestFlippedBitsInTheInstancesBucketAreNoticed(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	opts := withSync(env, engine.Options{MarksFile: filepath.Join(t.TempDir(), "jetbpm-marks")})
+	eng := enginetest.Open(t, env.Conn, opts)
+	deployTasks(t, eng, workerProcess(t, "flip", "flip-charge"))
+	const n = 20
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("flip-%02d", i)
+		startTask(t, eng, "flip", ids[i], map[string]any{"n": i})
+	}
+	jobsQueued(t, env, n)
+	if s := eng.StoreDamage(); s != "" {
+		t.Fatalf("damage before any: %q", s)
+	}
+	before := lastSeq(t, env, streams.KVStream(streams.InstancesBucket))
+	if err := eng.Close(bounded(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	env.RestartWith(t, func(dir string) {
+		blocks := streamBlocks(t, dir, streams.KVStream(streams.InstancesBucket))
+		flipBits(t, blocks[len(blocks)-1], 0.3, 0.45, 0.6, 0.75, 0.9)
+	})
+	var gone []string
+	for _, id := range ids {
+		if storedCheckpoint(t, env.JS, id) == nil {
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) == 0 {
+		t.Fatal("the flipped bits lost no checkpoint: the test proves nothing; flip others")
+	}
+	after := lastSeq(t, env, streams.KVStream(streams.InstancesBucket))
+	t.Logf("%d of %d checkpoints gone; the bucket's last sequence %d before, %d after", len(gone), n, before, after)
+
+	eng = enginetest.Open(t, env.Conn, opts)
+	recs, err := eng.LostRecords(bounded(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var named []string
+	var gaps []lost.Record
+	for _, r := range recs {
+		switch r.Kind {
+		case lost.Instance:
+			named = append(named, r.Instance)
+			if r.Status != lost.Open || r.Process != "flip" || r.Element != "charge" || r.Vars["n"] == nil ||
+				len(r.Traces) != 1 || r.Traces[0].Source != "job" {
+				t.Errorf("record of %s: %+v; want open, process flip at charge, its job's input", r.Instance, r)
+			}
+		case lost.Stream:
+			gaps = append(gaps, r)
+		default:
+			t.Errorf("unexpected record %+v", r)
+		}
+	}
+	slices.Sort(named)
+	if !slices.Equal(named, gone) {
+		t.Fatalf("records name %v, the store lost %v", named, gone)
+	}
+	if after < before {
+		if len(gaps) != 1 || gaps[0].Gap.Stream != streams.KVStream(streams.InstancesBucket) || gaps[0].Gap.Marked != before || gaps[0].Gap.Found != after {
+			t.Errorf("the bucket went back from %d to %d; gap records %+v", before, after, gaps)
+		}
+	}
+	summary := eng.StoreDamage()
+	if !strings.Contains(summary, fmt.Sprintf("%d lost instance(s)", len(gone))) {
+		t.Errorf("summary %q", summary)
+	}
+
+	w, err := workerkit.New(env.NewConn(t), workerkit.Options{Name: "flip-worker", Logger: quietLog, VerdictTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Handle("flip-charge", func(context.Context, *workerkit.Job) (map[string]any, error) { return nil, nil })
+	wctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	defer func() { stop(); <-done }()
+	for _, id := range ids {
+		if slices.Contains(gone, id) {
+			continue
+		}
+		if v := waitDone(t, eng, id); v.Status != instance.Completed {
+			t.Errorf("%s: %s, want completed", id, v.Status)
+		}
+	}
+}
+
+// jobsQueued waits until the jobs stream holds n jobs.
+func jobsQueued(t *testing.T, env *streamstest.Env, n uint64) {
+	t.Helper()
+	testwait.Until(t, 10*time.Second, fmt.Sprintf("%d jobs queued", n), func() error {
+		s, err := env.JS.Stream(bounded(t), streams.JobsStream)
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(bounded(t))
+		if err != nil {
+			return err
+		}
+		if info.State.Msgs != n {
+			return fmt.Errorf("%d queued", info.State.Msgs)
+		}
+		return nil
+	})
+}
+
+func lastSeq(t *testing.T, env *streamstest.Env, stream string) uint64 {
+	t.Helper()
+	s, err := env.JS.Stream(bounded(t), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(bounded(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.LastSeq
+}
