@@ -167,6 +167,9 @@ type Options struct {
 	// crashAfterEntryWrite is the same for message partition entries.
 	crashAfterWrite      func(instanceID string) bool
 	crashAfterEntryWrite func(entryKey string) bool
+	// quarantineRedelivery, set by tests, is how long a quarantined
+	// instance's events wait (partition.DefaultQuarantineRedelivery).
+	quarantineRedelivery time.Duration
 	// heldBack, set by tests, is told of each instance whose events wait
 	// for its committing batch (pipeline.go).
 	heldBack func(instanceID string)
@@ -479,7 +482,17 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 				return messages.StartFailed(ctx, js, id, req)
 			},
 		},
-		CrashAfterWrite: e.opts.crashAfterWrite, HeldBack: e.opts.heldBack,
+		Damaged: func(ctx context.Context, id string, cause error) {
+			if _, err := e.checker.Damaged(ctx, id, cause); err != nil {
+				e.log.Error("the record of a damaged checkpoint could not be written; the instance stays quarantined", "instance", id, "err", err)
+			}
+		},
+		Restored: func(ctx context.Context, id string) {
+			if err := e.checker.Restored(ctx, id); err != nil {
+				e.log.Warn("the record of a restored checkpoint could not be closed; jetbpm store check closes it", "instance", id, "err", err)
+			}
+		},
+		CrashAfterWrite: e.opts.crashAfterWrite, HeldBack: e.opts.heldBack, QuarantineRedelivery: e.opts.quarantineRedelivery,
 		Pinned: func(p int) {
 			select {
 			case e.pinned <- p:

@@ -18,6 +18,10 @@ func CrashAfterWrite(opts *Options, fn func(instanceID string) bool) { opts.cras
 // direct creates recovers (p < 0: the sweep when the node opens).
 func Swept(opts *Options, fn func(p int, recovered []string)) { opts.swept = fn }
 
+// QuarantineRedelivery sets how long a quarantined instance's events wait
+// before they come again.
+func QuarantineRedelivery(opts *Options, d time.Duration) { opts.quarantineRedelivery = d }
+
 // HeldBack installs a hook on opts that is told of each instance whose
 // events a partition holds back until its committing batch settles.
 func HeldBack(opts *Options, fn func(instanceID string)) { opts.heldBack = fn }

@@ -175,3 +175,95 @@ func lastSeq(t *testing.T, env *streamstest.Env, stream string) uint64 {
 	}
 	return info.State.LastSeq
 }
+
+// A checkpoint damaged where the server does not notice (its message is
+// whole, its value is not): the instance is quarantined — a damaged
+// record, /healthz's summary, its worker's report held — while another
+// instance of the same partition completes; once the checkpoint is put
+// back, the held report is applied, the instance completes and its record
+// closes as restored.
+func TestADamagedCheckpointIsQuarantinedUntilRestored(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t, streamstest.WithPartitions(1))
+	opts := withSync(env, engine.Options{})
+	engine.QuarantineRedelivery(&opts, 200*time.Millisecond)
+	eng := enginetest.Open(t, env.Conn, opts)
+	deployTasks(t, eng, workerProcess(t, "quar", "quar-charge"))
+	startTask(t, eng, "quar", "quar-bad", map[string]any{"n": 1})
+	startTask(t, eng, "quar", "quar-good", map[string]any{"n": 2})
+	jobsQueued(t, env, 2)
+	if err := eng.Close(bounded(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	kv, err := env.JS.KeyValue(bounded(t), streams.InstancesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := kv.Get(bounded(t), "quar-bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := slices.Clone(whole.Value())
+	bad[len(bad)/2] ^= 0x08
+	if _, err := kv.Put(bounded(t), "quar-bad", bad); err != nil {
+		t.Fatal(err)
+	}
+
+	eng = enginetest.Open(t, env.Conn, opts)
+	w, err := workerkit.New(env.NewConn(t), workerkit.Options{Name: "quar-worker", Logger: quietLog, VerdictTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Handle("quar-charge", func(context.Context, *workerkit.Job) (map[string]any, error) { return map[string]any{"paid": true}, nil })
+	wctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	defer func() { stop(); <-done }()
+
+	if v := waitDone(t, eng, "quar-good"); v.Status != instance.Completed {
+		t.Fatalf("the undamaged instance: %s", v.Status)
+	}
+	var rec lost.Record
+	testwait.Until(t, 10*time.Second, "a damaged record of quar-bad", func() error {
+		recs, err := eng.LostRecords(bounded(t))
+		if err != nil {
+			return err
+		}
+		if len(recs) != 1 {
+			return fmt.Errorf("records %+v", recs)
+		}
+		rec = recs[0]
+		return nil
+	})
+	if rec.Kind != lost.Damaged || rec.Instance != "quar-bad" || rec.Status != lost.Open || !strings.Contains(rec.Detail, "checksum mismatch") {
+		t.Fatalf("record %+v", rec)
+	}
+	if s := eng.StoreDamage(); !strings.Contains(s, "1 damaged checkpoint(s) (quar-bad)") {
+		t.Errorf("summary %q", s)
+	}
+	if _, err := eng.Instance(bounded(t), "quar-bad"); err == nil || !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Errorf("reading the damaged instance: %v; want the checksum named", err)
+	}
+
+	// The operator restores the checkpoint (here: puts the whole value back).
+	if _, err := kv.Put(bounded(t), "quar-bad", whole.Value()); err != nil {
+		t.Fatal(err)
+	}
+	if v := waitDone(t, eng, "quar-bad"); v.Status != instance.Completed || v.Variables["paid"] != true {
+		t.Fatalf("the restored instance: %s %v; want completed with its worker's result", v.Status, v.Variables)
+	}
+	testwait.Until(t, 10*time.Second, "the record closed as restored", func() error {
+		recs, err := eng.LostRecords(bounded(t))
+		if err != nil {
+			return err
+		}
+		if len(recs) != 1 || recs[0].Status != lost.Restored {
+			return fmt.Errorf("records %+v", recs)
+		}
+		return nil
+	})
+	if s := eng.StoreDamage(); s != "" {
+		t.Errorf("summary after the restore %q, want none", s)
+	}
+}

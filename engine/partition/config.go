@@ -72,6 +72,17 @@ type Config struct {
 	// holds the key for it. Each acts on the requests that are its own.
 	StartFailed []func(ctx context.Context, id string, req *checkpoint.StartRequest, cause error) error
 
+	// Damaged is told, once, of an instance whose checkpoint is damaged
+	// (its checksum does not match): the partition quarantines it —
+	// holds its events, steps every other instance (quarantine.go).
+	// Restored is told when such an instance's checkpoint reads whole
+	// again and it steps.
+	Damaged  func(ctx context.Context, id string, cause error)
+	Restored func(ctx context.Context, id string)
+	// QuarantineRedelivery is how long a quarantined instance's events
+	// wait before they come again (default DefaultQuarantineRedelivery).
+	QuarantineRedelivery time.Duration
+
 	// CrashAfterWrite, for tests only, is asked after every committed
 	// checkpoint write; true abandons the batch as a crash would.
 	CrashAfterWrite func(instanceID string) bool

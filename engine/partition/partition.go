@@ -40,6 +40,9 @@ type Partition struct {
 	// (holding.go).
 	pins      [2]atomic.Value // string
 	elsewhere atomic.Bool
+	// quarantined are the instances whose checkpoint is damaged: not
+	// stepped, their events held (quarantine.go). The loop's own.
+	quarantined map[string]bool
 }
 
 // New returns partition n; Run applies it.
@@ -54,7 +57,7 @@ func New(ctx context.Context, cfg *Config, n int) (*Partition, error) {
 	}
 	return &Partition{
 		n: n, events: events, reports: reports, cache: lru.New[cached](cfg.CacheSize), log: cfg.Log.With("partition", n), cfg: cfg,
-		direct: make(chan *direct), stopped: make(chan struct{}),
+		direct: make(chan *direct), stopped: make(chan struct{}), quarantined: map[string]bool{},
 	}, nil
 }
 
@@ -189,6 +192,9 @@ type group struct {
 	// directs are the starts and recovers handed to the loop in memory
 	// (direct.go): answered where messages are acknowledged.
 	directs []*direct
+	// quarantined: the checkpoint is damaged; the messages wait
+	// (quarantine.go).
+	quarantined bool
 }
 
 // process applies a batch from start to end: every instance's events in
@@ -374,8 +380,13 @@ func (p *Partition) stepOnce(ctx context.Context, g *group) {
 	s, rev, err := p.load(ctx, g)
 	if err != nil {
 		g.err = err
+		if damaged(err) {
+			g.quarantined = true
+			p.quarantine(ctx, g.id, err)
+		}
 		return
 	}
+	p.release(ctx, g.id)
 	log := p.log.With("instance", g.id)
 	jobEvents, changed := p.decideReports(ctx, g, s)
 	g.events = append(g.events, jobEvents...)
@@ -523,6 +534,10 @@ func (p *Partition) awaitWrite(ctx context.Context, g *group) {
 // out, or returns them for redelivery.
 func (p *Partition) settle(g *group) {
 	defer p.settleDirect(g)
+	if g.err != nil && g.quarantined {
+		p.hold(g)
+		return
+	}
 	if g.err != nil {
 		p.cache.Drop(g.id)
 		if len(g.msgs) > 0 {

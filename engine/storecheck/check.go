@@ -2,7 +2,6 @@ package storecheck
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,6 +23,9 @@ type Report struct {
 	// Recorded counts the records this check wrote: a record found before
 	// is not written again.
 	Recorded int `json:"recorded"`
+	// Restored are the instances whose open records this check closed:
+	// their checkpoints are back and read whole (a restore).
+	Restored []string `json:"restored,omitempty"`
 	// Problems are copies of the marks that could not be read; the other
 	// copy still counted.
 	Problems []string `json:"problems,omitempty"`
@@ -75,6 +77,9 @@ func (c *Checker) Check(ctx context.Context) (Report, error) {
 		return r, err
 	}
 	if r.Lost, err = c.orphans(ctx, traces, ids, now); err != nil {
+		return r, err
+	}
+	if r.Restored, err = c.closeRestored(ctx, ids); err != nil {
 		return r, err
 	}
 
@@ -151,40 +156,36 @@ func (c *Checker) orphans(ctx context.Context, traces []trace, ids map[string]bo
 	return out, nil
 }
 
-// record writes rec unless its key holds a record already; created says
-// whether it wrote.
-func (c *Checker) record(ctx context.Context, rec lost.Record) (created bool, err error) {
-	data, err := streams.Marshal(rec)
+// closeRestored closes the open record of each instance whose checkpoint
+// is back (in ids) and reads whole, and returns their ids.
+func (c *Checker) closeRestored(ctx context.Context, ids map[string]bool) ([]string, error) {
+	recs, err := Records(ctx, c.cfg.Lost)
 	if err != nil {
-		return false, fmt.Errorf("storecheck: record %s: %w", rec.Key(), err)
+		return nil, err
 	}
-	_, err = c.cfg.Lost.Create(ctx, rec.Key(), data)
-	if errors.Is(err, jetstream.ErrKeyExists) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("storecheck: record %s: %w", rec.Key(), err)
-	}
-	return true, nil
-}
-
-// Records returns the records in the lost bucket, open and closed, by key;
-// one that cannot be read is returned as a damaged record of its key.
-func Records(ctx context.Context, kv jetstream.KeyValue) ([]lost.Record, error) {
-	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, fmt.Errorf("storecheck: read bucket %s: %w", streams.LostBucket, err)
-	}
-	var out []lost.Record
-	err = streams.FollowWatch(ctx, w, func() { w.Stop() }, func(e jetstream.KeyValueEntry) {
-		var rec lost.Record
-		if err := streams.Unmarshal(e.Value(), &rec); err != nil {
-			rec = lost.Record{Kind: lost.Damaged, Status: lost.Open, Detail: fmt.Sprintf("record %s cannot be read: %v", e.Key(), err)}
+	var kv jetstream.KeyValue
+	var out []string
+	for _, rec := range recs {
+		if rec.Status != lost.Open || rec.Kind == lost.Stream || !ids[rec.Instance] {
+			continue
 		}
-		out = append(out, rec)
-	})
-	if err != nil && !errors.Is(err, streams.ErrWatchClosed) {
-		return nil, fmt.Errorf("storecheck: read bucket %s: %w", streams.LostBucket, err)
+		if kv == nil {
+			if kv, err = c.cfg.JS.KeyValue(ctx, streams.InstancesBucket); err != nil {
+				return nil, fmt.Errorf("storecheck: instances bucket: %w", err)
+			}
+		}
+		entry, err := kv.Get(ctx, rec.Instance)
+		if err != nil {
+			continue // gone again, or unreadable: it stays open
+		}
+		var v any
+		if streams.Unmarshal(entry.Value(), &v) != nil {
+			continue
+		}
+		if err := c.Restored(ctx, rec.Instance); err != nil {
+			return nil, err
+		}
+		out = append(out, rec.Instance)
 	}
 	return out, nil
 }

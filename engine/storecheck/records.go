@@ -1,0 +1,100 @@
+package storecheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine/lost"
+	"github.com/jetbpm/jetbpm/streams"
+)
+
+// Damaged records that instance id's checkpoint cannot be read for cause
+// (once: a record of the instance there already stays as it is); created
+// says whether this call wrote it.
+func (c *Checker) Damaged(ctx context.Context, id string, cause error) (created bool, err error) {
+	return c.record(ctx, lost.DamagedRecord(id, cause, c.cfg.Now()))
+}
+
+// Restored closes the open record of instance id, if there is one: its
+// checkpoint is there and reads whole again.
+func (c *Checker) Restored(ctx context.Context, id string) error {
+	rec := lost.Record{Kind: lost.Instance, Instance: id}
+	return c.closeRecord(ctx, rec.Key(), lost.Restored, "its checkpoint is there and reads whole again")
+}
+
+// closeRecord sets the record under key to status with reason, if it is
+// open; nothing if there is none or it is closed.
+func (c *Checker) closeRecord(ctx context.Context, key string, status lost.Status, reason string) error {
+	for range maxMarkWrites {
+		entry, err := c.cfg.Lost.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("storecheck: record %s: %w", key, err)
+		}
+		var rec lost.Record
+		if err := streams.Unmarshal(entry.Value(), &rec); err != nil {
+			return fmt.Errorf("storecheck: record %s: %w", key, err)
+		}
+		if rec.Status != lost.Open {
+			return nil
+		}
+		rec.Status, rec.Reason, rec.Closed = status, reason, c.cfg.Now()
+		data, err := streams.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		_, err = c.cfg.Lost.Update(ctx, key, data, entry.Revision())
+		if isConflict(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("storecheck: record %s: %w", key, err)
+		}
+		c.cfg.Log.Info("store damage record closed", "key", key, "status", status, "reason", reason)
+		return nil
+	}
+	return fmt.Errorf("storecheck: record %s changed under each of %d writes", key, maxMarkWrites)
+}
+
+// record writes rec unless its key holds a record already; created says
+// whether it wrote.
+func (c *Checker) record(ctx context.Context, rec lost.Record) (created bool, err error) {
+	data, err := streams.Marshal(rec)
+	if err != nil {
+		return false, fmt.Errorf("storecheck: record %s: %w", rec.Key(), err)
+	}
+	_, err = c.cfg.Lost.Create(ctx, rec.Key(), data)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("storecheck: record %s: %w", rec.Key(), err)
+	}
+	return true, nil
+}
+
+// Records returns the records in the lost bucket, open and closed, by key;
+// one that cannot be read is returned as a damaged record of its key.
+func Records(ctx context.Context, kv jetstream.KeyValue) ([]lost.Record, error) {
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: read bucket %s: %w", streams.LostBucket, err)
+	}
+	var out []lost.Record
+	err = streams.FollowWatch(ctx, w, func() { w.Stop() }, func(e jetstream.KeyValueEntry) {
+		var rec lost.Record
+		if err := streams.Unmarshal(e.Value(), &rec); err != nil {
+			rec = lost.Record{Kind: lost.Damaged, Status: lost.Open, Detail: fmt.Sprintf("record %s cannot be read: %v", e.Key(), err)}
+		}
+		out = append(out, rec)
+	})
+	if err != nil && !errors.Is(err, streams.ErrWatchClosed) {
+		return nil, fmt.Errorf("storecheck: read bucket %s: %w", streams.LostBucket, err)
+	}
+	return out, nil
+}
