@@ -215,7 +215,9 @@ func TestADamagedCheckpointIsQuarantinedUntilRestored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Handle("quar-charge", func(context.Context, *workerkit.Job) (map[string]any, error) { return map[string]any{"paid": true}, nil })
+	w.Handle("quar-charge", func(context.Context, *workerkit.Job) (map[string]any, error) {
+		return map[string]any{"paid": true}, nil
+	})
 	wctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx) }()
