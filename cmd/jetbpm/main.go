@@ -63,6 +63,8 @@ func commands() []command {
 		{name: "store", summary: "check the store for damage (check)", usage: storeUsage, run: runStore, subs: []command{
 			{name: "store check", summary: "check the store now; print lost instances and streams that went back; exit 1 if any", usage: storeCheckUsage, run: runStoreCheck},
 		}},
+		{name: "backup", summary: "save every jetbpm stream and bucket into a directory (JetStream snapshots)", usage: backupUsage, run: runBackup},
+		{name: "restore", summary: "restore a backup into serve's stopped store (--data) or a NATS server", usage: restoreUsage, run: runRestore},
 		{name: "work", summary: "run a worker: a command per job of an external task topic", usage: workUsage, run: runWork},
 		{name: "bench", summary: "measure throughput and latency against the raw JetStream ceiling", usage: benchUsage, run: runBench},
 		{name: "tasks", summary: "list user tasks (list)", usage: tasksUsage, run: runTasks, subs: []command{

@@ -120,3 +120,63 @@ func TestStoreCheckAfterFlippedBits(t *testing.T) {
 	}
 	t.Logf("%d of 20 instances lost; store check:\n%s", len(lost), stdout)
 }
+
+// Backup and restore as an operator runs them (#37): serve with instances
+// waiting at an external task; 'jetbpm backup' while it runs; serve
+// stopped and its data directory lost; 'jetbpm restore --data' into a new
+// one; serve started on it: the store is whole (no loss counted for the
+// restore), and every instance continues when a worker runs.
+func TestBackupAndRestoreEndToEnd(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	listen := freeAddr(t)
+	p := startServe(t, nil, "--data", data, "--listen", listen)
+	url, _ := p.waitReady()["nats_url"].(string)
+	c := client{t: t, env: []string{"JETBPM_NATS_URL=" + url}}
+	c.ok("deploy", writeFile(t, t.TempDir(), "flip.bpmn", flipBPMN))
+	const n = 10
+	for i := range n {
+		c.ok("start", "flip", "--id", fmt.Sprintf("kept-%02d", i), "--vars", fmt.Sprintf(`{"n": %d}`, i))
+	}
+	for i := range n {
+		c.waitInstance(fmt.Sprintf("kept-%02d", i), func(v view) bool { return len(v.ActiveNodes) == 1 && v.ActiveNodes[0] == "charge" })
+	}
+	backup := filepath.Join(t.TempDir(), "backup")
+	out := c.ok("backup", backup)
+	if !regexp.MustCompile(`(?m)^KV_jetbpm-instances\s+10\s+\d+$`).MatchString(out) || !regexp.MustCompile(`(?m)^JETBPM_JOBS\s+10\s+\d+$`).MatchString(out) {
+		t.Fatalf("backup printed:\n%s", out)
+	}
+	p.stop()
+	if err := os.RemoveAll(data); err != nil { // the store is lost
+		t.Fatal(err)
+	}
+
+	c.fails(1, "is a directory|no backup|no such file", "restore", "--data", data, t.TempDir())
+	out = c.ok("restore", "--data", data, backup)
+	if !regexp.MustCompile(`(?m)^KV_jetbpm-instances\s+10\s+\d+$`).MatchString(out) {
+		t.Fatalf("restore printed:\n%s", out)
+	}
+	c.fails(1, "exists; restore into an empty store, or replace it", "restore", "--data", data, backup)
+
+	p = startServe(t, nil, "--data", data, "--listen", listen)
+	p.waitReady()
+	resp, err := http.Get("http://" + p.httpAddr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "ok\n" {
+		t.Fatalf("/healthz after the restore: %q; want ok (a restore is no loss)", body)
+	}
+	if out := c.ok("store", "check"); !strings.Contains(out, "store whole") || !strings.Contains(out, "10 checkpoints, 10 jobs") {
+		t.Fatalf("store check after the restore:\n%s", out)
+	}
+	w := startWork(t, c.env, "--topic", "flip-charge", "--", "echo", `{"charged": true}`)
+	for i := range n {
+		v := c.waitInstance(fmt.Sprintf("kept-%02d", i), func(v view) bool { return v.Status == "completed" })
+		if v.Variables["charged"] != true || v.Variables["n"] != float64(i) {
+			t.Errorf("kept-%02d completed with %v", i, v.Variables)
+		}
+	}
+	w.stop()
+}

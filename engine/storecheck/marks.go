@@ -262,3 +262,18 @@ func (c *Checker) stored(ctx context.Context) (lost.Marks, []string, error) {
 	}
 	return m, problems, nil
 }
+
+// Reset sets the marks, in both places, to where the streams are now,
+// replacing what they held: after a restore from backup, which takes the
+// streams back on purpose, so that the next start does not count it as a
+// loss.
+func (c *Checker) Reset(ctx context.Context) error {
+	seqs, err := c.lastSeqs(ctx)
+	if err != nil {
+		return err
+	}
+	taken := lost.Marks{Streams: seqs, At: c.cfg.Now()}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.write(ctx, func(lost.Marks) lost.Marks { return taken })
+}
