@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/lost"
 	"github.com/jetbpm/jetbpm/engine/storecheck"
 	"github.com/jetbpm/jetbpm/streams"
@@ -134,4 +135,51 @@ func (e *Engine) CheckStore(ctx context.Context) (storecheck.Report, error) {
 		return storecheck.Report{}, errors.New("engine: the store check is not running")
 	}
 	return e.checker.Check(ctx)
+}
+
+// DismissLost closes the open damage record under key as dismissed, with
+// the operator's reason (required): what it names is accepted as lost.
+func (e *Engine) DismissLost(ctx context.Context, key, reason string) error {
+	if strings.TrimSpace(reason) == "" {
+		return fmt.Errorf("%w: dismissing damage record %s needs a reason", ErrInvalid, key)
+	}
+	if err := e.writable(); err != nil {
+		return err
+	}
+	return e.checker.Close(ctx, key, lost.Dismissed, reason)
+}
+
+// RecreateLost starts a new instance in place of the lost instance the
+// open record under key names, and closes the record as recreated,
+// naming it. The new instance is of the record's process (its version if
+// known, else the latest), from its start event, with the variables the
+// traces held: jetbpm cannot start an instance at an inner element, so
+// what ran before the last known element runs again. Its id is the lost
+// one's with "-recreated", so a recreate retried after an error starts no
+// second instance.
+func (e *Engine) RecreateLost(ctx context.Context, key string) (string, error) {
+	rec, err := e.checker.Record(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case rec.Status != lost.Open:
+		return "", fmt.Errorf("damage record %s is %s already: %w", key, rec.Status, ErrFinished)
+	case rec.Kind == lost.Stream:
+		return "", fmt.Errorf("%w: damage record %s is a stream that went back: only the instances it lost can be recreated", ErrInvalid, key)
+	case rec.Process == "":
+		return "", fmt.Errorf("%w: damage record %s: nothing in the store knew instance %s's process; restore it from a backup or dismiss the record", ErrInvalid, key, rec.Instance)
+	}
+	opts := []StartOption{Version(rec.Version)}
+	if id := rec.Instance + "-recreated"; checkpoint.ValidID(id) {
+		opts = append(opts, InstanceID(id))
+	}
+	id, err := e.Start(ctx, rec.Process, rec.Vars, opts...)
+	if err != nil {
+		return id, fmt.Errorf("recreating instance %s: %w", rec.Instance, err)
+	}
+	if err := e.checker.Close(ctx, key, lost.Recreated, "recreated as instance "+id); err != nil && !errors.Is(err, ErrFinished) {
+		return id, err
+	}
+	return id, nil
 }

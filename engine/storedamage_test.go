@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -142,6 +143,56 @@ func TestFlippedBitsInTheInstancesBucketAreNoticed(t *testing.T) {
 			t.Errorf("%s: %s, want completed", id, v.Status)
 		}
 	}
+
+	// The operator acts: recreates the first lost instance from what its
+	// job held, dismisses the second with a reason.
+	first, second := "instance."+gone[0], "instance."+gone[1]
+	newID, err := eng.RecreateLost(bounded(t), first)
+	if err != nil || newID != gone[0]+"-recreated" {
+		t.Fatalf("recreate %s: %q, %v", first, newID, err)
+	}
+	if v := waitDone(t, eng, newID); v.Status != instance.Completed || v.Variables["n"] == nil {
+		t.Errorf("the recreated instance: %s %v; want completed with the lost one's variables", v.Status, v.Variables)
+	}
+	if _, err := eng.RecreateLost(bounded(t), first); !errors.Is(err, engine.ErrFinished) {
+		t.Errorf("recreating again: %v, want ErrFinished", err)
+	}
+	if err := eng.DismissLost(bounded(t), second, " "); !errors.Is(err, engine.ErrInvalid) {
+		t.Errorf("dismissing without a reason: %v, want ErrInvalid", err)
+	}
+	if err := eng.DismissLost(bounded(t), second, "refunded by hand"); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.DismissLost(bounded(t), "instance.nobody", "x"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("dismissing an unknown record: %v, want ErrNotFound", err)
+	}
+	if len(gaps) > 0 {
+		if _, err := eng.RecreateLost(bounded(t), gaps[0].Key()); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("recreating a stream gap: %v, want ErrInvalid", err)
+		}
+	}
+	recs, err = eng.LostRecords(bounded(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		switch r.Key() {
+		case first:
+			if r.Status != lost.Recreated || r.Reason != "recreated as instance "+newID {
+				t.Errorf("record %s: %s %q", first, r.Status, r.Reason)
+			}
+		case second:
+			if r.Status != lost.Dismissed || r.Reason != "refunded by hand" || r.Closed.IsZero() {
+				t.Errorf("record %s: %s %q", second, r.Status, r.Reason)
+			}
+		}
+	}
+	testwait.Until(t, 5*time.Second, "the summary to count two lost instances fewer", func() error {
+		if s := eng.StoreDamage(); !strings.Contains(s, fmt.Sprintf("%d lost instance(s)", len(gone)-2)) {
+			return errors.New(s)
+		}
+		return nil
+	})
 }
 
 // jobsQueued waits until the jobs stream holds n jobs.

@@ -60,8 +60,10 @@ func commands() []command {
 			{name: "incident resolve", summary: "continue as if the node had completed, after setting --vars", usage: incidentResolveUsage, run: runIncidentResolve},
 			{name: "incident abandon", summary: "close as dead-lettered and cancel its token", usage: incidentAbandonUsage, run: runIncidentAbandon},
 		}},
-		{name: "store", summary: "check the store for damage (check)", usage: storeUsage, run: runStore, subs: []command{
+		{name: "store", summary: "check the store for damage and act on what it lost (check, dismiss, recreate)", usage: storeUsage, run: runStore, subs: []command{
 			{name: "store check", summary: "check the store now; print lost instances and streams that went back; exit 1 if any", usage: storeCheckUsage, run: runStoreCheck},
+			{name: "store dismiss", summary: "close a damage record: what it names is accepted as lost (--reason)", usage: storeDismissUsage, run: runStoreDismiss},
+			{name: "store recreate", summary: "start a new instance in place of a lost one, from its start event", usage: storeRecreateUsage, run: runStoreRecreate},
 		}},
 		{name: "backup", summary: "save every jetbpm stream and bucket into a directory (JetStream snapshots)", usage: backupUsage, run: runBackup},
 		{name: "restore", summary: "restore a backup into serve's stopped store (--data) or a NATS server", usage: restoreUsage, run: runRestore},

@@ -13,10 +13,25 @@ import (
 	"github.com/jetbpm/jetbpm/engine/lost"
 )
 
-const storeUsage = `usage: jetbpm store check [flags]
+const storeUsage = `usage: jetbpm store check|dismiss|recreate [flags]
 
-Checks the engine's store for damage the NATS server does not report
-(docs/reliability.md, "A damaged store").`
+Checks the engine's store for damage the NATS server does not report,
+and acts on the damage records a check wrote (docs/reliability.md, "A
+damaged store").`
+
+const storeDismissUsage = `usage: jetbpm store dismiss --reason TEXT [flags] KEY
+
+Closes the open damage record KEY (as 'jetbpm store check' prints it:
+instance.ID or stream.STREAM.SEQUENCE) as dismissed with the reason:
+what it names is accepted as lost. Prints "KEY dismissed".`
+
+const storeRecreateUsage = `usage: jetbpm store recreate [flags] KEY
+
+Starts a new instance in place of the lost instance of damage record KEY
+(instance.ID) and closes the record as recreated. The new instance is of
+the record's process, from its start event, with the variables the
+store still held: what ran before the element it was last known at runs
+again. Its id is the lost one's with "-recreated". Prints the new id.`
 
 const storeCheckUsage = `usage: jetbpm store check [flags]
 
@@ -32,6 +47,61 @@ records too; --json prints the engine's answer as it is.`
 
 func runStore(ctx context.Context, args []string) error {
 	return runGroup(ctx, "store", args)
+}
+
+func runStoreDismiss(ctx context.Context, args []string) error {
+	const name = "store dismiss"
+	fs := newFlagSet(name)
+	cf := addClientFlags(fs)
+	reason := fs.String("reason", "", "why what the record names is accepted as lost (required)")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(name, rest, "KEY"); err != nil {
+		return err
+	}
+	if *reason == "" {
+		return usageErrorf(name, "missing --reason")
+	}
+	c, err := cf.dial(name)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	if _, err := c.StoreDismiss(ctx, rest[0], *reason); err != nil {
+		return c.explain(err)
+	}
+	fmt.Printf("%s dismissed\n", rest[0])
+	return nil
+}
+
+func runStoreRecreate(ctx context.Context, args []string) error {
+	const name = "store recreate"
+	fs := newFlagSet(name)
+	cf := addClientFlags(fs)
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(name, rest, "KEY"); err != nil {
+		return err
+	}
+	c, err := cf.dial(name)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	id, err := c.StoreRecreate(ctx, rest[0])
+	if err != nil {
+		return c.explain(err)
+	}
+	fmt.Println(id)
+	return nil
 }
 
 func runStoreCheck(ctx context.Context, args []string) error {
@@ -96,6 +166,7 @@ func printStoreCheck(w io.Writer, res *api.StoreCheckResponse, all bool) error {
 		default:
 			fmt.Fprintf(tw, "%s instance:\t%s\n", map[lost.Kind]string{lost.Instance: "lost", lost.Damaged: "damaged"}[rec.Kind], rec.Instance)
 		}
+		fmt.Fprintf(tw, "key:\t%s\n", rec.Key())
 		fmt.Fprintf(tw, "status:\t%s\n", rec.Status)
 		switch {
 		case rec.Process != "" && rec.Version > 0:

@@ -119,6 +119,28 @@ func TestStoreCheckAfterFlippedBits(t *testing.T) {
 		t.Errorf("store check --json: exit %d, %d open (want %d), %v\n%s", code, res.Open, len(lost)+1, err, out)
 	}
 	t.Logf("%d of 20 instances lost; store check:\n%s", len(lost), stdout)
+
+	// The operator recreates the first lost instance and dismisses the rest.
+	if out := c.ok("store", "recreate", "instance."+lost[0]); out != lost[0]+"-recreated\n" {
+		t.Errorf("store recreate printed %q", out)
+	}
+	c.fails(2, "missing --reason", "store", "dismiss", "instance."+lost[1])
+	for _, id := range lost[1:] {
+		if out := c.ok("store", "dismiss", "--reason", "refunded by hand", "instance."+id); out != "instance."+id+" dismissed\n" {
+			t.Errorf("store dismiss printed %q", out)
+		}
+	}
+	c.fails(1, "is dismissed already", "store", "dismiss", "--reason", "again", "instance."+lost[1])
+	c.fails(1, "not found", "store", "recreate", "instance.nobody")
+	streamKey := regexp.MustCompile(`key:\s+(stream\.\S+)`).FindStringSubmatch(stdout)
+	if streamKey == nil {
+		t.Fatalf("no stream record key in:\n%s", stdout)
+	}
+	c.ok("store", "dismiss", "--reason", "restored what could be", streamKey[1])
+	if out := c.ok("store", "check"); !strings.Contains(out, "store whole") {
+		t.Errorf("store check after every record was acted on:\n%s", out)
+	}
+	c.waitInstance(lost[0]+"-recreated", func(v view) bool { return len(v.ActiveNodes) == 1 && v.ActiveNodes[0] == "charge" })
 }
 
 // Backup and restore as an operator runs them (#37): serve with instances

@@ -57,6 +57,11 @@ const (
 	// OpStoreCheck checks the store for damage now (the marks, then the
 	// cross-check), records what it finds, and lists every damage record.
 	OpStoreCheck = "store.check"
+	// OpStoreDismiss and OpStoreRecreate are an operator's actions on a
+	// damage record: accept what it names as lost (with a reason), or
+	// start a new instance in place of a lost one.
+	OpStoreDismiss  = "store.dismiss"
+	OpStoreRecreate = "store.recreate"
 )
 
 // DeployRequest carries BPMN XML documents.
@@ -298,4 +303,16 @@ type StoreCheckResponse struct {
 	Records []lost.Record     `json:"records"`
 	// Open counts the open records.
 	Open int `json:"open"`
+}
+
+// LostRequest names a damage record by its key ("instance.<id>",
+// "stream.<stream>.<sequence>"); Reason is required to dismiss it.
+type LostRequest struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// RecreateResponse names the instance started in place of a lost one.
+type RecreateResponse struct {
+	ID string `json:"id"`
 }

@@ -195,3 +195,21 @@ func (c *Client) StoreCheck(ctx context.Context) (*StoreCheckResponse, error) {
 	}
 	return &out, nil
 }
+
+// StoreDismiss closes a damage record as dismissed with reason, and
+// returns the records as StoreCheck does.
+func (c *Client) StoreDismiss(ctx context.Context, key, reason string) (*StoreCheckResponse, error) {
+	var out StoreCheckResponse
+	if err := c.call(ctx, OpStoreDismiss, LostRequest{Key: key, Reason: reason}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// StoreRecreate starts a new instance in place of the lost instance of a
+// damage record and returns its id.
+func (c *Client) StoreRecreate(ctx context.Context, key string) (string, error) {
+	var out RecreateResponse
+	err := c.call(ctx, OpStoreRecreate, LostRequest{Key: key}, &out)
+	return out.ID, err
+}

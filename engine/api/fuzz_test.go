@@ -13,7 +13,7 @@ import (
 )
 
 var fuzzOps = []string{OpDeploy, OpStart, OpInstanceGet, OpInstanceList, OpInstanceCancel, OpInstanceCompensate,
-	OpIncidentList, OpIncidentGet, OpIncidentRetry, OpIncidentResolve, OpIncidentAbandon, OpProcessList, OpProcessGet, OpInstanceSetVars, OpStoreCheck, "bogus"}
+	OpIncidentList, OpIncidentGet, OpIncidentRetry, OpIncidentResolve, OpIncidentAbandon, OpProcessList, OpProcessGet, OpInstanceSetVars, OpStoreCheck, OpStoreDismiss, OpStoreRecreate, "bogus"}
 
 // FuzzDispatch: any body for any operation gets a result or an error the
 // wire can name, against a real engine; nothing panics or hangs.

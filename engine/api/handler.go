@@ -120,6 +120,25 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 			return nil, err
 		}
 		return h.storeCheck(ctx)
+	case OpStoreDismiss:
+		var req LostRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		if err := h.eng.DismissLost(ctx, req.Key, req.Reason); err != nil {
+			return nil, err
+		}
+		return h.storeCheck(ctx)
+	case OpStoreRecreate:
+		var req LostRequest
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		id, err := h.eng.RecreateLost(ctx, req.Key)
+		if err != nil {
+			return nil, err
+		}
+		return RecreateResponse{ID: id}, nil
 	case OpIncidentList:
 		var req IncidentListRequest
 		if err := decode(&req); err != nil {

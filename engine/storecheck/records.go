@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/lost"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -23,6 +24,36 @@ func (c *Checker) Damaged(ctx context.Context, id string, cause error) (created 
 func (c *Checker) Restored(ctx context.Context, id string) error {
 	rec := lost.Record{Kind: lost.Instance, Instance: id}
 	return c.closeRecord(ctx, rec.Key(), lost.Restored, "its checkpoint is there and reads whole again")
+}
+
+// Record returns the record under key, errdefs.ErrNotFound if none.
+func (c *Checker) Record(ctx context.Context, key string) (*lost.Record, error) {
+	entry, err := c.cfg.Lost.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrInvalidKey) {
+		return nil, fmt.Errorf("damage record %q: %w", key, errdefs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: record %s: %w", key, err)
+	}
+	var rec lost.Record
+	if err := streams.Unmarshal(entry.Value(), &rec); err != nil {
+		return nil, fmt.Errorf("storecheck: record %s: %w", key, err)
+	}
+	return &rec, nil
+}
+
+// Close sets the open record under key to status with reason (an
+// operator's action); errdefs.ErrNotFound if there is none, ErrFinished
+// if it is closed already.
+func (c *Checker) Close(ctx context.Context, key string, status lost.Status, reason string) error {
+	rec, err := c.Record(ctx, key)
+	if err != nil {
+		return err
+	}
+	if rec.Status != lost.Open {
+		return fmt.Errorf("damage record %s is %s already: %w", key, rec.Status, errdefs.ErrFinished)
+	}
+	return c.closeRecord(ctx, key, status, reason)
 }
 
 // closeRecord sets the record under key to status with reason, if it is
