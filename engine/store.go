@@ -52,7 +52,7 @@ func (w *storeWatch) all() []lost.Record {
 func (w *storeWatch) openInstances() int {
 	n := 0
 	for _, r := range w.all() {
-		if r.Status == lost.Open && r.Kind != lost.Stream {
+		if r.Status == lost.Open && (r.Kind == lost.Instance || r.Kind == lost.Damaged) {
 			n++
 		}
 	}
@@ -165,8 +165,8 @@ func (e *Engine) RecreateLost(ctx context.Context, key string) (string, error) {
 	switch {
 	case rec.Status != lost.Open:
 		return "", fmt.Errorf("damage record %s is %s already: %w", key, rec.Status, ErrFinished)
-	case rec.Kind == lost.Stream:
-		return "", fmt.Errorf("%w: damage record %s is a stream that went back: only the instances it lost can be recreated", ErrInvalid, key)
+	case rec.Kind != lost.Instance && rec.Kind != lost.Damaged:
+		return "", fmt.Errorf("%w: damage record %s is a %s record: only a lost instance can be recreated", ErrInvalid, key, rec.Kind)
 	case rec.Process == "":
 		return "", fmt.Errorf("%w: damage record %s: nothing in the store knew instance %s's process; restore it from a backup or dismiss the record", ErrInvalid, key, rec.Instance)
 	}

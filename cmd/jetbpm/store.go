@@ -163,12 +163,15 @@ func printStoreCheck(w io.Writer, res *api.StoreCheckResponse, all bool) error {
 		switch rec.Kind {
 		case lost.Stream:
 			fmt.Fprintf(tw, "stream:\t%s\n", rec.Gap.Stream)
+		case lost.Definition:
+			fmt.Fprintf(tw, "definition:\t%s\n", rec.Process)
 		default:
 			fmt.Fprintf(tw, "%s instance:\t%s\n", map[lost.Kind]string{lost.Instance: "lost", lost.Damaged: "damaged"}[rec.Kind], rec.Instance)
 		}
 		fmt.Fprintf(tw, "key:\t%s\n", rec.Key())
 		fmt.Fprintf(tw, "status:\t%s\n", rec.Status)
 		switch {
+		case rec.Kind == lost.Definition:
 		case rec.Process != "" && rec.Version > 0:
 			fmt.Fprintf(tw, "process:\t%s@%d\n", rec.Process, rec.Version)
 		case rec.Process != "":

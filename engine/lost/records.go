@@ -62,10 +62,15 @@ const (
 	// Instance: an instance named by the store's traces has no checkpoint.
 	Instance Kind = "instance"
 	// Damaged: an instance's checkpoint is there but cannot be read (its
-	// checksum does not match, or it does not decode).
+	// checksum does not match, or it does not decode), or its process
+	// definition is damaged or gone.
 	Damaged Kind = "damaged"
 	// Stream: a stream's last sequence went below its mark.
 	Stream Kind = "stream"
+	// Definition: a process has stored versions but no latest version
+	// pointer (its new starts fail as not deployed), or instances of it
+	// are stored but no version of it is.
+	Definition Kind = "definition"
 )
 
 // Status is where a Record stands.
@@ -113,6 +118,8 @@ func (r *Record) Key() string {
 	switch r.Kind {
 	case Stream:
 		return fmt.Sprintf("stream.%s.%d", r.Gap.Stream, r.Gap.Found)
+	case Definition:
+		return "definition." + r.Process
 	default:
 		return "instance." + r.Instance
 	}
@@ -143,11 +150,26 @@ func InstanceRecord(id string, traces []Trace, now time.Time) Record {
 	return r
 }
 
-// DamagedRecord returns the open record of instance id whose checkpoint
-// cannot be read for cause.
+// DamagedRecord returns the open record of instance id that cannot be
+// stepped for cause: its checkpoint, or its process definition, is
+// damaged or gone.
 func DamagedRecord(id string, cause error, now time.Time) Record {
 	return Record{Kind: Damaged, Instance: id, Detected: now, Status: Open,
-		Detail: fmt.Sprintf("instance %s: its checkpoint cannot be read: %v", id, cause)}
+		Detail: fmt.Sprintf("instance %s cannot be stepped, its state is damaged: %v", id, cause)}
+}
+
+// PointerRecord returns the open record of process, whose latest version
+// pointer is gone (its token as it appears in the definitions' keys).
+func PointerRecord(process string, now time.Time) Record {
+	return Record{Kind: Definition, Process: process, Detected: now, Status: Open,
+		Detail: fmt.Sprintf("process %s has deployed versions but no latest-version pointer: its new starts fail as not deployed; deploy its BPMN again, or restore", process)}
+}
+
+// DefinitionRecord returns the open record of process, which instances
+// are of but of which no version is stored.
+func DefinitionRecord(process string, now time.Time) Record {
+	return Record{Kind: Definition, Process: process, Detected: now, Status: Open,
+		Detail: fmt.Sprintf("process %s: instances of it are stored but no version of it is: they cannot step (quarantined when they do); deploy its BPMN again, or restore", process)}
 }
 
 // GapRecord returns the open record of a stream that went back.
@@ -158,7 +180,7 @@ func GapRecord(g Gap, now time.Time) Record {
 // Summary says in one line what the open records among recs are, for a
 // health check: "" when none is open.
 func Summary(recs []Record) string {
-	var instances, damaged, streams []string
+	var instances, damaged, streams, processes []string
 	for _, r := range recs {
 		if r.Status != Open {
 			continue
@@ -170,6 +192,8 @@ func Summary(recs []Record) string {
 			damaged = append(damaged, r.Instance)
 		case Stream:
 			streams = append(streams, r.Gap.Stream)
+		case Definition:
+			processes = append(processes, r.Process)
 		}
 	}
 	var parts []string
@@ -181,6 +205,9 @@ func Summary(recs []Record) string {
 	}
 	if n := len(streams); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d stream(s) went back (%s)", n, sample(streams)))
+	}
+	if n := len(processes); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d process(es) lost definitions (%s)", n, sample(processes)))
 	}
 	if len(parts) == 0 {
 		return ""

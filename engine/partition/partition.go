@@ -386,7 +386,6 @@ func (p *Partition) stepOnce(ctx context.Context, g *group) {
 		}
 		return
 	}
-	p.release(ctx, g.id)
 	log := p.log.With("instance", g.id)
 	jobEvents, changed := p.decideReports(ctx, g, s)
 	g.events = append(g.events, jobEvents...)
@@ -417,6 +416,17 @@ func (p *Partition) stepOnce(ctx context.Context, g *group) {
 		applied, stepErr = p.apply(ctx, g, s)
 		changed = changed || applied > 0
 	}
+	if unreadableDefinition(stepErr) {
+		// Not the instance's fault: it is held, not failed.
+		g.err, g.quarantined = stepErr, true
+		p.quarantine(ctx, g.id, stepErr)
+		return
+	}
+	if de := (*definitionError)(nil); errors.As(stepErr, &de) {
+		g.err = stepErr // a read that failed: tried again, the instance not failed for it
+		return
+	}
+	p.release(ctx, g.id)
 	created := rev == 0
 	if stepErr != nil {
 		log.Error("step failed; failing the instance", "err", stepErr)

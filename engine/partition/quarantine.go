@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -24,6 +25,22 @@ func (c *Config) quarantineRedelivery() time.Duration {
 	return DefaultQuarantineRedelivery
 }
 
+// definitionError is a step that could not read its instance's process
+// definition.
+type definitionError struct{ err error }
+
+func (e *definitionError) Error() string { return "process definition: " + e.err.Error() }
+func (e *definitionError) Unwrap() error { return e.err }
+
+// unreadableDefinition reports whether err is a step that found its
+// instance's process definition missing or damaged: definitions are never
+// deleted, so the store lost or damaged it, and the instance is
+// quarantined rather than failed.
+func unreadableDefinition(err error) bool {
+	var de *definitionError
+	return errors.As(err, &de) && (errors.Is(err, errdefs.ErrNotFound) || damaged(err))
+}
+
 // damaged reports whether err says an instance's checkpoint is damaged
 // (its checksum does not match): the instance is quarantined.
 func damaged(err error) bool { return errors.Is(err, streams.ErrDamaged) }
@@ -37,7 +54,7 @@ func (p *Partition) quarantine(ctx context.Context, id string, cause error) {
 		return
 	}
 	p.quarantined[id] = true
-	p.log.Error("instance quarantined: its checkpoint is damaged; its events are held until it is restored (see jetbpm store check)",
+	p.log.Error("instance quarantined: its checkpoint or its process definition is damaged or gone; its events are held until it is restored (see jetbpm store check)",
 		"instance", id, "err", cause)
 	if p.cfg.Damaged != nil {
 		p.cfg.Damaged(ctx, id, cause)
@@ -45,7 +62,8 @@ func (p *Partition) quarantine(ctx context.Context, id string, cause error) {
 }
 
 // release lets instance id, quarantined before, step again: its
-// checkpoint reads whole now (restored). Called from the loop only.
+// checkpoint and its definition read whole now (restored). Called from
+// the loop only.
 func (p *Partition) release(ctx context.Context, id string) {
 	if !p.quarantined[id] {
 		return
@@ -70,7 +88,7 @@ func (p *Partition) hold(g *group) {
 	for _, rep := range g.reports {
 		held.actions = append(held.actions, jobAction{replyTo: rep.r.ReplyTo, verdict: jobs.Verdict{
 			JobID: rep.r.JobID, Kind: rep.r.Kind,
-			Reason: fmt.Sprintf("instance %s is quarantined (its checkpoint is damaged): the report is kept and applied once the checkpoint is restored", g.id),
+			Reason: fmt.Sprintf("instance %s is quarantined (its checkpoint or its process definition is damaged): the report is kept and applied once it is restored", g.id),
 		}})
 	}
 	p.sendJobActions(held)

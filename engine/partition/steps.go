@@ -56,7 +56,7 @@ func (p *Partition) create(ctx context.Context, id string, req *checkpoint.Start
 func (p *Partition) apply(ctx context.Context, g *group, s *instance.State) (int, error) {
 	env, err := p.env(ctx, s.ProcessID, s.Version)
 	if err != nil {
-		return 0, err
+		return 0, &definitionError{err}
 	}
 	g.discarded = nil
 	env.Discarded = func(ev instance.Event) { g.discarded = append(g.discarded, ev) }

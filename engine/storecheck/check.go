@@ -23,6 +23,9 @@ type Report struct {
 	// Recorded counts the records this check wrote: a record found before
 	// is not written again.
 	Recorded int `json:"recorded"`
+	// Definitions are the processes whose definitions the store lost: a
+	// latest version pointer, or every version.
+	Definitions []lost.Record `json:"definitions,omitempty"`
 	// Restored are the instances whose open records this check closed:
 	// their checkpoints are back and read whole (a restore).
 	Restored []string `json:"restored,omitempty"`
@@ -36,7 +39,7 @@ type Report struct {
 }
 
 // Damaged reports whether the check found anything lost.
-func (r *Report) Damaged() bool { return len(r.Gaps) > 0 || len(r.Lost) > 0 }
+func (r *Report) Damaged() bool { return len(r.Gaps) > 0 || len(r.Lost) > 0 || len(r.Definitions) > 0 }
 
 // Check compares the store with its marks and cross-checks the traces of
 // instances against their checkpoints; it writes a record for each stream
@@ -72,21 +75,25 @@ func (c *Checker) Check(ctx context.Context) (Report, error) {
 	if err != nil {
 		return r, err
 	}
-	ids, err := c.checkpoints(ctx, &r.Read)
+	ids, processes, err := c.checkpoints(ctx, &r.Read)
 	if err != nil {
 		return r, err
 	}
 	if r.Lost, err = c.orphans(ctx, traces, ids, now); err != nil {
 		return r, err
 	}
-	if r.Restored, err = c.closeRestored(ctx, ids); err != nil {
+	if r.Definitions, err = c.definitions(ctx, processes, now); err != nil {
+		return r, err
+	}
+	if r.Restored, err = c.closeRestored(ctx, ids, r.Definitions); err != nil {
 		return r, err
 	}
 
-	records := make([]lost.Record, 0, len(r.Gaps)+len(r.Lost))
+	records := make([]lost.Record, 0, len(r.Gaps)+len(r.Lost)+len(r.Definitions))
 	for _, g := range r.Gaps {
 		records = append(records, lost.GapRecord(g, now))
 	}
+	records = append(records, r.Definitions...)
 	records = append(records, r.Lost...)
 	for _, rec := range records {
 		created, err := c.record(ctx, rec)
@@ -157,8 +164,9 @@ func (c *Checker) orphans(ctx context.Context, traces []trace, ids map[string]bo
 }
 
 // closeRestored closes the open record of each instance whose checkpoint
-// is back (in ids) and reads whole, and returns their ids.
-func (c *Checker) closeRestored(ctx context.Context, ids map[string]bool) ([]string, error) {
+// is back (in ids) and reads whole, and of each process whose definitions
+// are whole again (not in defs), and returns the instances.
+func (c *Checker) closeRestored(ctx context.Context, ids map[string]bool, defs []lost.Record) ([]string, error) {
 	recs, err := Records(ctx, c.cfg.Lost)
 	if err != nil {
 		return nil, err
@@ -166,6 +174,13 @@ func (c *Checker) closeRestored(ctx context.Context, ids map[string]bool) ([]str
 	var kv jetstream.KeyValue
 	var out []string
 	for _, rec := range recs {
+		if rec.Status == lost.Open && rec.Kind == lost.Definition &&
+			!slices.ContainsFunc(defs, func(d lost.Record) bool { return d.Process == rec.Process }) {
+			if err := c.closeRecord(ctx, rec.Key(), lost.Restored, "its definitions are back"); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if rec.Status != lost.Open || rec.Kind == lost.Stream || !ids[rec.Instance] {
 			continue
 		}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/lost"
 	"github.com/jetbpm/jetbpm/engine/outbox"
@@ -64,31 +67,43 @@ func (c *Checker) subjects(ctx context.Context, stream, filter string) (map[stri
 	return info.State.Subjects, nil
 }
 
-// checkpoints returns the ids of the instances with a checkpoint, read
-// as messages (headers only, the last of each key): a subject listing
-// does not do, as the server's index of subjects can still name
-// checkpoints whose messages it dropped.
-func (c *Checker) checkpoints(ctx context.Context, n *Counts) (map[string]bool, error) {
-	prefix := "$KV." + streams.InstancesBucket + "."
-	stream, err := c.cfg.JS.Stream(ctx, streams.KVStream(streams.InstancesBucket))
+// checkpoints returns the ids of the instances with a checkpoint, and the
+// processes they are of (as keys name them: streams.Token).
+func (c *Checker) checkpoints(ctx context.Context, n *Counts) (ids, processes map[string]bool, err error) {
+	processes = map[string]bool{}
+	ids, err = c.keys(ctx, streams.InstancesBucket, func(_ string, h nats.Header) {
+		if p := h.Get(checkpoint.HeaderProcess); p != "" {
+			processes[streams.Token(p)] = true
+		}
+	})
+	n.Checkpoints = len(ids)
+	return ids, processes, err
+}
+
+// keys returns the keys of bucket that hold a value, read as messages
+// (headers only, the last of each key): a subject listing does not do, as
+// the server's index of subjects can still name messages it dropped.
+func (c *Checker) keys(ctx context.Context, bucket string, each func(key string, h nats.Header)) (map[string]bool, error) {
+	prefix := "$KV." + bucket + "."
+	stream, err := c.cfg.JS.Stream(ctx, streams.KVStream(bucket))
 	if err != nil {
-		return nil, fmt.Errorf("storecheck: instances bucket: %w", err)
+		return nil, fmt.Errorf("storecheck: bucket %s: %w", bucket, err)
 	}
-	ids := map[string]bool{}
+	keys := map[string]bool{}
 	if info, err := stream.Info(ctx); err != nil {
-		return nil, fmt.Errorf("storecheck: instances bucket: %w", err)
+		return nil, fmt.Errorf("storecheck: bucket %s: %w", bucket, err)
 	} else if info.State.Msgs == 0 {
-		return ids, nil
+		return keys, nil
 	}
 	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{prefix + ">"}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy, HeadersOnly: true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("storecheck: read checkpoints: %w", err)
+		return nil, fmt.Errorf("storecheck: read bucket %s: %w", bucket, err)
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		return nil, fmt.Errorf("storecheck: read checkpoints: %w", err)
+		return nil, fmt.Errorf("storecheck: read bucket %s: %w", bucket, err)
 	}
 	defer it.Stop()
 	for {
@@ -97,17 +112,52 @@ func (c *Checker) checkpoints(ctx context.Context, n *Counts) (map[string]bool, 
 			break // the server counts as pending what it lost
 		}
 		if err != nil {
-			return nil, fmt.Errorf("storecheck: read checkpoints: %w", err)
+			return nil, fmt.Errorf("storecheck: read bucket %s: %w", bucket, err)
 		}
 		if m.Headers().Get("KV-Operation") == "" && m.Headers().Get(jetstream.MarkerReasonHeader) == "" {
-			ids[strings.TrimPrefix(m.Subject(), prefix)] = true
+			key := strings.TrimPrefix(m.Subject(), prefix)
+			keys[key] = true
+			if each != nil {
+				each(key, m.Headers())
+			}
 		}
 		if md, err := m.Metadata(); err == nil && md.NumPending == 0 {
 			break
 		}
 	}
-	n.Checkpoints = len(ids)
-	return ids, nil
+	return keys, nil
+}
+
+// definitions returns a record for each process whose definitions the
+// store lost: one with stored versions but no latest version pointer (a
+// deploy writes both in one atomic batch and nothing deletes either; its
+// new starts fail as not deployed), and one that instances are of but
+// that has no stored version at all (those instances cannot step).
+// named are the processes the checkpoints name.
+func (c *Checker) definitions(ctx context.Context, named map[string]bool, now time.Time) ([]lost.Record, error) {
+	keys, err := c.keys(ctx, streams.DefinitionsBucket, nil)
+	if err != nil {
+		return nil, err
+	}
+	versioned := map[string]bool{}
+	for k := range keys {
+		rest, ok := strings.CutPrefix(k, "def.")
+		if i := strings.LastIndexByte(rest, '.'); ok && i > 0 {
+			versioned[rest[:i]] = true
+		}
+	}
+	var out []lost.Record
+	for _, p := range slices.Sorted(maps.Keys(versioned)) {
+		if !keys["latest."+p] {
+			out = append(out, lost.PointerRecord(p, now))
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(named)) {
+		if !versioned[p] {
+			out = append(out, lost.DefinitionRecord(p, now))
+		}
+	}
+	return out, nil
 }
 
 // quietFor ends the reading of the checkpoints when no message came for
