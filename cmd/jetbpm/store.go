@@ -37,8 +37,9 @@ const storeCheckUsage = `usage: jetbpm store check [flags]
 
 Asks the engine to check its store now, as each engine node does when it
 starts: streams whose last sequence went below the high-water marks the
-engine keeps, and instances that a job, a timer, an open user task or an
-open incident still names but that have no checkpoint. Each loss gets a
+engine keeps, instances that a job, a timer, an open user task, an open
+incident or a message subscription still names but that have no
+checkpoint, and processes whose definitions were lost. Each loss gets a
 record (once); the command prints what the check read and every record —
 for a lost instance its process, the element it was last known at, the
 variables the traces still hold and where they came from — and exits 1
@@ -145,8 +146,8 @@ func runStoreCheck(ctx context.Context, args []string) error {
 // printStoreCheck writes the human view of a store check.
 func printStoreCheck(w io.Writer, res *api.StoreCheckResponse, all bool) error {
 	r := res.Report
-	fmt.Fprintf(w, "read: %d checkpoints, %d jobs, %d timers, %d open tasks, %d open incidents in %s\n",
-		r.Read.Checkpoints, r.Read.Jobs, r.Read.Timers, r.Read.Tasks, r.Read.Incidents, r.Took.Round(1e6))
+	fmt.Fprintf(w, "read: %d checkpoints, %d jobs, %d timers, %d open tasks, %d open incidents, %d message subscriptions in %s\n",
+		r.Read.Checkpoints, r.Read.Jobs, r.Read.Timers, r.Read.Tasks, r.Read.Incidents, r.Read.Subscriptions, r.Took.Round(1e6))
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/lost"
 	"github.com/jetbpm/jetbpm/engine/outbox"
@@ -195,19 +196,34 @@ func TestCheckFindsInstancesTracesNameWithoutCheckpoints(t *testing.T) {
 		}
 	}
 
+	messagesKV, err := env.JS.KeyValue(ctx, streams.MessagesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, _ := streams.Marshal(correlation.Entry{Name: "paid", Key: "o-1", Seq: 1, Subs: []instance.Subscription{
+		{Name: "paid", Key: "o-1", Instance: "i-sub", ProcessID: "order", Wait: "w5", Opened: now},
+		{Name: "paid", Key: "o-1", Instance: "i-here", ProcessID: "order", Wait: "w1", Opened: now},
+	}})
+	if _, err := messagesKV.Put(ctx, streams.MessageEntryKey("paid", "o-1"), entry); err != nil {
+		t.Fatal(err)
+	}
+
 	r, err := c.Check(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Read != (storecheck.Counts{Checkpoints: 1, Jobs: 2, Timers: 1, Tasks: 2, Incidents: 1}) {
+	if r.Read != (storecheck.Counts{Checkpoints: 1, Jobs: 2, Timers: 1, Tasks: 2, Incidents: 1, Subscriptions: 2}) {
 		t.Errorf("read %+v", r.Read)
 	}
 	got := map[string]lost.Record{}
 	for _, rec := range r.Lost {
 		got[rec.Instance] = rec
 	}
-	if ids := slices.Sorted(maps.Keys(got)); !slices.Equal(ids, []string{"i-incident", "i-job", "i-task", "i-timer"}) {
-		t.Fatalf("lost %v, want i-incident, i-job, i-task, i-timer", ids)
+	if ids := slices.Sorted(maps.Keys(got)); !slices.Equal(ids, []string{"i-incident", "i-job", "i-sub", "i-task", "i-timer"}) {
+		t.Fatalf("lost %v, want i-incident, i-job, i-sub, i-task, i-timer", ids)
+	}
+	if s := got["i-sub"]; s.Process != "order" || s.Traces[0].Source != "subscription" || s.Traces[0].ID != "paid/o-1/w5" {
+		t.Errorf("subscription's instance: %+v", s)
 	}
 	if j := got["i-job"]; j.Process != "order" || j.Element != "charge-card" || j.Vars["amount"] != float64(42) || j.Traces[0].ID != "i-job/charge-card/1" {
 		t.Errorf("job's instance: %+v", j)
@@ -221,11 +237,11 @@ func TestCheckFindsInstancesTracesNameWithoutCheckpoints(t *testing.T) {
 	if tm := got["i-timer"]; tm.Traces[0].Source != "timer" || tm.Traces[0].ID != "w3" || tm.Traces[0].At.IsZero() {
 		t.Errorf("timer's instance: %+v", tm)
 	}
-	if r.Recorded != 4 || len(records(t, ctx, env)) != 4 {
+	if r.Recorded != 5 || len(records(t, ctx, env)) != 5 {
 		t.Fatalf("recorded %d", r.Recorded)
 	}
 	// Found again, recorded once.
-	if r, err := c.Check(ctx); err != nil || len(r.Lost) != 4 || r.Recorded != 0 {
+	if r, err := c.Check(ctx); err != nil || len(r.Lost) != 5 || r.Recorded != 0 {
 		t.Fatalf("second check: %+v, %v", r, err)
 	}
 }

@@ -2,9 +2,11 @@
 // from the server (docs/reliability.md, "A damaged store"): it keeps the
 // high-water marks of every jetbpm stream in two places, compares them at
 // start-up, cross-checks the traces of instances (jobs, timers, open tasks,
-// open incidents) against their checkpoints, and writes a record an
-// operator acts on for each stream that went back and each instance it
-// finds lost.
+// open incidents, message subscriptions) against their checkpoints and
+// the definitions against their pointers, and writes a record an operator
+// acts on for each stream that went back, each instance it finds lost and
+// each process whose definitions are gone; it also records the instances
+// a partition quarantines, and closes records once what they name is back.
 //
 //	c := storecheck.New(storecheck.Config{JS: js, Meta: meta, Lost: lostKV, MarksFile: dir + "/jetbpm-marks"})
 //	report, err := c.Check(ctx) // before the node writes anything

@@ -38,12 +38,14 @@ type Counts struct {
 	Timers      int `json:"timers"`
 	Tasks       int `json:"tasks"`
 	Incidents   int `json:"incidents"`
+	// Subscriptions are the open message subscriptions.
+	Subscriptions int `json:"subscriptions"`
 }
 
 // traces lists what in the store names an instance.
 func (c *Checker) traces(ctx context.Context, n *Counts) ([]trace, error) {
 	var all []trace
-	for _, read := range []func(context.Context, *Counts) ([]trace, error){c.jobTraces, c.timerTraces, c.taskTraces, c.incidentTraces} {
+	for _, read := range []func(context.Context, *Counts) ([]trace, error){c.jobTraces, c.timerTraces, c.taskTraces, c.incidentTraces, c.subscriptionTraces} {
 		ts, err := read(ctx, n)
 		if err != nil {
 			return nil, err
@@ -323,6 +325,42 @@ func (c *Checker) incidentTraces(ctx context.Context, n *Counts) ([]trace, error
 	})
 	if err != nil && !errors.Is(err, streams.ErrWatchClosed) {
 		return nil, fmt.Errorf("storecheck: read incidents: %w", err)
+	}
+	return out, nil
+}
+
+// subscriptionTraces reads every message partition entry; each open
+// subscription names the instance waiting for the message.
+func (c *Checker) subscriptionTraces(ctx context.Context, n *Counts) ([]trace, error) {
+	kv, err := c.cfg.JS.KeyValue(ctx, streams.MessagesBucket)
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: messages bucket: %w", err)
+	}
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: read message entries: %w", err)
+	}
+	var out []trace
+	err = streams.FollowWatch(ctx, w, func() { w.Stop() }, func(e jetstream.KeyValueEntry) {
+		var entry struct {
+			Subs []instance.Subscription `msgpack:"subs,omitempty"`
+		}
+		if streams.Unmarshal(e.Value(), &entry) != nil {
+			return
+		}
+		for _, sub := range entry.Subs {
+			if sub.Instance == "" {
+				continue
+			}
+			n.Subscriptions++
+			out = append(out, trace{Trace: lost.Trace{
+				Instance: sub.Instance, Source: "subscription", ID: sub.Name + "/" + sub.Key + "/" + sub.Wait, At: sub.Opened,
+				Process: sub.ProcessID,
+			}})
+		}
+	})
+	if err != nil && !errors.Is(err, streams.ErrWatchClosed) {
+		return nil, fmt.Errorf("storecheck: read message entries: %w", err)
 	}
 	return out, nil
 }
