@@ -68,15 +68,10 @@ func TestStoreCheckAfterFlippedBits(t *testing.T) {
 
 	p = startServe(t, nil, "--data", data, "--listen", listen)
 	p.waitReady()
-	resp, err := http.Get("http://" + p.httpAddr + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "degraded: store damaged: ") ||
-		!strings.Contains(string(body), "lost instance(s) (flip-") || !strings.Contains(string(body), "stream(s) went back (KV_jetbpm-instances)") {
-		t.Fatalf("/healthz: %s %q; want 200 degraded, naming the lost instances and the stream", resp.Status, body)
+	status, body := healthz(t, p)
+	if status != http.StatusOK || !strings.HasPrefix(body, "degraded: store damaged: ") ||
+		!strings.Contains(body, "lost instance(s) (flip-") || !strings.Contains(body, "stream(s) went back (KV_jetbpm-instances)") {
+		t.Fatalf("/healthz: %d %q; want 200 degraded, naming the lost instances and the stream", status, body)
 	}
 
 	stdout, stderr, code := c.run("store", "check")
@@ -181,14 +176,8 @@ func TestBackupAndRestoreEndToEnd(t *testing.T) {
 
 	p = startServe(t, nil, "--data", data, "--listen", listen)
 	p.waitReady()
-	resp, err := http.Get("http://" + p.httpAddr + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(body) != "ok\n" {
-		t.Fatalf("/healthz after the restore: %q; want ok (a restore is no loss)", body)
+	if status, body := healthz(t, p); status != http.StatusOK || body != "ok\n" {
+		t.Fatalf("/healthz after the restore: %d %q; want ok (a restore is no loss)", status, body)
 	}
 	if out := c.ok("store", "check"); !strings.Contains(out, "store whole") || !strings.Contains(out, "10 checkpoints, 10 jobs") {
 		t.Fatalf("store check after the restore:\n%s", out)
@@ -201,4 +190,19 @@ func TestBackupAndRestoreEndToEnd(t *testing.T) {
 		}
 	}
 	w.stop()
+}
+
+// healthz returns serve's /healthz answer.
+func healthz(t *testing.T, p *serveProc) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + p.httpAddr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }

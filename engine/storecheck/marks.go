@@ -99,15 +99,23 @@ func (c *Checker) lastSeqs(ctx context.Context) (map[string]uint64, error) {
 	return out, nil
 }
 
+// take returns the streams' last sequences now, as marks.
+func (c *Checker) take(ctx context.Context) (lost.Marks, error) {
+	seqs, err := c.lastSeqs(ctx)
+	if err != nil {
+		return lost.Marks{}, err
+	}
+	return lost.Marks{Streams: seqs, At: c.cfg.Now()}, nil
+}
+
 // Mark takes the last sequence of every stream, makes the store durable,
 // and writes them as marks where they are kept, unless the marks written
 // before hold them already.
 func (c *Checker) Mark(ctx context.Context) error {
-	seqs, err := c.lastSeqs(ctx)
+	taken, err := c.take(ctx)
 	if err != nil {
 		return err
 	}
-	taken := lost.Marks{Streams: seqs, At: c.cfg.Now()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.written.Streams != nil && c.written.Covers(taken) {
@@ -270,11 +278,10 @@ func (c *Checker) stored(ctx context.Context) (lost.Marks, []string, error) {
 // streams back on purpose, so that the next start does not count it as a
 // loss.
 func (c *Checker) Reset(ctx context.Context) error {
-	seqs, err := c.lastSeqs(ctx)
+	taken, err := c.take(ctx)
 	if err != nil {
 		return err
 	}
-	taken := lost.Marks{Streams: seqs, At: c.cfg.Now()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.write(ctx, func(lost.Marks) lost.Marks { return taken })
