@@ -487,6 +487,13 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 				e.log.Error("the record of a damaged checkpoint could not be written; the instance stays quarantined", "instance", id, "err", err)
 			}
 		},
+		LostJob: func(ctx context.Context, id string, seq uint64) bool {
+			held, err := e.checker.LostJob(ctx, id, seq)
+			if err != nil {
+				e.log.Warn("a job of an instance that is not there could not be checked; it is dropped as unknown", "instance", id, "err", err)
+			}
+			return held
+		},
 		Restored: func(ctx context.Context, id string) {
 			if err := e.checker.Restored(ctx, id); err != nil {
 				e.log.Warn("the record of a restored checkpoint could not be closed; jetbpm store check closes it", "instance", id, "err", err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,7 +131,14 @@ func TestFlippedBitsInTheInstancesBucketAreNoticed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Handle("flip-charge", func(context.Context, *workerkit.Job) (map[string]any, error) { return nil, nil })
+	var mu sync.Mutex
+	handled := map[string]bool{}
+	w.Handle("flip-charge", func(_ context.Context, job *workerkit.Job) (map[string]any, error) {
+		mu.Lock()
+		handled[job.Instance] = true
+		mu.Unlock()
+		return nil, nil
+	})
 	wctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx) }()
@@ -143,6 +151,38 @@ func TestFlippedBitsInTheInstancesBucketAreNoticed(t *testing.T) {
 			t.Errorf("%s: %s, want completed", id, v.Status)
 		}
 	}
+
+	// The jobs of the lost instances ran once (the worker had them
+	// already), and are kept back with their records: not dropped.
+	testwait.Until(t, 20*time.Second, "the lost instances' jobs reported and kept back", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, id := range gone {
+			if !handled[id] {
+				return fmt.Errorf("%s's job not run yet", id)
+			}
+		}
+		js, err := env.JS.Stream(bounded(t), streams.JobsStream)
+		if err != nil {
+			return err
+		}
+		cons, err := js.Consumer(bounded(t), streams.TopicConsumer("flip-charge"))
+		if err != nil {
+			return err
+		}
+		ci, err := cons.Info(bounded(t))
+		if err != nil {
+			return err
+		}
+		si, err := js.Info(bounded(t))
+		if err != nil {
+			return err
+		}
+		if ci.NumAckPending != len(gone) || si.State.Msgs != uint64(len(gone)) {
+			return fmt.Errorf("%d jobs in the queue, %d of them delivered and not decided; want the %d lost ones kept", si.State.Msgs, ci.NumAckPending, len(gone))
+		}
+		return nil
+	})
 
 	// The operator acts: recreates the first lost instance from what its
 	// job held, dismisses the second with a reason.

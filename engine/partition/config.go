@@ -79,6 +79,12 @@ type Config struct {
 	// again and it steps.
 	Damaged  func(ctx context.Context, id string, cause error)
 	Restored func(ctx context.Context, id string)
+	// LostJob is asked about a job (its message's sequence in the jobs
+	// stream) whose instance has no checkpoint at all: true means the
+	// store lost the instance and an open damage record names it, so the
+	// job is kept back (KeepBack) rather than dropped; false lets it go
+	// as the job of an unknown instance.
+	LostJob func(ctx context.Context, id string, seq uint64) bool
 	// QuarantineRedelivery is how long a quarantined instance's events
 	// wait before they come again (default DefaultQuarantineRedelivery).
 	QuarantineRedelivery time.Duration

@@ -18,6 +18,12 @@ import (
 // is restored), so they come back this rarely rather than every 250 ms.
 const DefaultQuarantineRedelivery = 30 * time.Second
 
+// KeepBack is how long the job of a lost instance is kept back before it
+// is delivered again (Config.LostJob): it is the evidence of what the
+// instance was doing, and a worker should not run it while its damage
+// record is open.
+const KeepBack = time.Hour
+
 func (c *Config) quarantineRedelivery() time.Duration {
 	if c.QuarantineRedelivery > 0 {
 		return c.QuarantineRedelivery

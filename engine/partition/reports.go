@@ -101,8 +101,16 @@ func (p *Partition) decideReports(ctx context.Context, g *group, s *instance.Sta
 		switch {
 		case st == nil:
 			act.verdict.Reason = "unknown or finished job"
+			real := p.cfg.Queue.IsJobMessage(ctx, d.Seq, r.JobID, g.id, rep.topic)
+			if real && s == nil && p.cfg.LostJob != nil && p.cfg.LostJob(ctx, g.id, d.Seq) {
+				// The job is real, its instance is not there: the store
+				// lost it. The job is the evidence: kept back, not run.
+				act.verdict.Reason = fmt.Sprintf("instance %s is lost (its checkpoint is gone): the job is kept back with its damage record (jetbpm store check)", g.id)
+				act.action, act.delay = jobs.Nak, KeepBack
+				break
+			}
 			p.log.Info("job report refused", "instance", g.id, "job", r.JobID, "kind", r.Kind, "reason", act.verdict.Reason)
-			if p.cfg.Queue.IsJobMessage(ctx, d.Seq, r.JobID, g.id, rep.topic) {
+			if real {
 				act.action = jobs.Term // its ack was lost, or its task was cancelled
 			}
 		case rep.topic != streams.Token(st.Topic):

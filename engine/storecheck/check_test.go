@@ -245,3 +245,42 @@ func TestCheckFindsInstancesTracesNameWithoutCheckpoints(t *testing.T) {
 		t.Fatalf("second check: %+v, %v", r, err)
 	}
 }
+
+// At run time: a worker reports on a job whose instance is not there.
+// The job names the instance lost (a record, once) and is kept back while
+// the record is open; once the operator closes it, it is let go.
+func TestLostJobAtRunTime(t *testing.T) {
+	ctx := bounded(t)
+	env := streamstest.Start(t)
+	c := checker(t, ctx, env, "")
+	body, _ := json.Marshal(jobs.Job{ID: "i-rt/charge/1", Topic: "charge", Instance: "i-rt", ProcessID: "order", Node: "charge", Input: map[string]any{"amount": 7}})
+	m := nats.NewMsg(streams.JobSubject("charge", "i-rt/charge/1"))
+	m.Data = body
+	m.Header.Set(outbox.HeaderJob, "i-rt/charge/1")
+	ack, err := env.JS.PublishMsg(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second report finds the record there
+		held, err := c.LostJob(ctx, "i-rt", ack.Sequence)
+		if err != nil || !held {
+			t.Fatalf("LostJob = %v, %v; want the job kept back", held, err)
+		}
+	}
+	recs := records(t, ctx, env)
+	if len(recs) != 1 || recs[0].Instance != "i-rt" || recs[0].Process != "order" || recs[0].Element != "charge" || recs[0].Vars["amount"] != float64(7) {
+		t.Fatalf("records %+v", recs)
+	}
+	if err := c.Close(ctx, "instance.i-rt", lost.Dismissed, "refunded"); err != nil {
+		t.Fatal(err)
+	}
+	if held, err := c.LostJob(ctx, "i-rt", ack.Sequence); err != nil || held {
+		t.Errorf("after the dismissal: %v, %v; want the job let go", held, err)
+	}
+	if held, err := c.LostJob(ctx, "i-none", ack.Sequence+100); err != nil || held {
+		t.Errorf("no such job message: %v, %v", held, err)
+	}
+	if len(records(t, ctx, env)) != 1 {
+		t.Error("a record was written for a job that is not there")
+	}
+}

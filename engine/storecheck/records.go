@@ -9,6 +9,8 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/lost"
+	"github.com/jetbpm/jetbpm/engine/outbox"
+	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -128,4 +130,46 @@ func Records(ctx context.Context, kv jetstream.KeyValue) ([]lost.Record, error) 
 		return nil, fmt.Errorf("storecheck: read bucket %s: %w", streams.LostBucket, err)
 	}
 	return out, nil
+}
+
+// LostJob records instance id as lost, from its job (the message at seq in
+// the jobs stream), unless a record of it is there already, and reports
+// whether an open record names it: then the job should be kept back. A
+// job older than the finished-instance retention is no evidence (its
+// instance may have finished and expired), nor one that is gone.
+func (c *Checker) LostJob(ctx context.Context, id string, seq uint64) (bool, error) {
+	stream, err := c.cfg.JS.Stream(ctx, streams.JobsStream)
+	if err != nil {
+		return false, fmt.Errorf("storecheck: jobs stream: %w", err)
+	}
+	m, err := stream.GetMsg(ctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("storecheck: job message %d: %w", seq, err)
+	}
+	now := c.cfg.Now()
+	if c.cfg.Retention > 0 && m.Time.Before(now.Add(-c.cfg.Retention)) {
+		return false, nil
+	}
+	t := lost.Trace{Instance: id, Source: "job", ID: m.Header.Get(outbox.HeaderJob), At: m.Time}
+	var j jobs.Job
+	if jobs.UnmarshalJob(m.Data, &j) == nil {
+		t.ID, t.Process, t.Element, t.Vars = j.ID, j.ProcessID, j.Node, j.Input
+	}
+	rec := lost.InstanceRecord(id, []lost.Trace{t}, now)
+	created, err := c.record(ctx, rec)
+	if err != nil {
+		return false, err
+	}
+	if created {
+		c.cfg.Log.Error("store damage: a worker reported on a job of an instance that is not there; the job is kept back: "+rec.Detail,
+			"key", rec.Key(), "instance", id, "process", rec.Process, "element", rec.Element)
+	}
+	stored, err := c.Record(ctx, rec.Key())
+	if err != nil {
+		return false, err
+	}
+	return stored.Status == lost.Open, nil
 }
