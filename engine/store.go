@@ -35,11 +35,7 @@ func (w *storeWatch) apply(e jetstream.KeyValueEntry) {
 		delete(w.records, e.Key())
 		return
 	}
-	var rec lost.Record
-	if err := streams.Unmarshal(e.Value(), &rec); err != nil {
-		rec = lost.Record{Kind: lost.Damaged, Status: lost.Open, Detail: fmt.Sprintf("record %s cannot be read: %v", e.Key(), err)}
-	}
-	w.records[e.Key()] = rec
+	w.records[e.Key()] = storecheck.DecodeRecord(e.Key(), e.Value())
 }
 
 func (w *storeWatch) all() []lost.Record {

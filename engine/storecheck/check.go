@@ -137,13 +137,17 @@ func (c *Checker) orphans(ctx context.Context, traces []trace, ids map[string]bo
 	if len(candidates) == 0 {
 		return nil, nil
 	}
+	// The traces of each candidate, gathered in one pass.
+	byID := make(map[string][]trace, len(candidates))
+	for _, t := range traces {
+		if _, ok := candidates[t.Instance]; ok && (t.At.IsZero() || !t.At.Before(notBefore)) {
+			byID[t.Instance] = append(byID[t.Instance], t)
+		}
+	}
 	var out []lost.Record
 	for _, id := range slices.Sorted(maps.Keys(candidates)) {
 		var evidence []lost.Trace
-		for _, t := range traces {
-			if t.Instance != id || !t.At.IsZero() && t.At.Before(notBefore) {
-				continue
-			}
+		for _, t := range byID[id] {
 			found := t.Trace
 			if t.detail != nil {
 				ok, err := t.detail(ctx, &found)

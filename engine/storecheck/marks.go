@@ -23,7 +23,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -80,7 +79,7 @@ func marked(name string) bool {
 	case streams.KVStream(streams.MetaBucket), streams.KVStream(streams.LostBucket):
 		return false
 	}
-	return strings.HasPrefix(name, "JETBPM_") || strings.HasPrefix(name, "KV_jetbpm-")
+	return streams.Jetbpm(name)
 }
 
 // lastSeqs returns the last sequence of every marked stream (one request

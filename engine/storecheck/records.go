@@ -111,6 +111,16 @@ func (c *Checker) record(ctx context.Context, rec lost.Record) (created bool, er
 	return true, nil
 }
 
+// DecodeRecord decodes the record stored under key; one that cannot be
+// read is an open damaged record saying so (the damage stays visible).
+func DecodeRecord(key string, value []byte) lost.Record {
+	var rec lost.Record
+	if err := streams.Unmarshal(value, &rec); err != nil {
+		return lost.Record{Kind: lost.Damaged, Status: lost.Open, Detail: fmt.Sprintf("record %s cannot be read: %v", key, err)}
+	}
+	return rec
+}
+
 // Records returns the records in the lost bucket, open and closed, by key;
 // one that cannot be read is returned as a damaged record of its key.
 func Records(ctx context.Context, kv jetstream.KeyValue) ([]lost.Record, error) {
@@ -120,11 +130,7 @@ func Records(ctx context.Context, kv jetstream.KeyValue) ([]lost.Record, error) 
 	}
 	var out []lost.Record
 	err = streams.FollowWatch(ctx, w, func() { w.Stop() }, func(e jetstream.KeyValueEntry) {
-		var rec lost.Record
-		if err := streams.Unmarshal(e.Value(), &rec); err != nil {
-			rec = lost.Record{Kind: lost.Damaged, Status: lost.Open, Detail: fmt.Sprintf("record %s cannot be read: %v", e.Key(), err)}
-		}
-		out = append(out, rec)
+		out = append(out, DecodeRecord(e.Key(), e.Value()))
 	})
 	if err != nil && !errors.Is(err, streams.ErrWatchClosed) {
 		return nil, fmt.Errorf("storecheck: read bucket %s: %w", streams.LostBucket, err)

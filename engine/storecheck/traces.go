@@ -56,17 +56,18 @@ func (c *Checker) traces(ctx context.Context, n *Counts) ([]trace, error) {
 }
 
 // subjects lists the subjects of stream that match filter, with one
-// request per 100,000 (no message is read).
-func (c *Checker) subjects(ctx context.Context, stream, filter string) (map[string]uint64, error) {
+// request per 100,000 (no message is read), and returns the stream to
+// read the few messages a closer look needs.
+func (c *Checker) subjects(ctx context.Context, stream, filter string) (jetstream.Stream, map[string]uint64, error) {
 	s, err := c.cfg.JS.Stream(ctx, stream)
 	if err != nil {
-		return nil, fmt.Errorf("storecheck: stream %s: %w", stream, err)
+		return nil, nil, fmt.Errorf("storecheck: stream %s: %w", stream, err)
 	}
 	info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
 	if err != nil {
-		return nil, fmt.Errorf("storecheck: subjects of stream %s: %w", stream, err)
+		return nil, nil, fmt.Errorf("storecheck: subjects of stream %s: %w", stream, err)
 	}
-	return info.State.Subjects, nil
+	return s, info.State.Subjects, nil
 }
 
 // checkpoints returns the ids of the instances with a checkpoint, and the
@@ -170,7 +171,7 @@ const quietFor = time.Second
 // jobTraces lists the queued jobs: a job's subject ends in its id,
 // "<instance>/<element>/<activation>" as a token ('/' escaped as "=2F").
 func (c *Checker) jobTraces(ctx context.Context, n *Counts) ([]trace, error) {
-	subjects, err := c.subjects(ctx, streams.JobsStream, streams.JobsSubjects)
+	stream, subjects, err := c.subjects(ctx, streams.JobsStream, streams.JobsSubjects)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +187,7 @@ func (c *Checker) jobTraces(ctx context.Context, n *Counts) ([]trace, error) {
 		out = append(out, trace{
 			Trace: lost.Trace{Instance: id, Source: "job", ID: tok[3]},
 			detail: func(ctx context.Context, t *lost.Trace) (bool, error) {
-				return c.jobDetail(ctx, subject, t)
+				return jobDetail(ctx, stream, subject, t)
 			},
 		})
 	}
@@ -195,11 +196,7 @@ func (c *Checker) jobTraces(ctx context.Context, n *Counts) ([]trace, error) {
 
 // jobDetail reads the job for when it was queued, its id, process,
 // element and input.
-func (c *Checker) jobDetail(ctx context.Context, subject string, t *lost.Trace) (bool, error) {
-	stream, err := c.cfg.JS.Stream(ctx, streams.JobsStream)
-	if err != nil {
-		return false, fmt.Errorf("storecheck: jobs stream: %w", err)
-	}
+func jobDetail(ctx context.Context, stream jetstream.Stream, subject string, t *lost.Trace) (bool, error) {
 	m, err := stream.GetLastMsgForSubject(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return false, nil // done meanwhile: no longer there to prove anything
@@ -222,7 +219,7 @@ func (c *Checker) jobDetail(ctx context.Context, subject string, t *lost.Trace) 
 // timerTraces lists the timer schedules (their subjects name instance and
 // wait).
 func (c *Checker) timerTraces(ctx context.Context, n *Counts) ([]trace, error) {
-	subjects, err := c.subjects(ctx, streams.EventsStream, streams.TimersSubjects)
+	stream, subjects, err := c.subjects(ctx, streams.EventsStream, streams.TimersSubjects)
 	if err != nil {
 		return nil, err
 	}
@@ -237,11 +234,7 @@ func (c *Checker) timerTraces(ctx context.Context, n *Counts) ([]trace, error) {
 		out = append(out, trace{
 			Trace: lost.Trace{Instance: tok[3], Source: "timer", ID: tok[4]},
 			detail: func(ctx context.Context, t *lost.Trace) (bool, error) {
-				s, err := c.cfg.JS.Stream(ctx, streams.EventsStream)
-				if err != nil {
-					return false, err
-				}
-				m, err := s.GetLastMsgForSubject(ctx, subject)
+				m, err := stream.GetLastMsgForSubject(ctx, subject)
 				if errors.Is(err, jetstream.ErrMsgNotFound) {
 					return false, nil // fired or cancelled meanwhile
 				}
@@ -260,7 +253,7 @@ func (c *Checker) timerTraces(ctx context.Context, n *Counts) ([]trace, error) {
 // only an open task is evidence.
 func (c *Checker) taskTraces(ctx context.Context, n *Counts) ([]trace, error) {
 	prefix := "$KV." + streams.TasksBucket + "."
-	subjects, err := c.subjects(ctx, streams.KVStream(streams.TasksBucket), prefix+">")
+	_, subjects, err := c.subjects(ctx, streams.KVStream(streams.TasksBucket), prefix+">")
 	if err != nil {
 		return nil, err
 	}
