@@ -70,7 +70,7 @@ func (e *Engine) checkStore(ctx, runCtx context.Context) error {
 	}
 	e.checker = storecheck.New(storecheck.Config{
 		JS: e.js, Meta: e.meta, Lost: lostKV, MarksFile: e.opts.MarksFile, Sync: durable,
-		Retention: e.opts.FinishedRetention, Now: e.opts.Now, Log: e.log,
+		Retention: e.opts.FinishedRetention, Partitions: e.layout.Partitions, Now: e.opts.Now, Log: e.log,
 	})
 	report, err := e.checker.Check(ctx)
 	if err != nil {

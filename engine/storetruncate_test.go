@@ -39,8 +39,8 @@ func truncateLastBlock(t *testing.T, dir, stream string) {
 // had and counts what the cut took as deleted, so the marks see nothing:
 // the cross-check names every instance the cut took, by its job or its
 // timer, and the undamaged ones complete; the instances of a definition
-// the cut took are quarantined, not failed. (A cut job queue or timer
-// schedule is not noticed yet: docs/reliability.md.)
+// the cut took are quarantined, not failed. A cut job queue or timer
+// schedule: TestLostJobsAndTimersArePutBack.
 func TestTruncatedStoreFilesAreNoticed(t *testing.T) {
 	for _, stream := range []string{streams.KVStream(streams.InstancesBucket), streams.KVStream(streams.DefinitionsBucket)} {
 		t.Run(stream, func(t *testing.T) {

@@ -137,8 +137,11 @@ func runStoreCheck(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if res.Open > 0 {
+	switch {
+	case res.Open > 0:
 		return fmt.Errorf("store damaged: %d open record(s)", res.Open)
+	case len(res.Report.Rearmed) > 0:
+		return fmt.Errorf("store damaged: %d job(s) or timer(s) were lost and are put back", len(res.Report.Rearmed))
 	}
 	return nil
 }
@@ -151,9 +154,12 @@ func printStoreCheck(w io.Writer, res *api.StoreCheckResponse, all bool) error {
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
+	for _, rec := range r.Rearmed {
+		fmt.Fprintf(w, "put back: %s\n", oneLine(rec.Detail))
+	}
 	recs := slices.DeleteFunc(slices.Clone(res.Records), func(rec lost.Record) bool { return !all && rec.Status != lost.Open })
 	if len(recs) == 0 {
-		if res.Open == 0 {
+		if res.Open == 0 && len(r.Rearmed) == 0 {
 			fmt.Fprintln(w, "store whole: no open damage records")
 		}
 		return nil
@@ -166,6 +172,8 @@ func printStoreCheck(w io.Writer, res *api.StoreCheckResponse, all bool) error {
 			fmt.Fprintf(tw, "stream:\t%s\n", rec.Gap.Stream)
 		case lost.Definition:
 			fmt.Fprintf(tw, "definition:\t%s\n", rec.Process)
+		case lost.Wait:
+			fmt.Fprintf(tw, "wait of instance:\t%s\n", rec.Instance)
 		default:
 			fmt.Fprintf(tw, "%s instance:\t%s\n", map[lost.Kind]string{lost.Instance: "lost", lost.Damaged: "damaged"}[rec.Kind], rec.Instance)
 		}

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
@@ -43,4 +44,44 @@ func summarize(m *nats.Msg, s *instance.State) {
 	m.Header.Set(HeaderProcess, s.ProcessID)
 	m.Header.Set(HeaderStatus, string(Status(s)))
 	m.Header.Set(HeaderStarted, strconv.FormatInt(s.StartedAt.UnixNano(), 10))
+	if open := openValue(s); open != "" {
+		m.Header.Set(HeaderOpen, open)
+	}
+}
+
+// HeaderOpen counts what a checkpoint's instance waits on outside its
+// checkpoint, "jobs=<n> timers=<m>": its jobs in the job queue and its
+// timer schedules. The store check compares the counts with the queue and
+// the schedules without reading a checkpoint's value
+// (docs/reliability.md, "A damaged store"). Absent when both are zero.
+const HeaderOpen = "Jetbpm-Open"
+
+// openValue returns the value of HeaderOpen for s, "" for none.
+func openValue(s *instance.State) string {
+	var jobs, timers int
+	for _, w := range s.Waits {
+		switch {
+		case w.Kind == instance.JobWait:
+			jobs++
+		case w.Kind.Timer():
+			timers++
+		}
+	}
+	if jobs == 0 && timers == 0 {
+		return ""
+	}
+	return fmt.Sprintf("jobs=%d timers=%d", jobs, timers)
+}
+
+// OpenCounts returns the counts a checkpoint's headers h hold (HeaderOpen);
+// ok is false when the header is there but malformed.
+func OpenCounts(h nats.Header) (jobs, timers int, ok bool) {
+	v := h.Get(HeaderOpen)
+	if v == "" {
+		return 0, 0, true
+	}
+	if _, err := fmt.Sscanf(v, "jobs=%d timers=%d", &jobs, &timers); err != nil || jobs < 0 || timers < 0 {
+		return 0, 0, false
+	}
+	return jobs, timers, true
 }

@@ -27,22 +27,10 @@ func (r *runner) enqueue(t *Track, n *model.Node) {
 	topicLevel := r.env.Jobs.For(topic)
 	policy := w.Overrides().Resolve(topicLevel)
 	id := r.waitID(n.ID, t.Activation)
-	job := &jobs.Job{
-		ID: id, Topic: topic, Instance: r.s.ID, ProcessID: r.s.ProcessID, Node: n.ID,
-		Input: deepCopyMap(input), Headers: w.Headers, LockDurationMs: policy.LockDuration.Milliseconds(),
-		EnqueuedAt: r.env.Now,
-	}
 	st := jobs.NewState(id, topic, policy, r.env.Now)
-	// Only a policy that differs from its topic's default travels with the
-	// job; the engine runs a default one itself (jobs.State.Kept).
-	if policy.Trust == jobs.WorkerTrusted {
-		if policy.Equal(jobs.Overrides{}.Resolve(topicLevel)) {
-			st.Kept = true
-		} else {
-			shipped := policy
-			job.Policy = &shipped
-		}
-	}
+	// The engine runs a default policy itself (jobs.State.Kept).
+	st.Kept = policy.Trust == jobs.WorkerTrusted && policy.Equal(jobs.Overrides{}.Resolve(topicLevel))
+	job := r.job(n, st, input)
 	t.State, t.Locals = Waiting, locals
 	r.s.Waits = append(r.s.Waits, &Wait{
 		ID: id, Kind: JobWait, Track: t.ID, Node: n.ID, Armed: r.env.Now,

@@ -173,9 +173,7 @@ func (r *runner) watchOperations(due time.Time) {
 		// a firing of that one already under way is refused by number.
 		r.dropScheduled(w.ID)
 		w.Due, w.Armed, w.Firing = due, r.env.Now, w.Firing+1
-		r.s.Outbox = append(r.s.Outbox, Effect{
-			ID: fmt.Sprintf("timer:%s:%d", w.ID, w.Firing), Kind: ScheduleTimer, Wait: w.ID, Due: w.Due, Firing: w.Firing,
-		})
+		r.schedule(w)
 	}
 }
 

@@ -171,8 +171,9 @@ const (
 	EventSubTimer WaitKind = "eventSubTimer"
 )
 
-// timer reports whether waits of kind k are woken by a timer.
-func (k WaitKind) timer() bool {
+// Timer reports whether waits of kind k are woken by a timer (a schedule
+// on their timer subject).
+func (k WaitKind) Timer() bool {
 	return k == TimerWait || k == BoundaryWait || k == IncidentRetryWait || k == OperationWatch || k == EventSubTimer
 }
 

@@ -205,7 +205,7 @@ func (r *runner) apply(ev Event) bool {
 	switch ev.Kind {
 	case TimerFired:
 		w := r.s.wait(ev.Wait)
-		if w == nil || w.Firing != ev.Firing || !w.Kind.timer() {
+		if w == nil || w.Firing != ev.Firing || !w.Kind.Timer() {
 			return false
 		}
 		r.timerFired(w)
@@ -262,6 +262,8 @@ func (r *runner) apply(ev Event) bool {
 		return r.setVars(ev)
 	case Trigger:
 		return r.trigger(ev)
+	case Rearm:
+		return r.rearm(ev)
 	case Cancel:
 		reason := ev.Reason
 		if reason == "" {

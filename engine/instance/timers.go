@@ -12,9 +12,7 @@ import (
 // arm records a timer wait and schedules it.
 func (r *runner) arm(w *Wait) {
 	r.s.Waits = append(r.s.Waits, w)
-	r.s.Outbox = append(r.s.Outbox, Effect{
-		ID: fmt.Sprintf("timer:%s:%d", w.ID, w.Firing), Kind: ScheduleTimer, Wait: w.ID, Due: w.Due, Firing: w.Firing,
-	})
+	r.schedule(w)
 }
 
 // resolveTimer returns the timer of node n given the variables it sees,

@@ -71,6 +71,9 @@ const (
 	// pointer (its new starts fail as not deployed), or instances of it
 	// are stored but no version of it is.
 	Definition Kind = "definition"
+	// Wait: a living instance waits on a job or a timer the store lost
+	// (its job queue or its timer schedules); the check put it back.
+	Wait Kind = "wait"
 )
 
 // Status is where a Record stands.
@@ -85,6 +88,9 @@ const (
 	Restored Status = "restored"
 	// Recreated: a new instance was started in its place.
 	Recreated Status = "recreated"
+	// Rearmed: the check queued the lost job, or scheduled the lost
+	// timer, again (a Wait record is written so).
+	Rearmed Status = "rearmed"
 )
 
 // A Record is one piece of detected damage, kept in the lost bucket until
@@ -103,6 +109,9 @@ type Record struct {
 	Traces []Trace `msgpack:"traces,omitempty" json:"traces,omitempty"`
 	// Gap is the stream that went back (Stream).
 	Gap *Gap `msgpack:"gap,omitempty" json:"gap,omitempty"`
+	// Wait is the wait whose job or timer was lost (Wait): its id as a
+	// subject token.
+	Wait string `msgpack:"wait,omitempty" json:"wait,omitempty"`
 	// Detail says what was found, in words.
 	Detail   string    `msgpack:"detail" json:"detail"`
 	Detected time.Time `msgpack:"detected" json:"detected"`
@@ -120,6 +129,8 @@ func (r *Record) Key() string {
 		return fmt.Sprintf("stream.%s.%d", r.Gap.Stream, r.Gap.Found)
 	case Definition:
 		return "definition." + r.Process
+	case Wait:
+		return "wait." + r.Instance + "." + r.Wait
 	default:
 		return "instance." + r.Instance
 	}
@@ -170,6 +181,15 @@ func PointerRecord(process string, now time.Time) Record {
 func DefinitionRecord(process string, now time.Time) Record {
 	return Record{Kind: Definition, Process: process, Detected: now, Status: Open,
 		Detail: fmt.Sprintf("process %s: instances of it are stored but no version of it is: they cannot step (quarantined when they do); deploy its BPMN again, or restore", process)}
+}
+
+// WaitRecord returns the record of a job or timer (what, "job <id> on
+// topic <t>" or "timer") of wait of instance id at element, of process
+// version, that the store lost and the check put back: written rearmed.
+func WaitRecord(id, process string, version int, element, wait, what string, now time.Time) Record {
+	return Record{Kind: Wait, Instance: id, Process: process, Version: version, Element: element, Wait: wait,
+		Detected: now, Status: Rearmed, Closed: now, Reason: "put back by the store check",
+		Detail: fmt.Sprintf("instance %s waits at %s on %s, which the store lost: put back", id, element, what)}
 }
 
 // GapRecord returns the open record of a stream that went back.

@@ -26,6 +26,9 @@ type Report struct {
 	// Definitions are the processes whose definitions the store lost: a
 	// latest version pointer, or every version.
 	Definitions []lost.Record `json:"definitions,omitempty"`
+	// Rearmed are the jobs and timers of living instances the store lost,
+	// which this check put back.
+	Rearmed []lost.Record `json:"rearmed,omitempty"`
 	// Restored are the instances whose open records this check closed:
 	// their checkpoints are back and read whole (a restore).
 	Restored []string `json:"restored,omitempty"`
@@ -39,7 +42,9 @@ type Report struct {
 }
 
 // Damaged reports whether the check found anything lost.
-func (r *Report) Damaged() bool { return len(r.Gaps) > 0 || len(r.Lost) > 0 || len(r.Definitions) > 0 }
+func (r *Report) Damaged() bool {
+	return len(r.Gaps) > 0 || len(r.Lost) > 0 || len(r.Definitions) > 0 || len(r.Rearmed) > 0
+}
 
 // Check compares the store with its marks and cross-checks the traces of
 // instances against their checkpoints; it writes a record for each stream
@@ -75,8 +80,11 @@ func (c *Checker) Check(ctx context.Context) (Report, error) {
 	if err != nil {
 		return r, err
 	}
-	ids, processes, err := c.checkpoints(ctx, &r.Read)
+	ids, processes, open, err := c.checkpoints(ctx, &r.Read)
 	if err != nil {
+		return r, err
+	}
+	if r.Rearmed, err = c.unarmed(ctx, open, traces, r.Gaps, r.Read.Unindexed, now); err != nil {
 		return r, err
 	}
 	if r.Lost, err = c.orphans(ctx, traces, ids, now); err != nil {
@@ -95,6 +103,7 @@ func (c *Checker) Check(ctx context.Context) (Report, error) {
 	}
 	records = append(records, r.Definitions...)
 	records = append(records, r.Lost...)
+	records = append(records, r.Rearmed...)
 	for _, rec := range records {
 		created, err := c.record(ctx, rec)
 		if err != nil {

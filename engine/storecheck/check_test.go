@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -212,7 +213,7 @@ func TestCheckFindsInstancesTracesNameWithoutCheckpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Read != (storecheck.Counts{Checkpoints: 1, Jobs: 2, Timers: 1, Tasks: 2, Incidents: 1, Subscriptions: 2}) {
+	if !reflect.DeepEqual(r.Read, storecheck.Counts{Checkpoints: 1, Jobs: 2, Timers: 1, Tasks: 2, Incidents: 1, Subscriptions: 2}) {
 		t.Errorf("read %+v", r.Read)
 	}
 	got := map[string]lost.Record{}

@@ -48,8 +48,12 @@ type Config struct {
 	// Retention is how long a finished instance's checkpoint stays: a
 	// trace older than that proves nothing (lost.Orphans).
 	Retention time.Duration
-	Now       func() time.Time
-	Log       *slog.Logger
+	// Partitions is the store's count of instance partitions, which
+	// address an instance's events and timers; zero leaves out the check
+	// of the jobs and timers of living instances.
+	Partitions int
+	Now        func() time.Time
+	Log        *slog.Logger
 }
 
 // A Checker checks the store and keeps its marks. Its methods are safe

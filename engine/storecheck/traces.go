@@ -40,6 +40,11 @@ type Counts struct {
 	Incidents   int `json:"incidents"`
 	// Subscriptions are the open message subscriptions.
 	Subscriptions int `json:"subscriptions"`
+	// Unindexed are the streams whose index of subjects names more
+	// subjects than the stream holds messages: the server lost messages
+	// its index still names (seen after flipped bits), so the listing is
+	// not evidence that a job or timer is there.
+	Unindexed []string `json:"unindexed,omitempty"`
 }
 
 // traces lists what in the store names an instance.
@@ -57,8 +62,9 @@ func (c *Checker) traces(ctx context.Context, n *Counts) ([]trace, error) {
 
 // subjects lists the subjects of stream that match filter, with one
 // request per 100,000 (no message is read), and returns the stream to
-// read the few messages a closer look needs.
-func (c *Checker) subjects(ctx context.Context, stream, filter string) (jetstream.Stream, map[string]uint64, error) {
+// read the few messages a closer look needs. A stream whose index names
+// more subjects than it holds messages is counted in n.Unindexed.
+func (c *Checker) subjects(ctx context.Context, n *Counts, stream, filter string) (jetstream.Stream, map[string]uint64, error) {
 	s, err := c.cfg.JS.Stream(ctx, stream)
 	if err != nil {
 		return nil, nil, fmt.Errorf("storecheck: stream %s: %w", stream, err)
@@ -67,20 +73,31 @@ func (c *Checker) subjects(ctx context.Context, stream, filter string) (jetstrea
 	if err != nil {
 		return nil, nil, fmt.Errorf("storecheck: subjects of stream %s: %w", stream, err)
 	}
+	if info.State.Msgs < uint64(info.State.NumSubjects) {
+		n.Unindexed = append(n.Unindexed, stream)
+	}
 	return s, info.State.Subjects, nil
 }
 
 // checkpoints returns the ids of the instances with a checkpoint, and the
-// processes they are of (as keys name them: streams.Token).
-func (c *Checker) checkpoints(ctx context.Context, n *Counts) (ids, processes map[string]bool, err error) {
-	processes = map[string]bool{}
-	ids, err = c.keys(ctx, streams.InstancesBucket, func(_ string, h nats.Header) {
+// processes they are of (as keys name them: streams.Token), and what each
+// instance waits on outside its checkpoint (checkpoint.HeaderOpen).
+func (c *Checker) checkpoints(ctx context.Context, n *Counts) (ids, processes map[string]bool, open map[string]waiting, err error) {
+	processes, open = map[string]bool{}, map[string]waiting{}
+	ids, err = c.keys(ctx, streams.InstancesBucket, func(id string, h nats.Header) {
 		if p := h.Get(checkpoint.HeaderProcess); p != "" {
 			processes[streams.Token(p)] = true
 		}
+		jobs, timers, ok := checkpoint.OpenCounts(h)
+		if !ok {
+			jobs, timers = -1, -1 // unreadable: look at its value
+		}
+		if jobs != 0 || timers != 0 {
+			open[id] = waiting{jobs: jobs, timers: timers}
+		}
 	})
 	n.Checkpoints = len(ids)
-	return ids, processes, err
+	return ids, processes, open, err
 }
 
 // keys returns the keys of bucket that hold a value, read as messages
@@ -171,7 +188,7 @@ const quietFor = time.Second
 // jobTraces lists the queued jobs: a job's subject ends in its id,
 // "<instance>/<element>/<activation>" as a token ('/' escaped as "=2F").
 func (c *Checker) jobTraces(ctx context.Context, n *Counts) ([]trace, error) {
-	stream, subjects, err := c.subjects(ctx, streams.JobsStream, streams.JobsSubjects)
+	stream, subjects, err := c.subjects(ctx, n, streams.JobsStream, streams.JobsSubjects)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +236,7 @@ func jobDetail(ctx context.Context, stream jetstream.Stream, subject string, t *
 // timerTraces lists the timer schedules (their subjects name instance and
 // wait).
 func (c *Checker) timerTraces(ctx context.Context, n *Counts) ([]trace, error) {
-	stream, subjects, err := c.subjects(ctx, streams.EventsStream, streams.TimersSubjects)
+	stream, subjects, err := c.subjects(ctx, n, streams.EventsStream, streams.TimersSubjects)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +270,7 @@ func (c *Checker) timerTraces(ctx context.Context, n *Counts) ([]trace, error) {
 // only an open task is evidence.
 func (c *Checker) taskTraces(ctx context.Context, n *Counts) ([]trace, error) {
 	prefix := "$KV." + streams.TasksBucket + "."
-	_, subjects, err := c.subjects(ctx, streams.KVStream(streams.TasksBucket), prefix+">")
+	_, subjects, err := c.subjects(ctx, n, streams.KVStream(streams.TasksBucket), prefix+">")
 	if err != nil {
 		return nil, err
 	}
