@@ -57,6 +57,9 @@ const (
 	// OpStoreCheck checks the store for damage now (the marks, then the
 	// cross-check), records what it finds, and lists every damage record.
 	OpStoreCheck = "store.check"
+	// OpStoreRecords lists the damage records without checking (what the
+	// console's banner reads on every page).
+	OpStoreRecords = "store.records"
 	// OpStoreDismiss and OpStoreRecreate are an operator's actions on a
 	// damage record: accept what it names as lost (with a reason), or
 	// start a new instance in place of a lost one.

@@ -196,6 +196,16 @@ func (c *Client) StoreCheck(ctx context.Context) (*StoreCheckResponse, error) {
 	return &out, nil
 }
 
+// StoreRecords lists the damage records without checking the store; the
+// answer's report is empty.
+func (c *Client) StoreRecords(ctx context.Context) (*StoreCheckResponse, error) {
+	var out StoreCheckResponse
+	if err := c.call(ctx, OpStoreRecords, struct{}{}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // StoreDismiss closes a damage record as dismissed with reason, and
 // returns the records as StoreCheck does.
 func (c *Client) StoreDismiss(ctx context.Context, key, reason string) (*StoreCheckResponse, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/lost"
+	"github.com/jetbpm/jetbpm/engine/storecheck"
 )
 
 // A Handler runs the API operations against one engine node, independent
@@ -120,6 +121,12 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 			return nil, err
 		}
 		return h.storeCheck(ctx)
+	case OpStoreRecords:
+		var req struct{}
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		return h.storeRecords(ctx, storecheck.Report{})
 	case OpStoreDismiss:
 		var req LostRequest
 		if err := decode(&req); err != nil {
@@ -285,6 +292,11 @@ func (h *Handler) storeCheck(ctx context.Context) (*StoreCheckResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	return h.storeRecords(ctx, report)
+}
+
+// storeRecords answers with report and every damage record.
+func (h *Handler) storeRecords(ctx context.Context, report storecheck.Report) (*StoreCheckResponse, error) {
 	recs, err := h.eng.LostRecords(ctx)
 	if err != nil {
 		return nil, err

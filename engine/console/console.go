@@ -115,6 +115,7 @@ var pages = map[string]string{
 	"GET /instances/{id}": "instance",
 	"GET /incidents":      "incidents",
 	"GET /tasks":          "tasks",
+	"GET /store":          "store",
 }
 
 func (h *Handler) routes() {

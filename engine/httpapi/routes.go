@@ -112,7 +112,27 @@ func routes() []*route {
 		task("complete", api.OpTaskComplete, "Complete the task with vars", httpauth.TaskWork),
 		task("error", api.OpTaskError, "End the task with a BPMN error", httpauth.TaskWork),
 		task("escalate", api.OpTaskEscalate, "Raise an escalation from the task, caught by its escalation boundary or an enclosing scope", httpauth.TaskWork),
+		{method: "GET", path: "/v1/store/damage", op: api.OpStoreRecords, access: httpauth.Read,
+			summary: "List the store's damage records (docs/reliability.md, \"A damaged store\"); open counts those an operator has to act on",
+			in:      typeOf[struct{}](), out: typeOf[api.StoreCheckResponse]()},
+		{method: "POST", path: "/v1/store/check", op: api.OpStoreCheck, access: httpauth.Operate,
+			summary: "Check the store for damage now, record what is found and list the damage records",
+			in:      typeOf[struct{}](), out: typeOf[api.StoreCheckResponse]()},
+		{method: "POST", path: "/v1/store/damage/{key}/dismiss", op: api.OpStoreDismiss, access: httpauth.Operate,
+			summary: "Close an open damage record, accepting its loss with a reason",
+			in:      typeOf[lostReason](), out: typeOf[api.StoreCheckResponse](), pathFields: keyField},
+		{method: "POST", path: "/v1/store/damage/{key}/recreate", op: api.OpStoreRecreate, access: httpauth.Operate,
+			summary: "Start a new instance, <id>-recreated, in place of a lost one from its start event with the variables its traces held, and close the record",
+			in:      typeOf[struct{}](), out: typeOf[api.RecreateResponse](), pathFields: keyField},
 	}
+}
+
+// keyField maps the wildcard {key} onto a damage record's key.
+var keyField = map[string]string{"key": "key"}
+
+// lostReason is the body of a damage record's dismissal.
+type lostReason struct {
+	Reason string `json:"reason"`
 }
 
 // resolveBody is the body of incident resolve.

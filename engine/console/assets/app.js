@@ -125,6 +125,22 @@ export function onFacts(fn) {
   addEventListener('pageshow', (e) => { if (e.persisted) location.reload(); });
 }
 
+// The damage banner: while the store has open damage records
+// (docs/reliability.md, "A damaged store"), every page says so above its
+// content and links the records. A role that may not read them sees none.
+export async function refreshBanner(res) {
+  try { res = res || await api('GET', '/v1/store/damage'); } catch { return; }
+  const open = (res.records || []).filter((r) => r.status === 'open');
+  let el = document.getElementById('damage');
+  if (open.length === 0) { el?.remove(); return; }
+  const names = open.map((r) => r.instance || r.process || (r.gap && r.gap.stream)).filter(Boolean);
+  const shown = names.slice(0, 3).join(', ') + (names.length > 3 ? ` and ${names.length - 3} more` : '');
+  const banner = h('div', { id: 'damage', class: 'damage', role: 'alert' },
+    h('b', {}, 'Store damaged: '), `${open.length} open damage record(s)${shown ? ` (${shown})` : ''}. `,
+    h('a', { href: '/store' }, 'See what was lost and act on it'));
+  if (el) el.replaceWith(banner); else document.getElementById('main').before(banner);
+}
+
 const routes = [
   [/^\/$/, 'overview'],
   [/^\/processes\/([^/]+)$/, 'process'],
@@ -132,6 +148,7 @@ const routes = [
   [/^\/instances\/([^/]+)$/, 'instance'],
   [/^\/incidents$/, 'incidents'],
   [/^\/tasks$/, 'tasks'],
+  [/^\/store$/, 'store'],
 ];
 
 async function route() {
@@ -140,6 +157,7 @@ async function route() {
     const p = a.getAttribute('href');
     if (p === '/' ? location.pathname === '/' : location.pathname.startsWith(p)) a.setAttribute('aria-current', 'page');
   }
+  if (location.pathname !== '/store') refreshBanner(); // the store page shows it with its own answer
   for (const [re, name] of routes) {
     const m = location.pathname.match(re);
     if (!m) continue;
