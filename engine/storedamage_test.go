@@ -360,3 +360,65 @@ func TestADamagedCheckpointIsQuarantinedUntilRestored(t *testing.T) {
 		t.Errorf("summary after the restore %q, want none", s)
 	}
 }
+
+// A process's latest-version pointer whose value is damaged (#37): the
+// check records the process, its new starts are refused naming the
+// damage, and deploying its BPMN again writes the pointer over the
+// damaged one (the same definition: the version it was) and closes the
+// record.
+func TestADamagedVersionPointerIsRecordedAndRedeployRepairsIt(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	opts := withSync(env, engine.Options{})
+	eng := enginetest.Open(t, env.Conn, opts)
+	deployTasks(t, eng, workerProcess(t, "ptr", "ptr-charge"))
+	if err := eng.Close(bounded(t)); err != nil {
+		t.Fatal(err)
+	}
+	defs, err := env.JS.KeyValue(bounded(t), streams.DefinitionsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := defs.Get(bounded(t), streams.LatestKey("ptr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := slices.Clone(whole.Value())
+	bad[len(bad)-1] ^= 0x10
+	if _, err := defs.Put(bounded(t), streams.LatestKey("ptr"), bad); err != nil {
+		t.Fatal(err)
+	}
+
+	eng = enginetest.Open(t, env.Conn, opts)
+	recs, err := eng.LostRecords(bounded(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Kind != lost.Definition || recs[0].Process != "ptr" || recs[0].Status != lost.Open ||
+		!strings.Contains(recs[0].Detail, "cannot be read") {
+		t.Fatalf("records %+v, want the damaged pointer of ptr", recs)
+	}
+	if _, err := eng.Start(bounded(t), "ptr", nil); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("a start over the damaged pointer: %v, want refused naming the checksum", err)
+	}
+	deps, err := eng.DeployAll(bounded(t), workerProcess(t, "ptr", "ptr-charge"))
+	if err != nil {
+		t.Fatalf("deploy over the damaged pointer: %v", err)
+	}
+	if len(deps) != 1 || deps[0].Version != 1 {
+		t.Fatalf("deployed %+v, want version 1 again", deps)
+	}
+	startTask(t, eng, "ptr", "ptr-after", nil)
+	if _, err := eng.CheckStore(bounded(t)); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err = eng.LostRecords(bounded(t)); err != nil || len(recs) != 1 || recs[0].Status != lost.Restored {
+		t.Fatalf("after the redeploy: %+v %v, want the record restored", recs, err)
+	}
+	testwait.Until(t, 10*time.Second, "the store no longer degraded", func() error {
+		if s := eng.StoreDamage(); s != "" {
+			return fmt.Errorf("still degraded: %q", s)
+		}
+		return nil
+	})
+}

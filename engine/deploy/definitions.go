@@ -80,7 +80,8 @@ func (d *Definitions) Latest(ctx context.Context, processID string) (LatestRecor
 	}
 	var rec LatestRecord
 	if err := streams.Unmarshal(entry.Value(), &rec); err != nil {
-		return LatestRecord{}, 0, fmt.Errorf("process %s: decode latest version: %w", processID, err)
+		// The revision still names the entry, for a write over it.
+		return LatestRecord{}, entry.Revision(), fmt.Errorf("process %s: decode latest version: %w", processID, err)
 	}
 	return rec, entry.Revision(), nil
 }

@@ -90,7 +90,13 @@ func (d *Definitions) plan(ctx context.Context, procs []*model.Process, sources 
 		}
 		sum := sha256.Sum256(body)
 		latest, rev, err := d.Latest(ctx, p.ID)
-		if err != nil && !errors.Is(err, errdefs.ErrNotFound) {
+		switch {
+		case errors.Is(err, streams.ErrDamaged):
+			// The pointer is damaged (the store check records it): plan
+			// from the stored versions, as when it is gone, and write the
+			// new pointer over the damaged one.
+			latest = LatestRecord{}
+		case err != nil && !errors.Is(err, errdefs.ErrNotFound):
 			return plan, err
 		}
 		if bytes.Equal(latest.Hash, sum[:]) {

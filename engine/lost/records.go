@@ -170,10 +170,15 @@ func DamagedRecord(id string, cause error, now time.Time) Record {
 }
 
 // PointerRecord returns the open record of process, whose latest version
-// pointer is gone (its token as it appears in the definitions' keys).
-func PointerRecord(process string, now time.Time) Record {
+// pointer is gone (damage nil) or cannot be read (its token as it appears
+// in the definitions' keys).
+func PointerRecord(process string, now time.Time, damage error) Record {
+	what := "no latest-version pointer"
+	if damage != nil {
+		what = fmt.Sprintf("a latest-version pointer that cannot be read (%v)", damage)
+	}
 	return Record{Kind: Definition, Process: process, Detected: now, Status: Open,
-		Detail: fmt.Sprintf("process %s has deployed versions but no latest-version pointer: its new starts fail as not deployed; deploy its BPMN again, or restore", process)}
+		Detail: fmt.Sprintf("process %s has deployed versions but %s: its new starts fail as not deployed; deploy its BPMN again, or restore", process, what)}
 }
 
 // DefinitionRecord returns the open record of process, which instances

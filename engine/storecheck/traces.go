@@ -166,10 +166,24 @@ func (c *Checker) definitions(ctx context.Context, named map[string]bool, now ti
 			versioned[rest[:i]] = true
 		}
 	}
+	kv, err := c.cfg.JS.KeyValue(ctx, streams.DefinitionsBucket)
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: definitions bucket: %w", err)
+	}
 	var out []lost.Record
 	for _, p := range slices.Sorted(maps.Keys(versioned)) {
 		if !keys["latest."+p] {
-			out = append(out, lost.PointerRecord(p, now))
+			out = append(out, lost.PointerRecord(p, now, nil))
+			continue
+		}
+		// One pointer per process: each is read whole.
+		entry, err := kv.Get(ctx, "latest."+p)
+		if err != nil {
+			continue // gone meanwhile: the next check sees it
+		}
+		var v any
+		if err := streams.Unmarshal(entry.Value(), &v); err != nil {
+			out = append(out, lost.PointerRecord(p, now, err))
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(named)) {
