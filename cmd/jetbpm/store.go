@@ -149,8 +149,11 @@ func runStoreCheck(ctx context.Context, args []string) error {
 // printStoreCheck writes the human view of a store check.
 func printStoreCheck(w io.Writer, res *api.StoreCheckResponse, all bool) error {
 	r := res.Report
-	fmt.Fprintf(w, "read: %d checkpoints, %d jobs, %d timers, %d open tasks, %d open incidents, %d message subscriptions in %s\n",
-		r.Read.Checkpoints, r.Read.Jobs, r.Read.Timers, r.Read.Tasks, r.Read.Incidents, r.Read.Subscriptions, r.Took.Round(1e6))
+	fmt.Fprintf(w, "read: %d checkpoints, %d jobs, %d timers, %d open tasks, %d open incidents, %d message subscriptions, %d signal waits in %s\n",
+		r.Read.Checkpoints, r.Read.Jobs, r.Read.Timers, r.Read.Tasks, r.Read.Incidents, r.Read.Subscriptions, r.Read.Signals, r.Took.Round(1e6))
+	for _, s := range r.Read.Unindexed {
+		fmt.Fprintf(w, "problem: stream %s's index names more subjects than it holds messages (the server lost messages it still lists)\n", s)
+	}
 	for _, p := range r.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}

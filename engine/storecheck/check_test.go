@@ -141,8 +141,9 @@ func TestCheckFindsAStreamThatWentBack(t *testing.T) {
 	}
 }
 
-// The cross-check names each instance a job, a timer, an open task or an
-// open incident names while it has no checkpoint, with what they know.
+// The cross-check names each instance a job, a timer, an open task, an
+// open incident, a message subscription or a signal index entry names
+// while it has no checkpoint, with what they know.
 func TestCheckFindsInstancesTracesNameWithoutCheckpoints(t *testing.T) {
 	ctx := bounded(t)
 	env := streamstest.Start(t)
@@ -209,19 +210,38 @@ func TestCheckFindsInstancesTracesNameWithoutCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The signal index: an entry of a lost instance, one of a living
+	// instance, and a purged one (its wait closed).
+	signalsKV, err := env.JS.KeyValue(ctx, streams.SignalsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, _ := streams.Marshal(map[string]any{"process": "alarm", "opened": now})
+	for _, id := range []string{"i-signal", "i-here", "i-closed"} {
+		if _, err := signalsKV.Put(ctx, streams.SignalKey("fire", id, id+"/wait-fire/3"), sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := signalsKV.Purge(ctx, streams.SignalKey("fire", "i-closed", "i-closed/wait-fire/3")); err != nil {
+		t.Fatal(err)
+	}
+
 	r, err := c.Check(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(r.Read, storecheck.Counts{Checkpoints: 1, Jobs: 2, Timers: 1, Tasks: 2, Incidents: 1, Subscriptions: 2}) {
+	if !reflect.DeepEqual(r.Read, storecheck.Counts{Checkpoints: 1, Jobs: 2, Timers: 1, Tasks: 2, Incidents: 1, Subscriptions: 2, Signals: 3}) {
 		t.Errorf("read %+v", r.Read)
 	}
 	got := map[string]lost.Record{}
 	for _, rec := range r.Lost {
 		got[rec.Instance] = rec
 	}
-	if ids := slices.Sorted(maps.Keys(got)); !slices.Equal(ids, []string{"i-incident", "i-job", "i-sub", "i-task", "i-timer"}) {
-		t.Fatalf("lost %v, want i-incident, i-job, i-sub, i-task, i-timer", ids)
+	if ids := slices.Sorted(maps.Keys(got)); !slices.Equal(ids, []string{"i-incident", "i-job", "i-signal", "i-sub", "i-task", "i-timer"}) {
+		t.Fatalf("lost %v, want i-incident, i-job, i-signal, i-sub, i-task, i-timer", ids)
+	}
+	if g := got["i-signal"]; g.Process != "alarm" || g.Element != "wait-fire" || g.Traces[0].Source != "signal" {
+		t.Errorf("signal's instance: %+v", g)
 	}
 	if s := got["i-sub"]; s.Process != "order" || s.Traces[0].Source != "subscription" || s.Traces[0].ID != "paid/o-1/w5" {
 		t.Errorf("subscription's instance: %+v", s)
@@ -238,11 +258,11 @@ func TestCheckFindsInstancesTracesNameWithoutCheckpoints(t *testing.T) {
 	if tm := got["i-timer"]; tm.Traces[0].Source != "timer" || tm.Traces[0].ID != "w3" || tm.Traces[0].At.IsZero() {
 		t.Errorf("timer's instance: %+v", tm)
 	}
-	if r.Recorded != 5 || len(records(t, ctx, env)) != 5 {
+	if r.Recorded != 6 || len(records(t, ctx, env)) != 6 {
 		t.Fatalf("recorded %d", r.Recorded)
 	}
 	// Found again, recorded once.
-	if r, err := c.Check(ctx); err != nil || len(r.Lost) != 5 || r.Recorded != 0 {
+	if r, err := c.Check(ctx); err != nil || len(r.Lost) != 6 || r.Recorded != 0 {
 		t.Fatalf("second check: %+v, %v", r, err)
 	}
 }

@@ -40,6 +40,8 @@ type Counts struct {
 	Incidents   int `json:"incidents"`
 	// Subscriptions are the open message subscriptions.
 	Subscriptions int `json:"subscriptions"`
+	// Signals are the signal index's entries: a catch waiting for a signal.
+	Signals int `json:"signals"`
 	// Unindexed are the streams whose index of subjects names more
 	// subjects than the stream holds messages: the server lost messages
 	// its index still names (seen after flipped bits), so the listing is
@@ -50,7 +52,7 @@ type Counts struct {
 // traces lists what in the store names an instance.
 func (c *Checker) traces(ctx context.Context, n *Counts) ([]trace, error) {
 	var all []trace
-	for _, read := range []func(context.Context, *Counts) ([]trace, error){c.jobTraces, c.timerTraces, c.taskTraces, c.incidentTraces, c.subscriptionTraces} {
+	for _, read := range []func(context.Context, *Counts) ([]trace, error){c.jobTraces, c.timerTraces, c.taskTraces, c.incidentTraces, c.subscriptionTraces, c.signalTraces} {
 		ts, err := read(ctx, n)
 		if err != nil {
 			return nil, err
@@ -387,4 +389,60 @@ func (c *Checker) subscriptionTraces(ctx context.Context, n *Counts) ([]trace, e
 		return nil, fmt.Errorf("storecheck: read message entries: %w", err)
 	}
 	return out, nil
+}
+
+// signalTraces lists the signal index's entries (their keys name signal,
+// instance and wait); an entry still there is evidence, a purged one (a
+// closed wait) is not.
+func (c *Checker) signalTraces(ctx context.Context, n *Counts) ([]trace, error) {
+	prefix := "$KV." + streams.SignalsBucket + "."
+	_, subjects, err := c.subjects(ctx, n, streams.KVStream(streams.SignalsBucket), prefix+">")
+	if err != nil {
+		return nil, err
+	}
+	kv, err := c.cfg.JS.KeyValue(ctx, streams.SignalsBucket)
+	if err != nil {
+		return nil, fmt.Errorf("storecheck: signals bucket: %w", err)
+	}
+	var out []trace
+	for subject := range subjects {
+		key := strings.TrimPrefix(subject, prefix)
+		id, wait, err := streams.ParseSignalKey(key)
+		if err != nil {
+			continue
+		}
+		n.Signals++
+		out = append(out, trace{
+			Trace: lost.Trace{Instance: id, Source: "signal", ID: key},
+			detail: func(ctx context.Context, t *lost.Trace) (bool, error) {
+				entry, err := kv.Get(ctx, key)
+				if errors.Is(err, jetstream.ErrKeyNotFound) {
+					return false, nil // the wait closed
+				}
+				if err != nil {
+					return false, fmt.Errorf("storecheck: signal entry %s: %w", key, err)
+				}
+				var e struct {
+					Process string    `msgpack:"process"`
+					Opened  time.Time `msgpack:"opened"`
+				}
+				if streams.Unmarshal(entry.Value(), &e) == nil {
+					t.Process, t.At = e.Process, e.Opened
+				}
+				t.Element = elementOf(id, wait)
+				return true, nil
+			},
+		})
+	}
+	return out, nil
+}
+
+// elementOf returns the element a wait id of instance id names
+// ("<instance>/<element>/<activation>"), "" when it names none.
+func elementOf(id, wait string) string {
+	rest, ok := strings.CutPrefix(wait, id+"/")
+	if i := strings.LastIndexByte(rest, '/'); ok && i > 0 {
+		return rest[:i]
+	}
+	return ""
 }
