@@ -333,8 +333,11 @@ type Engine struct {
 	// checker keeps the store's marks and checks it (store.go); lostKV is
 	// the bucket of damage records, damage this node's copy of it.
 	checker *storecheck.Checker
-	lostKV  jetstream.KeyValue
-	damage  storeWatch
+	// rechecks asks for a store check now (recheck): what else a loss
+	// under this node took.
+	rechecks chan struct{}
+	lostKV   jetstream.KeyValue
+	damage   storeWatch
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -493,6 +496,12 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 				e.log.Warn("a job of an instance that is not there could not be checked; it is dropped as unknown", "instance", id, "err", err)
 			}
 			return held
+		},
+		WentBack: func(ctx context.Context, id string, wrote, found uint64) {
+			if err := e.checker.WentBack(ctx, id, wrote, found); err != nil {
+				e.log.Error("the record of a checkpoint that went back could not be written", "instance", id, "err", err)
+			}
+			e.recheck()
 		},
 		Restored: func(ctx context.Context, id string) {
 			if err := e.checker.Restored(ctx, id); err != nil {

@@ -100,7 +100,33 @@ func (e *Engine) checkStore(ctx, runCtx context.Context) error {
 		return fmt.Errorf("engine: reading bucket %s: %w", streams.LostBucket, ctx.Err())
 	}
 	e.done.Go(func() { e.checker.Run(runCtx, markEvery) })
+	e.rechecks = make(chan struct{}, 1)
+	e.done.Go(func() {
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-e.rechecks:
+			}
+			if report, err := e.checker.Check(runCtx); err != nil && runCtx.Err() == nil {
+				e.log.Error("the store check after a loss under this node failed; run jetbpm store check", "err", err)
+			} else if err == nil {
+				e.log.Error("store check after a loss under this node", "streams_went_back", len(report.Gaps),
+					"lost_instances", len(report.Lost), "put_back", len(report.Rearmed), "read", report.Read, "took", report.Took)
+			}
+		}
+	})
 	return nil
+}
+
+// recheck asks for a store check soon, without waiting: a partition found
+// that the store lost what this node wrote. Asks while one is pending are
+// one.
+func (e *Engine) recheck() {
+	select {
+	case e.rechecks <- struct{}{}:
+	default:
+	}
 }
 
 // StoreDamage says in one line what damage to the store is recorded and

@@ -169,6 +169,19 @@ func DamagedRecord(id string, cause error, now time.Time) Record {
 		Detail: fmt.Sprintf("instance %s cannot be stepped, its state is damaged: %v", id, cause)}
 }
 
+// WentBackRecord returns the record of instance id whose checkpoint the
+// store took back under a running node, from revision wrote to found (0:
+// none left), and whose node wrote its own copy back: closed as restored.
+func WentBackRecord(id string, wrote, found uint64, now time.Time) Record {
+	held := fmt.Sprintf("revision %d", found)
+	if found == 0 {
+		held = "nothing"
+	}
+	return Record{Kind: Damaged, Instance: id, Detected: now, Status: Restored, Closed: now,
+		Reason: "the node that wrote it wrote its copy back",
+		Detail: fmt.Sprintf("the checkpoint of instance %s went back under a running node: it wrote revision %d, the store then held %s (it lost acknowledged writes); the node's copy was written back. Other streams may have lost their tails too: the store check that followed says", id, wrote, held)}
+}
+
 // PointerRecord returns the open record of process, whose latest version
 // pointer is gone (damage nil) or cannot be read (its token as it appears
 // in the definitions' keys).

@@ -85,6 +85,11 @@ type Config struct {
 	// job is kept back (KeepBack) rather than dropped; false lets it go
 	// as the job of an unknown instance.
 	LostJob func(ctx context.Context, id string, seq uint64) bool
+	// WentBack is told of an instance whose checkpoint the store took
+	// back below what this node wrote (revision wrote; found is what the
+	// store held, 0 for nothing): the partition has written its own copy
+	// back (wentback.go).
+	WentBack func(ctx context.Context, id string, wrote, found uint64)
 	// QuarantineRedelivery is how long a quarantined instance's events
 	// wait before they come again (default DefaultQuarantineRedelivery).
 	QuarantineRedelivery time.Duration

@@ -29,6 +29,7 @@ type Partition struct {
 	// events carries the engine's own events; reports the workers'.
 	events, reports jetstream.Consumer
 	cache           *lru.Cache[cached]
+	superseded      superseded // wentback.go
 	log             *slog.Logger
 	cfg             *Config
 	// direct carries starts and recovers to the loop (direct.go);
@@ -164,6 +165,10 @@ func (p *Partition) collect(first jetstream.Msg, msgs chan jetstream.Msg, max in
 type cached struct {
 	state *instance.State
 	rev   uint64
+	// data is the checkpoint's value as this node wrote it (nil when it
+	// was read): the step changes state in place, data stays what the
+	// store acknowledged (wentback.go).
+	data []byte
 }
 
 // group is the work of one batch for one instance.
@@ -180,6 +185,8 @@ type group struct {
 	rev   uint64
 	write jetstream.PubAckFuture
 	err   error
+	// data is the value of the checkpoint write (wentback.go).
+	data []byte
 	// fetched is the stored checkpoint read ahead of the step (prefetch).
 	fetched *fetched
 	// published is a revision of the checkpoint whose outbox this node has
@@ -460,7 +467,7 @@ func (p *Partition) stepOnce(ctx context.Context, g *group) {
 		g.err = err
 		return
 	}
-	g.state, g.rev = s, rev
+	g.state, g.rev, g.data = s, rev, msg.Data
 	if rev == 0 && len(g.directs) > 0 {
 		msg.Header.Set(checkpoint.HeaderDirect, s.OutboxBy)
 	}
@@ -487,10 +494,13 @@ func (p *Partition) load(ctx context.Context, g *group) (*instance.State, uint64
 		s, rev, err = p.cfg.Store.Get(ctx, id)
 	}
 	if errors.Is(err, errdefs.ErrNotFound) {
-		return nil, 0, nil
+		s, rev, err = nil, 0, nil
 	}
 	if err != nil {
 		return nil, 0, err
+	}
+	if s, rev, err = p.wentBack(ctx, id, s, rev); err != nil || s == nil {
+		return s, rev, err
 	}
 	if len(s.Outbox) > 0 && s.OutboxBy != p.cfg.Pub.Session() && rev != g.published {
 		if err := p.cfg.Pub.Publish(ctx, p.n, s); err != nil {
@@ -549,6 +559,9 @@ func (p *Partition) settle(g *group) {
 		return
 	}
 	if g.err != nil {
+		if c, ok := p.cache.Get(g.id); ok && c.data != nil && checkpoint.IsConflict(g.err) {
+			p.superseded.keep(g.id, c)
+		}
 		p.cache.Drop(g.id)
 		if len(g.msgs) > 0 {
 			p.log.Warn("instance step not committed; events will be redelivered", "instance", g.id, "err", g.err)
@@ -565,7 +578,7 @@ func (p *Partition) settle(g *group) {
 		if g.state.Status.Finished() {
 			p.cache.Drop(g.id)
 		} else {
-			p.cache.Put(g.id, cached{state: g.state, rev: g.rev})
+			p.cache.Put(g.id, cached{state: g.state, rev: g.rev, data: g.data})
 		}
 	}
 	p.sendJobActions(g)

@@ -21,6 +21,14 @@ func (c *Checker) Damaged(ctx context.Context, id string, cause error) (created 
 	return c.record(ctx, lost.DamagedRecord(id, cause, c.cfg.Now()))
 }
 
+// WentBack records that instance id's checkpoint went back under a
+// running node from revision wrote to found, and that the node wrote its
+// copy back (once: a record of the instance there already stays).
+func (c *Checker) WentBack(ctx context.Context, id string, wrote, found uint64) error {
+	_, err := c.record(ctx, lost.WentBackRecord(id, wrote, found, c.cfg.Now()))
+	return err
+}
+
 // Restored closes the open record of instance id, if there is one: its
 // checkpoint is there and reads whole again.
 func (c *Checker) Restored(ctx context.Context, id string) error {
