@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,19 +55,7 @@ func truncated(t *testing.T, stream string) {
 	env := streamstest.Start(t)
 	opts := withSync(env, engine.Options{MarksFile: t.TempDir() + "/jetbpm-marks"})
 	eng := enginetest.Open(t, env.Conn, opts)
-	deployTasks(t, eng, workerProcess(t, "cut", "cut-charge"),
-		build(t, model.NewBuilder("nap").StartEvent("s").TimerCatchEvent("w", model.Duration("PT1H")).EndEvent("e").Sequence("s", "w", "e")))
-	const n = 10
-	var cuts, naps []string
-	for i := range n {
-		cuts, naps = append(cuts, fmt.Sprintf("cut-%02d", i)), append(naps, fmt.Sprintf("nap-%02d", i))
-		startTask(t, eng, "cut", cuts[i], map[string]any{"n": i})
-		startTask(t, eng, "nap", naps[i], nil)
-	}
-	jobsQueued(t, env, n)
-	for _, id := range naps {
-		awaitView(t, eng, id, "waiting at its timer", func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 })
-	}
+	cuts, naps := cutsAndNaps(t, env, eng)
 	before := lastSeq(t, env, stream)
 	st, err := env.JS.Stream(bounded(t), stream)
 	if err != nil {
@@ -113,22 +102,7 @@ func truncated(t *testing.T, stream string) {
 		}
 	}
 
-	w, err := workerkit.New(env.NewConn(t), workerkit.Options{Name: "cut-worker", Logger: quietLog, VerdictTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu = make(chan struct{}, 1)
-	ran := map[string]bool{}
-	w.Handle("cut-charge", func(_ context.Context, job *workerkit.Job) (map[string]any, error) {
-		mu <- struct{}{}
-		ran[job.Instance] = true
-		<-mu
-		return nil, nil
-	})
-	wctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	defer func() { stop(); <-done }()
+	cutWorker(t, env)
 
 	switch stream {
 	case streams.KVStream(streams.InstancesBucket):
@@ -201,5 +175,52 @@ func truncated(t *testing.T, stream string) {
 			}
 		}
 		startTask(t, eng, unpointed[0], unpointed[0]+"-again", map[string]any{"n": 99})
+	}
+}
+
+// cutsAndNaps deploys and starts ten instances that wait at an external
+// task (cut-00…, topic cut-charge, variable n) and ten that wait at an
+// hour's timer (nap-00…), and waits until each waits.
+func cutsAndNaps(t *testing.T, env *streamstest.Env, eng *engine.Engine) (cuts, naps []string) {
+	t.Helper()
+	deployTasks(t, eng, workerProcess(t, "cut", "cut-charge"),
+		build(t, model.NewBuilder("nap").StartEvent("s").TimerCatchEvent("w", model.Duration("PT1H")).EndEvent("e").Sequence("s", "w", "e")))
+	const n = 10
+	for i := range n {
+		cuts, naps = append(cuts, fmt.Sprintf("cut-%02d", i)), append(naps, fmt.Sprintf("nap-%02d", i))
+		startTask(t, eng, "cut", cuts[i], map[string]any{"n": i})
+		startTask(t, eng, "nap", naps[i], nil)
+	}
+	jobsQueued(t, env, n)
+	for _, id := range naps {
+		awaitView(t, eng, id, "waiting at its timer", func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 })
+	}
+	return cuts, naps
+}
+
+// cutWorker runs a worker of cut-charge until the test ends; each job
+// answers {"charged": n}. It returns how often each instance's job ran.
+func cutWorker(t *testing.T, env *streamstest.Env) (ran func(id string) int) {
+	t.Helper()
+	w, err := workerkit.New(env.NewConn(t), workerkit.Options{Name: "cut-worker", Logger: quietLog, VerdictTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	runs := map[string]int{}
+	w.Handle("cut-charge", func(_ context.Context, job *workerkit.Job) (map[string]any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		runs[job.Instance]++
+		return map[string]any{"charged": job.Input["n"]}, nil
+	})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return func(id string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return runs[id]
 	}
 }

@@ -1,12 +1,10 @@
 package engine_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,11 +14,9 @@ import (
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/lost"
-	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
-	"github.com/jetbpm/jetbpm/workerkit"
 )
 
 // Jobs and timer schedules of living instances that the store lost, in a
@@ -49,19 +45,7 @@ func lostWaits(t *testing.T, stream string, flip bool) {
 	env := streamstest.Start(t)
 	opts := withSync(env, engine.Options{MarksFile: t.TempDir() + "/jetbpm-marks"})
 	eng := enginetest.Open(t, env.Conn, opts)
-	deployTasks(t, eng, workerProcess(t, "cut", "cut-charge"),
-		build(t, model.NewBuilder("nap").StartEvent("s").TimerCatchEvent("w", model.Duration("PT1H")).EndEvent("e").Sequence("s", "w", "e")))
-	const n = 10
-	var cuts, naps []string
-	for i := range n {
-		cuts, naps = append(cuts, fmt.Sprintf("cut-%02d", i)), append(naps, fmt.Sprintf("nap-%02d", i))
-		startTask(t, eng, "cut", cuts[i], map[string]any{"n": i})
-		startTask(t, eng, "nap", naps[i], nil)
-	}
-	jobsQueued(t, env, n)
-	for _, id := range naps {
-		awaitView(t, eng, id, "waiting at its timer", func(v *engine.InstanceView) bool { return len(v.ActiveNodes) == 1 })
-	}
+	cuts, naps := cutsAndNaps(t, env, eng)
 	// What each instance waits on outside its checkpoint, by subject.
 	subjects, due := map[string]string{}, map[string]string{}
 	for _, id := range append(slices.Clone(cuts), naps...) {
@@ -123,36 +107,18 @@ func lostWaits(t *testing.T, stream string, flip bool) {
 		t.Errorf("gaps recorded %v (flipped bits: %v)", gaps, flip)
 	}
 
-	w, err := workerkit.New(env.NewConn(t), workerkit.Options{Name: "cut-worker", Logger: quietLog, VerdictTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	ran := map[string]int{}
-	w.Handle("cut-charge", func(_ context.Context, job *workerkit.Job) (map[string]any, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		ran[job.Instance]++
-		return map[string]any{"charged": job.Input["n"]}, nil
-	})
-	wctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	defer func() { stop(); <-done }()
-
+	ran := cutWorker(t, env)
 	for i, id := range cuts {
 		v := waitDone(t, eng, id)
 		if v.Status != instance.Completed || fmt.Sprint(v.Variables["charged"]) != fmt.Sprint(i) {
 			t.Errorf("%s: %s, variables %v", id, v.Status, v.Variables)
 		}
 	}
-	mu.Lock()
 	for _, id := range cuts {
-		if ran[id] != 1 {
-			t.Errorf("%s: its job ran %d times, want once", id, ran[id])
+		if n := ran(id); n != 1 {
+			t.Errorf("%s: its job ran %d times, want once", id, n)
 		}
 	}
-	mu.Unlock()
 	for _, id := range naps {
 		testwait.Until(t, 10*time.Second, "the timer of "+id+" scheduled", func() error {
 			if got := schedule(t, env, subject(id)); got != due[id] {
