@@ -74,6 +74,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/timerstarts"
 	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/script"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -93,6 +94,13 @@ type Options struct {
 	// task fails with a timeout even if the operation ignores its context
 	// (docs/engine.md §3.1).
 	OperationTimeout time.Duration
+	// ScriptTimeout and ScriptMemory bound each run of a JavaScript script
+	// (defaults 1 s and 64 MiB: script.Limits). A script runs inside its
+	// instance's step, so its partition waits for it: a runaway one is an
+	// incident at its limit, not a stuck partition
+	// (docs/scripts-listeners-connectors.md §1.4).
+	ScriptTimeout time.Duration
+	ScriptMemory  uint64
 	// OperationConcurrency bounds the in-process operations this node runs
 	// at once (default 256); as many more may wait in its queue.
 	OperationConcurrency int
@@ -465,7 +473,8 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		BatchSize: e.opts.BatchSize, CacheSize: e.opts.CacheSize/layout.Partitions + 1, MaxCheckpointBytes: e.opts.MaxCheckpointBytes,
 		Now: e.opts.Now, CheckValue: e.opts.checkValue,
 		Operations: e.opts.Operations, OperationTimeout: e.opts.OperationTimeout, OperationMetrics: e.metrics.ops,
-		Jobs: e.opts.jobDefaults(), IncidentRetry: e.opts.IncidentRetry, ErrorMappers: e.opts.ErrorMappers, RetryPolicies: e.opts.RetryPolicies,
+		Scripts: script.Limits{Timeout: e.opts.ScriptTimeout, Memory: e.opts.ScriptMemory},
+		Jobs:    e.opts.jobDefaults(), IncidentRetry: e.opts.IncidentRetry, ErrorMappers: e.opts.ErrorMappers, RetryPolicies: e.opts.RetryPolicies,
 		Log: e.log, Metrics: e.metrics.partition, History: e.opts.History,
 		// The features whose events can reach an instance that will not
 		// step them, or ask for a start that fails.

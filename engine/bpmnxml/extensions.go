@@ -6,6 +6,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/expression"
+	"github.com/jetbpm/jetbpm/script"
 )
 
 // nodeExt gathers what a node's attributes and extension elements say before
@@ -473,6 +474,13 @@ func (im *importer) script(e *elem, n *model.Node, x *nodeExt) {
 			im.probs.in(e, x.script, "a zeebe:script needs a resultVariable, as in Zeebe")
 		}
 		n.Script = &model.Script{Expression: strings.TrimSpace(x.script.attr("", "expression")), ResultVariable: result}
+	case x.bpmnScript != nil && script.IsJavaScript(e.attr("", "scriptFormat")):
+		src := strings.TrimSpace(x.bpmnScript.text)
+		if src == "" {
+			im.probs.in(e, x.bpmnScript, "the script is empty")
+			return
+		}
+		n.Script = &model.Script{Expression: src, ResultVariable: result, Language: script.Language}
 	case x.bpmnScript != nil:
 		src, msg := scriptSource(e.attr("", "scriptFormat"), x.bpmnScript.text, true)
 		if msg != "" {
@@ -489,8 +497,9 @@ func (im *importer) script(e *elem, n *model.Node, x *nodeExt) {
 
 // scriptSource turns a script or condition in the named language into an
 // expression source: expr as written, feel with a leading '=', juel inside
-// ${...}. Other languages (groovy, javascript, ...) are refused; an absent
-// language leaves the text to expression.DialectOf unless required.
+// ${...}. JavaScript is refused here (script tasks take it before), and
+// JVM languages (groovy, python, ...) by name; an absent language leaves
+// the text to expression.DialectOf unless required.
 func scriptSource(format, text string, required bool) (src, msg string) {
 	text = strings.TrimSpace(text)
 	switch f := strings.ToLower(strings.TrimSpace(format)); f {
@@ -508,7 +517,10 @@ func scriptSource(format, text string, required bool) (src, msg string) {
 			text = "${" + text + "}"
 		}
 	default:
-		return "", "script format " + strconv.Quote(format) + " is not supported (only expr, feel and juel)"
+		if script.IsJavaScript(f) {
+			return "", "JavaScript runs in script tasks; in a condition or a mapping it is not supported yet (write it in FEEL, JUEL or expr)"
+		}
+		return "", "script format " + strconv.Quote(format) + " needs a JVM script engine: not supported (javascript in script tasks, feel, juel and expr are)"
 	}
 	return text, ""
 }

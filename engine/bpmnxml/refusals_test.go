@@ -50,7 +50,7 @@ func TestRefusals(t *testing.T) {
 		{"listener on flow", `<bpmn:task id="t"/><bpmn:sequenceFlow id="ff" sourceRef="t" targetRef="e">
   <bpmn:extensionElements><camunda:executionListener class="x"/></bpmn:extensionElements></bpmn:sequenceFlow>`, "bpmn:sequenceFlow", "<camunda:executionListener", "execution listeners are not supported"},
 		{"groovy condition", `<bpmn:task id="t"/><bpmn:sequenceFlow id="ff" sourceRef="t" targetRef="e">
-  <bpmn:conditionExpression language="groovy">a == 1</bpmn:conditionExpression></bpmn:sequenceFlow>`, "bpmn:sequenceFlow", "<bpmn:conditionExpression", `script format "groovy" is not supported`},
+  <bpmn:conditionExpression language="groovy">a == 1</bpmn:conditionExpression></bpmn:sequenceFlow>`, "bpmn:sequenceFlow", "<bpmn:conditionExpression", `script format "groovy" needs a JVM script engine: not supported`},
 		{"job worker script task", `<bpmn:scriptTask id="t"><bpmn:extensionElements>
   <zeebe:taskDefinition type="script"/></bpmn:extensionElements></bpmn:scriptTask>`, "bpmn:scriptTask", "<zeebe:taskDefinition", "script tasks run by job workers are not supported"},
 		{"unknown zeebe extension", `<bpmn:task id="t"><bpmn:extensionElements>

@@ -1,11 +1,13 @@
 package instance
 
 import (
+	"context"
 	"fmt"
 	"maps"
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
+	"github.com/jetbpm/jetbpm/script"
 )
 
 func (r *runner) execute(t *Track) {
@@ -223,6 +225,10 @@ func (r *runner) script(t *Track, n *model.Node) {
 	if !ok {
 		return
 	}
+	if p := n.Script.Program(); p != nil {
+		r.javaScript(t, n, p, locals)
+		return
+	}
 	v, err := n.Script.Compiled().Eval(r.visibleWith(t, locals))
 	if err != nil {
 		r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("script: %v", err))
@@ -233,6 +239,50 @@ func (r *runner) script(t *Track, n *model.Node) {
 		return
 	}
 	r.complete(t, n, locals, map[string]any{n.Script.ResultVariable: v})
+}
+
+// javaScript runs script task n's JavaScript program p with Camunda 7's
+// facade: the variables it sets are written as execution.setVariable
+// writes them (the innermost scope that holds the name, else the
+// process's; setVariableLocal: the task's locals), then the task
+// completes with the value of its last statement as its result. A script
+// that throws or runs over its limits is an incident at the task, and
+// writes nothing.
+func (r *runner) javaScript(t *Track, n *model.Node, p *script.Program, locals map[string]any) {
+	res, err := p.Run(context.Background(), script.Env{
+		Vars: r.visibleWith(t, locals),
+		Execution: script.Execution{
+			ProcessInstanceID: r.s.ID, BusinessKey: r.s.BusinessKey, ActivityID: n.ID,
+			ProcessDefinitionID: fmt.Sprintf("%s:%d", r.s.ProcessID, r.s.Version), ID: t.ID,
+		},
+	}, r.env.Scripts)
+	if err != nil {
+		r.fault(t, n, incidents.CauseExpression, err.Error())
+		return
+	}
+	values := make([]any, len(res.Sets))
+	for i, set := range res.Sets {
+		v, ok := r.checkVar(t, n, set.Name, set.Value)
+		if !ok {
+			return
+		}
+		values[i] = v
+	}
+	for i, set := range res.Sets {
+		if set.Local {
+			if locals == nil {
+				locals = map[string]any{}
+			}
+			locals[set.Name] = values[i]
+			continue
+		}
+		r.storeVar(t.Scope, set.Name, values[i])
+	}
+	var results map[string]any
+	if n.Script.ResultVariable != "" {
+		results = map[string]any{n.Script.ResultVariable: res.Value}
+	}
+	r.complete(t, n, locals, results)
 }
 
 // taskInput evaluates a service task's input mappings (its locals) and

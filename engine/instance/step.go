@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/script"
 )
 
 // Env is what a step may read besides the state: the process definition,
@@ -38,6 +39,9 @@ type Env struct {
 	// (ok), the step applies the result at once instead of parking the
 	// task; otherwise the task parks and asks for a RunOperation.
 	Inline func(call Call, due time.Time) (res *OperationResult, ok bool)
+	// Scripts bound each JavaScript run (zero fields: the script
+	// package's defaults).
+	Scripts script.Limits
 }
 
 var timeZero time.Time

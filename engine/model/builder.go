@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/script"
 )
 
 // Builder constructs a Process. Methods add elements in order and return the
@@ -108,6 +109,16 @@ func (b *Builder) Task(id string, opts ...NodeOption) *Builder {
 // ManualTask adds a manual task; the engine completes it at once.
 func (b *Builder) ManualTask(id string, opts ...NodeOption) *Builder {
 	return b.node(id, ManualTask, NoneEvent, opts)
+}
+
+// JavaScript makes a script task's script a JavaScript program
+// (Script.Language).
+func JavaScript() NodeOption {
+	return func(n *Node) {
+		if n.Script != nil {
+			n.Script.Language = script.Language
+		}
+	}
 }
 
 // ScriptTask adds a task that writes the value of expr to resultVariable.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/expression"
 	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/script"
 )
 
 // Kind is the BPMN element type of a node, named as in BPMN XML.
@@ -197,12 +198,18 @@ type Flow struct {
 
 // Script is the work of a script task: an expression whose value is written
 // to ResultVariable; with none, the value is dropped (Camunda 7 runs a
-// script without camunda:resultVariable for its effects).
+// script without camunda:resultVariable for its effects). With Language
+// "javascript" (script.Language), Expression is a JavaScript program
+// instead, run with Camunda 7's execution facade: the value of its last
+// statement is the result, and the variables it sets are written as it
+// sets them (docs/scripts-listeners-connectors.md).
 type Script struct {
 	Expression     string `msgpack:"expr"`
 	ResultVariable string `msgpack:"result"`
+	Language       string `msgpack:"lang,omitempty"`
 
 	compiled *expression.Expression
+	program  *script.Program
 }
 
 // Service is the work of a service task. Operation names an in-process
@@ -279,8 +286,11 @@ type Mapping struct {
 // Compiled returns the compiled condition of f, nil when it has none.
 func (f *Flow) Compiled() *expression.Expression { return f.cond }
 
-// Compiled returns the compiled script expression.
+// Compiled returns the compiled script expression (nil for JavaScript).
 func (s *Script) Compiled() *expression.Expression { return s.compiled }
+
+// Program returns the compiled JavaScript program, nil for an expression.
+func (s *Script) Program() *script.Program { return s.program }
 
 // Compiled returns the compiled source expression.
 func (m *Mapping) Compiled() *expression.Expression { return m.compiled }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jetbpm/jetbpm/expression"
+	"github.com/jetbpm/jetbpm/script"
 )
 
 // maxProblems bounds the errors one Validate call reports.
@@ -189,7 +190,19 @@ func (v *validator) node(n *Node) {
 			v.nodef(n, "has no script expression")
 			break
 		}
-		n.Script.compiled = v.compile(n, "script", n.Script.Expression)
+		switch n.Script.Language {
+		case "":
+			n.Script.compiled = v.compile(n, "script", n.Script.Expression)
+		case script.Language:
+			p, err := script.Compile(n.ID, n.Script.Expression)
+			if err != nil {
+				v.nodef(n, "%v", err)
+				break
+			}
+			n.Script.program = p
+		default:
+			v.nodef(n, "script language %q is not supported (javascript, or an expression)", n.Script.Language)
+		}
 	case ServiceTask:
 		v.service(n)
 	case CallActivity:

@@ -16,6 +16,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/engine/outbox"
 	"github.com/jetbpm/jetbpm/jobs"
+	"github.com/jetbpm/jetbpm/script"
 	"github.com/jetbpm/jetbpm/streams"
 )
 
@@ -47,6 +48,8 @@ type Config struct {
 	// What a step needs of the engine's options (instance.Env).
 	Operations       *operations.Registry
 	OperationTimeout time.Duration
+	// Scripts bound each JavaScript run of a step.
+	Scripts          script.Limits
 	OperationMetrics operations.Metrics
 	Jobs             jobs.Defaults
 	IncidentRetry    jobs.RetrySpec

@@ -23,6 +23,7 @@ func (p *Partition) env(ctx context.Context, processID string, version int) (ins
 		Jobs:           p.cfg.Jobs,
 		IncidentRetry:  p.cfg.IncidentRetry,
 		Inline:         operations.Inline(ctx, p.cfg.Operations, p.cfg.Now, p.cfg.OperationMetrics, p.log),
+		Scripts:        p.cfg.Scripts,
 	}, nil
 }
 

@@ -1,0 +1,52 @@
+package instance
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/script"
+)
+
+// A Camunda 7 JavaScript script task: the variables it sets are written
+// where execution.setVariable writes them (an existing variable where it
+// is, a new one on the process; setVariableLocal on the task only), and
+// the value of its last statement is its result variable.
+func TestJavaScriptTask(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").EndEvent("e").Sequence("s", "sub", "e")
+	b.SubProcess("sub").StartEvent("ss").
+		ScriptTask("init", `execution.setVariable("inSub", "fresh")`, "", model.JavaScript()).
+		ScriptTask("score", `
+			execution.setVariable("total", amount * 2);
+			execution.setVariable("inSub", "updated");
+			execution.setVariableLocal("scratch", 1);
+			execution.setVariable("who", execution.getProcessInstanceId() + "/" + execution.getActivityId() + "/" + execution.getBusinessKey());
+			total > 200`, "approved", model.JavaScript()).
+		EndEvent("se").Sequence("ss", "init", "score", "se")
+	s, _ := run(t, b, map[string]any{"amount": 120})
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{
+		"amount": int64(120), "total": int64(240), "approved": true, "who": "i1/score/",
+		"inSub": "updated", // set first by init in the process scope, then updated there
+	})
+	assertNoVar(t, s.Variables(), "scratch")
+}
+
+// A script that throws, or runs over its time, is an incident at the
+// task naming the script; it writes nothing.
+func TestJavaScriptTaskFailures(t *testing.T) {
+	for _, c := range []struct{ name, src, want string }{
+		{"throws", `execution.setVariable("half", 1); null.x`, `script "t" line 1:`},
+		{"runs too long", `execution.setVariable("half", 1); while (true) {}`, "ran over its 30ms time limit"},
+		{"sets a function", `execution.setVariable("half", 1); execution.setVariable("f", function () {})`, "cannot be a variable"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := model.NewBuilder("p").StartEvent("s").ScriptTask("t", c.src, "", model.JavaScript()).EndEvent("e").Sequence("s", "t", "e")
+			env := newEnv(build(t, b), nil)
+			env.Scripts = script.Limits{Timeout: 30 * time.Millisecond}
+			s := start(t, env, nil)
+			assertIncident(t, s, "t", c.want)
+			assertNoVar(t, s.Variables(), "half")
+		})
+	}
+}
