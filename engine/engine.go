@@ -100,7 +100,7 @@ type Options struct {
 	// incident at its limit, not a stuck partition
 	// (docs/scripts-listeners-connectors.md §1.4).
 	ScriptTimeout time.Duration
-	ScriptMemory  uint64
+	ScriptMemory  int
 	// OperationConcurrency bounds the in-process operations this node runs
 	// at once (default 256); as many more may wait in its queue.
 	OperationConcurrency int
@@ -473,7 +473,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 		BatchSize: e.opts.BatchSize, CacheSize: e.opts.CacheSize/layout.Partitions + 1, MaxCheckpointBytes: e.opts.MaxCheckpointBytes,
 		Now: e.opts.Now, CheckValue: e.opts.checkValue,
 		Operations: e.opts.Operations, OperationTimeout: e.opts.OperationTimeout, OperationMetrics: e.metrics.ops,
-		Scripts: script.Limits{Timeout: e.opts.ScriptTimeout, Memory: e.opts.ScriptMemory},
+		Scripts: script.Limits{Timeout: e.opts.ScriptTimeout, Memory: uint64(max(e.opts.ScriptMemory, 0))},
 		Jobs:    e.opts.jobDefaults(), IncidentRetry: e.opts.IncidentRetry, ErrorMappers: e.opts.ErrorMappers, RetryPolicies: e.opts.RetryPolicies,
 		Log: e.log, Metrics: e.metrics.partition, History: e.opts.History,
 		// The features whose events can reach an instance that will not

@@ -32,14 +32,14 @@ income - debts > 1000]]></bpmn:script>
     <bpmn:endEvent id="e"/>
     <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="score"/>
     <bpmn:sequenceFlow id="f2" sourceRef="score" targetRef="ok"/>
-    <bpmn:sequenceFlow id="yes" sourceRef="ok" targetRef="e"><bpmn:conditionExpression>${approved}</bpmn:conditionExpression></bpmn:sequenceFlow>
+    <bpmn:sequenceFlow id="yes" sourceRef="ok" targetRef="e"><bpmn:conditionExpression language="javascript">approved &amp;&amp; execution.getVariable("score") &gt; 1000</bpmn:conditionExpression></bpmn:sequenceFlow>
     <bpmn:sequenceFlow id="no" sourceRef="ok" targetRef="spin"/>
     <bpmn:sequenceFlow id="f3" sourceRef="spin" targetRef="e"/>
   </bpmn:process>
 </bpmn:definitions>`
 
 // A JavaScript script task runs end to end: its variables and its result
-// are the instance's; a runaway script is an incident at its time limit,
+// are the instance's, a JavaScript condition picks the gateway's flow; a runaway script is an incident at its time limit,
 // and every other instance of the partition goes on.
 func TestJavaScriptScriptTasks(t *testing.T) {
 	t.Parallel()

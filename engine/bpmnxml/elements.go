@@ -7,6 +7,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/expression"
+	"github.com/jetbpm/jetbpm/script"
 )
 
 // nodeKinds are the BPMN elements jetbpm executes.
@@ -364,6 +365,13 @@ func (im *importer) flow(p *model.Process, e *elem) {
 		case "conditionExpression":
 			if _, ok := c.lookup(NamespaceCamunda, "resource"); ok {
 				im.probs.in(e, c, "conditions loaded from a resource (camunda:resource) are not supported")
+				continue
+			}
+			if script.IsJavaScript(c.attr("", "language")) {
+				if f.Condition = strings.TrimSpace(c.text); f.Condition == "" {
+					im.probs.in(e, c, "the condition is empty")
+				}
+				f.Language = script.Language
 				continue
 			}
 			src, msg := scriptSource(c.attr("", "language"), c.text, false)

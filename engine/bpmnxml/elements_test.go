@@ -95,7 +95,7 @@ func TestCamundaInputOutput(t *testing.T) {
 	}
 
 	for _, c := range []struct{ param, want string }{
-		{`<camunda:script scriptFormat="javascript">x = 1</camunda:script>`, `JavaScript runs in script tasks; in a condition or a mapping it is not supported yet`},
+		{`<camunda:script scriptFormat="javascript">x = 1</camunda:script>`, `JavaScript runs in script tasks and sequence flow conditions; in a mapping or a conditional event it is not supported yet`},
 		{`<camunda:list><camunda:value>a</camunda:value></camunda:list>`, "list and map values are not supported"},
 		{`Hello ${name`, `missing closing "}"`},
 	} {
@@ -140,6 +140,12 @@ total > 100]]></bpmn:script></bpmn:scriptTask>`))
 		if s == nil || s.Language != "javascript" || s.ResultVariable != "ok" || !strings.HasPrefix(s.Expression, `execution.setVariable("total"`) || s.Program() == nil {
 			t.Errorf("%s script = %+v", format, s)
 		}
+	}
+	// A JavaScript condition on a sequence flow.
+	p = mustParse(t, around(`<bpmn:exclusiveGateway id="t"/><bpmn:endEvent id="e2"/>
+<bpmn:sequenceFlow id="js" sourceRef="t" targetRef="e2"><bpmn:conditionExpression language="JavaScript">amount &gt; 10</bpmn:conditionExpression></bpmn:sequenceFlow>`))
+	if f := p.Flow("js"); f == nil || f.Language != "javascript" || f.Condition != "amount > 10" || f.Program() == nil {
+		t.Errorf("javascript condition = %+v", f)
 	}
 	src = around(`<bpmn:scriptTask id="t" scriptFormat="javascript">
   <bpmn:script>var a = 1;

@@ -518,7 +518,7 @@ func scriptSource(format, text string, required bool) (src, msg string) {
 		}
 	default:
 		if script.IsJavaScript(f) {
-			return "", "JavaScript runs in script tasks; in a condition or a mapping it is not supported yet (write it in FEEL, JUEL or expr)"
+			return "", "JavaScript runs in script tasks and sequence flow conditions; in a mapping or a conditional event it is not supported yet (write it in FEEL, JUEL or expr)"
 		}
 		return "", "script format " + strconv.Quote(format) + " needs a JVM script engine: not supported (javascript in script tasks, feel, juel and expr are)"
 	}

@@ -159,6 +159,13 @@ func (r *runner) holding(t *Track, n *model.Node, none string) []*model.Flow {
 }
 
 func (r *runner) holds(t *Track, f *model.Flow) (bool, error) {
+	if p := f.Program(); p != nil {
+		ok, err := r.jsCondition(t, p)
+		if err != nil {
+			return false, fmt.Errorf("condition of sequence flow %q: %w", f.ID, err)
+		}
+		return ok, nil
+	}
 	c := f.Compiled()
 	if c == nil {
 		return true, nil
@@ -250,11 +257,8 @@ func (r *runner) script(t *Track, n *model.Node) {
 // writes nothing.
 func (r *runner) javaScript(t *Track, n *model.Node, p *script.Program, locals map[string]any) {
 	res, err := p.Run(context.Background(), script.Env{
-		Vars: r.visibleWith(t, locals),
-		Execution: script.Execution{
-			ProcessInstanceID: r.s.ID, BusinessKey: r.s.BusinessKey, ActivityID: n.ID,
-			ProcessDefinitionID: fmt.Sprintf("%s:%d", r.s.ProcessID, r.s.Version), ID: t.ID,
-		},
+		Vars:      r.visibleWith(t, locals),
+		Execution: r.execution(t, n.ID),
 	}, r.env.Scripts)
 	if err != nil {
 		r.fault(t, n, incidents.CauseExpression, err.Error())
@@ -283,6 +287,32 @@ func (r *runner) javaScript(t *Track, n *model.Node, p *script.Program, locals m
 		results = map[string]any{n.Script.ResultVariable: res.Value}
 	}
 	r.complete(t, n, locals, results)
+}
+
+// jsCondition runs JavaScript condition p over what track t sees: its
+// value must be a boolean, as Camunda 7 requires; a condition that sets
+// variables is refused (a condition only reads).
+func (r *runner) jsCondition(t *Track, p *script.Program) (bool, error) {
+	res, err := p.Run(context.Background(), script.Env{Vars: r.visible(t), Execution: r.execution(t, t.Node)}, r.env.Scripts)
+	if err != nil {
+		return false, err
+	}
+	if len(res.Sets) > 0 {
+		return false, fmt.Errorf("the script sets variable %q: a condition only reads", res.Sets[0].Name)
+	}
+	ok, isBool := res.Value.(bool)
+	if !isBool {
+		return false, fmt.Errorf("the script gives %s, want a boolean", describe(res.Value))
+	}
+	return ok, nil
+}
+
+// execution names instance, element and token for a script's facade.
+func (r *runner) execution(t *Track, element string) script.Execution {
+	return script.Execution{
+		ProcessInstanceID: r.s.ID, BusinessKey: r.s.BusinessKey, ActivityID: element,
+		ProcessDefinitionID: fmt.Sprintf("%s:%d", r.s.ProcessID, r.s.Version), ID: t.ID,
+	}
 }
 
 // taskInput evaluates a service task's input mappings (its locals) and

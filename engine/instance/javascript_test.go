@@ -1,6 +1,7 @@
 package instance
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -49,4 +50,28 @@ func TestJavaScriptTaskFailures(t *testing.T) {
 			assertNoVar(t, s.Variables(), "half")
 		})
 	}
+}
+
+// A JavaScript condition on a sequence flow: its boolean picks the flow;
+// one that gives anything else, or sets a variable, is an incident at
+// the gateway.
+func TestJavaScriptConditions(t *testing.T) {
+	gateway := func(cond string) *model.Builder {
+		return model.NewBuilder("p").StartEvent("s").ExclusiveGateway("gw").
+			EndEvent("high").EndEvent("low").Sequence("s", "gw").
+			Flow("gw", "high", model.WhenJavaScript(cond)).DefaultFlow("gw", "low")
+	}
+	s, _ := run(t, gateway(`amount > 100 && execution.getBusinessKey() === ""`), map[string]any{"amount": 120})
+	assertStatus(t, s, Completed)
+	if !slices.Contains(s.Passed, "high") {
+		t.Errorf("passed %v, want high", s.Passed)
+	}
+	s, _ = run(t, gateway(`amount > 100`), map[string]any{"amount": 80})
+	if !slices.Contains(s.Passed, "low") {
+		t.Errorf("passed %v, want low", s.Passed)
+	}
+	s, _ = run(t, gateway(`amount`), map[string]any{"amount": 80})
+	assertIncident(t, s, "gw", "gives int64 80, want a boolean")
+	s, _ = run(t, gateway(`execution.setVariable("x", 1); true`), nil)
+	assertIncident(t, s, "gw", `sets variable "x": a condition only reads`)
 }

@@ -186,6 +186,11 @@ type FlowOption func(*Flow)
 // When makes the flow conditional.
 func When(condition string) FlowOption { return func(f *Flow) { f.Condition = condition } }
 
+// WhenJavaScript makes the flow conditional on a JavaScript condition.
+func WhenJavaScript(condition string) FlowOption {
+	return func(f *Flow) { f.Condition, f.Language = condition, script.Language }
+}
+
 // FlowID sets the flow's id instead of a generated one.
 func FlowID(id string) FlowOption { return func(f *Flow) { f.ID = id } }
 

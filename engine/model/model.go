@@ -191,9 +191,13 @@ type Flow struct {
 	Source    string `msgpack:"source"`
 	Target    string `msgpack:"target"`
 	Condition string `msgpack:"condition,omitempty"`
-	Line      int    `msgpack:"line,omitempty"`
+	// Language "javascript" (script.Language) makes Condition a
+	// JavaScript program whose value, a boolean, is the condition.
+	Language string `msgpack:"lang,omitempty"`
+	Line     int    `msgpack:"line,omitempty"`
 
-	cond *expression.Expression
+	cond    *expression.Expression
+	program *script.Program
 }
 
 // Script is the work of a script task: an expression whose value is written
@@ -283,8 +287,12 @@ type Mapping struct {
 	compiled *expression.Expression
 }
 
-// Compiled returns the compiled condition of f, nil when it has none.
+// Compiled returns the compiled condition of f, nil when it has none or
+// it is JavaScript.
 func (f *Flow) Compiled() *expression.Expression { return f.cond }
+
+// Program returns f's JavaScript condition, nil when it has none.
+func (f *Flow) Program() *script.Program { return f.program }
 
 // Compiled returns the compiled script expression (nil for JavaScript).
 func (s *Script) Compiled() *expression.Expression { return s.compiled }

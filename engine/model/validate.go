@@ -434,11 +434,25 @@ func (v *validator) flow(f *Flow) {
 		v.addf(f.ID, f.Line, "sequence flow crosses a sub-process boundary (%q to %q)", f.Source, f.Target)
 	}
 	if f.Condition == "" {
-		f.cond = nil
+		f.cond, f.program = nil, nil
 		return
 	}
 	if src.Kind == ParallelGateway {
 		v.addf(f.ID, f.Line, "sequence flow out of parallel gateway %q cannot have a condition", src.ID)
+		return
+	}
+	switch f.Language {
+	case "":
+	case script.Language:
+		p, err := script.Compile(f.ID, f.Condition)
+		if err != nil {
+			v.addf(f.ID, f.Line, "condition: %v", err)
+			return
+		}
+		f.program = p
+		return
+	default:
+		v.addf(f.ID, f.Line, "condition language %q is not supported (javascript, or an expression)", f.Language)
 		return
 	}
 	e, err := expression.Compile(f.Condition)

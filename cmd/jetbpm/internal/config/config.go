@@ -175,7 +175,13 @@ func (d *decoder) top(root *yaml.Node, c *Config) {
 			d.mapping(v, key,
 				d.intField("cacheSize", &c.Engine.CacheSize, 1, 10_000_000),
 				d.intField("batchSize", &c.Engine.BatchSize, 1, 10_000),
-				d.intField("maxVariableBytes", &c.Engine.MaxVariableBytes, 1, 64<<20))
+				d.intField("maxVariableBytes", &c.Engine.MaxVariableBytes, 1, 64<<20),
+				field{"scriptTimeout", func(key string, v *yaml.Node) {
+					if t, ok := d.duration(key, v, time.Millisecond); ok {
+						c.Engine.ScriptTimeout = t
+					}
+				}},
+				d.intField("scriptMemory", &c.Engine.ScriptMemory, 1<<20, 4<<30))
 		}},
 		field{"retention", func(key string, v *yaml.Node) {
 			d.mapping(v, key,

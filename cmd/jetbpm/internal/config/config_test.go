@@ -40,7 +40,7 @@ func TestExample(t *testing.T) {
 		}
 	}
 	want := engine.Options{
-		CacheSize: 10_000, BatchSize: 256, MaxVariableBytes: 256 << 10,
+		CacheSize: 10_000, BatchSize: 256, MaxVariableBytes: 256 << 10, ScriptTimeout: time.Second, ScriptMemory: 64 << 20,
 		FinishedRetention: 7 * 24 * time.Hour, IncidentRetention: 30 * 24 * time.Hour,
 		Jobs: jobs.Overrides{
 			Trust: jobs.WorkerTrusted, LockDuration: jobs.DefaultLockDuration, MaxLockDuration: jobs.DefaultMaxLockDuration,
