@@ -31,6 +31,8 @@ const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
     </bpmn:serviceTask>
     <bpmn:intermediateCatchEvent id="pause"><bpmn:timerEventDefinition><bpmn:timeDuration>PT0.2S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
     <bpmn:scriptTask id="double" scriptFormat="feel" camunda:resultVariable="doubled"><bpmn:script>amount * 2</bpmn:script></bpmn:scriptTask>
+    <bpmn:scriptTask id="tag" scriptFormat="javascript"><bpmn:script>execution.setVariable("tagged", "t-" + amount);
+execution.setVariable("tags", (execution.getVariable("tags") || 0) + 1);</bpmn:script></bpmn:scriptTask>
     <bpmn:intermediateCatchEvent id="await"><bpmn:messageEventDefinition messageRef="paidMsg"/></bpmn:intermediateCatchEvent>
     <bpmn:parallelGateway id="join"/>
     <bpmn:endEvent id="e"/>
@@ -39,7 +41,8 @@ const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
     <bpmn:sequenceFlow id="f3" sourceRef="fork" targetRef="pause"/>
     <bpmn:sequenceFlow id="f4" sourceRef="pause" targetRef="double"/>
     <bpmn:sequenceFlow id="f5" sourceRef="charge" targetRef="join"/>
-    <bpmn:sequenceFlow id="f6" sourceRef="double" targetRef="join"/>
+    <bpmn:sequenceFlow id="f6" sourceRef="double" targetRef="tag"/>
+    <bpmn:sequenceFlow id="f10" sourceRef="tag" targetRef="join"/>
     <bpmn:sequenceFlow id="f7" sourceRef="join" targetRef="e"/>
     <bpmn:sequenceFlow id="f8" sourceRef="fork" targetRef="await"/>
     <bpmn:sequenceFlow id="f9" sourceRef="await" targetRef="join"/>
@@ -47,8 +50,9 @@ const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
 </bpmn:definitions>`
 
 // TestKillNine runs jetbpm serve and jetbpm work as processes and SIGKILLs
-// both again and again while instances run (parallel branches: a timer, an
-// external job, a message catch keyed by the instance; amounts divisible by
+// both again and again while instances run (parallel branches: a timer
+// then a FEEL and a JavaScript script task, an external job, a message
+// catch keyed by the instance; amounts divisible by
 // 3 fail once and are retried, amounts divisible by 7 always fail and end
 // in an incident). Each instance's message is published before it starts,
 // right after, or after the next kill (killmessages_test.go). Afterwards
@@ -146,8 +150,10 @@ echo "{\"receipt\": \"r-$a\"}"
 			}
 			continue
 		}
+		// The JavaScript task counts its runs in a variable: a step that ran
+		// again after a kill ran from the checkpoint before it, so once.
 		if v == nil || v.Status != "completed" || v.Variables["doubled"] != float64(2*i) || v.Variables["receipt"] != fmt.Sprintf("r-%d", i) ||
-			v.Variables["paid"] != payment(i) {
+			v.Variables["paid"] != payment(i) || v.Variables["tagged"] != fmt.Sprintf("t-%d", i) || v.Variables["tags"] != float64(1) {
 			t.Fatalf("instance %s: %+v (%v)", id, v, err)
 		}
 	}
