@@ -26,7 +26,7 @@ import (
 
 // Config says what to run. The zero value of each field has a default.
 type Config struct {
-	Scenario string        // one-task, ten-inproc, ten-inline, fanout, retry, timers, message
+	Scenario string        // one-task, one-script, ten-inproc, ten-inline, fanout, retry, timers, message
 	Duration time.Duration // how long to load (default 10 s)
 	Inflight int           // closed loop: instances in flight (default 64)
 	Rate     float64       // open loop: starts per second; 0 = closed loop
@@ -116,7 +116,7 @@ type Result struct {
 }
 
 // ScenarioNames lists the scenarios, for usage and error messages.
-const ScenarioNames = "one-task, ten-inproc, ten-inline, fanout, retry, timers or message"
+const ScenarioNames = "one-task, one-script, ten-inproc, ten-inline, fanout, retry, timers or message"
 
 // Baseline is the raw JetStream job lifecycle measured in the same run.
 type Baseline struct {

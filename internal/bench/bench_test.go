@@ -21,6 +21,7 @@ func TestRunScenarios(t *testing.T) {
 		jobs bool
 	}{
 		{Config{Scenario: "one-task", Duration: time.Second, Baseline: true}, true},
+		{Config{Scenario: "one-script", Instances: 200}, true},
 		{Config{Scenario: "ten-inproc", Duration: time.Second}, false},
 		{Config{Scenario: "ten-inline", Duration: time.Second}, false},
 		{Config{Scenario: "retry", Duration: time.Second}, true},

@@ -63,6 +63,17 @@ var scenarios = map[string]*scenario{
 		},
 		topic: topic, jobs: 1, handle: complete,
 	},
+	// one-script is one-task with a JavaScript script task before the job,
+	// as a Camunda 7 model writes one: the cost of a script run in the step.
+	"one-script": {
+		process: func(time.Time) *model.Builder {
+			return model.NewBuilder("bench-one-script").StartEvent("start").
+				ScriptTask("score", `execution.setVariable("score", (execution.getVariable("n") || 0) * 2 + 1); true`, "scored", model.JavaScript()).
+				ServiceTask("task", "", model.WithWorker(topic)).EndEvent("end").
+				Sequence("start", "score", "task", "end")
+		},
+		topic: topic, jobs: 1, handle: complete,
+	},
 	"ten-inproc": {process: tenTasks("bench-ten-inproc"), ops: noop},
 	"ten-inline": {process: tenTasks("bench-ten-inline"), ops: noop, inline: true},
 	"fanout": {
