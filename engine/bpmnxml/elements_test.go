@@ -95,7 +95,7 @@ func TestCamundaInputOutput(t *testing.T) {
 	}
 
 	for _, c := range []struct{ param, want string }{
-		{`<camunda:script scriptFormat="javascript">x = 1</camunda:script>`, `JavaScript runs in script tasks and sequence flow conditions; in a mapping or a conditional event it is not supported yet`},
+		{`<camunda:script scriptFormat="groovy">x = 1</camunda:script>`, `"groovy" needs a JVM script engine`},
 		{`<camunda:list><camunda:value>a</camunda:value></camunda:list>`, "list and map values are not supported"},
 		{`Hello ${name`, `missing closing "}"`},
 	} {
@@ -107,6 +107,18 @@ func TestCamundaInputOutput(t *testing.T) {
 		if e.ID != "t" || e.Element != "bpmn:serviceTask" || !strings.Contains(e.Msg, c.want) || e.Line != lineOf(t, src, "<camunda:inputParameter") && e.Line != lineOf(t, src, c.param) {
 			t.Errorf("%s: %v", c.param, e)
 		}
+	}
+}
+
+// A JavaScript parameter is a program: its last value is the parameter's.
+func TestCamundaJavaScriptParameter(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"><bpmn:extensionElements>
+  <camunda:inputOutput>
+    <camunda:inputParameter name="total"><camunda:script scriptFormat="javascript">var t = 0; items.forEach(function (i) { t += i; }); t</camunda:script></camunda:inputParameter>
+  </camunda:inputOutput></bpmn:extensionElements></bpmn:serviceTask>`))
+	in := node(t, p, "t").Inputs
+	if len(in) != 1 || in[0].Target != "total" || in[0].Language != "javascript" || in[0].Program() == nil {
+		t.Fatalf("inputs %+v", in)
 	}
 }
 

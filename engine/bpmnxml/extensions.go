@@ -262,11 +262,11 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 			if p.name.Space != NamespaceCamunda {
 				continue
 			}
-			src, sets, ok := im.camundaParam(owner, p)
+			src, lang, sets, ok := im.camundaParam(owner, p)
 			if !ok {
 				continue
 			}
-			mp := model.Mapping{Target: strings.TrimSpace(p.attr("", "name")), Source: src}
+			mp := model.Mapping{Target: strings.TrimSpace(p.attr("", "name")), Source: src, Language: lang}
 			switch p.name.Local {
 			case "inputParameter":
 				t.node.Inputs = append(append(t.node.Inputs, mp), sets...)
@@ -322,21 +322,28 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 //
 // A script of any language made only of execution.setVariable("name",
 // literal) statements is translated: each becomes a mapping of its own
-// (returned in sets) and the parameter itself is null.
-func (im *importer) camundaParam(owner, p *elem) (src string, sets []model.Mapping, ok bool) {
+// (returned in sets) and the parameter itself is null. Any other
+// JavaScript script is the parameter's program (lang script.Language).
+func (im *importer) camundaParam(owner, p *elem) (src, lang string, sets []model.Mapping, ok bool) {
 	if p.name.Local != "inputParameter" && p.name.Local != "outputParameter" {
 		im.probs.in(owner, p, "not supported inside camunda:inputOutput")
-		return "", nil, false
+		return "", "", nil, false
 	}
-	for _, v := range p.children {
-		if len(p.children) == 1 && v.is(NamespaceCamunda, "script") {
-			if sets, ok := setVariableScript(v.text); ok {
-				return "nil", sets, true
+	if len(p.children) == 1 && p.children[0].is(NamespaceCamunda, "script") {
+		v := p.children[0]
+		if sets, ok := setVariableScript(v.text); ok {
+			return "nil", "", sets, true
+		}
+		if _, res := v.lookup("", "resource"); !res && script.IsJavaScript(v.attr("", "scriptFormat")) {
+			if src = strings.TrimSpace(v.text); src == "" {
+				im.probs.in(owner, v, "parameter %q: the script is empty", p.attr("", "name"))
+				return "", "", nil, false
 			}
+			return src, script.Language, nil, true
 		}
 	}
 	src, ok = im.camundaParamValue(owner, p)
-	return src, nil, ok
+	return src, "", nil, ok
 }
 
 func (im *importer) camundaParamValue(owner, p *elem) (string, bool) {
@@ -518,7 +525,7 @@ func scriptSource(format, text string, required bool) (src, msg string) {
 		}
 	default:
 		if script.IsJavaScript(f) {
-			return "", "JavaScript runs in script tasks and sequence flow conditions; in a mapping or a conditional event it is not supported yet (write it in FEEL, JUEL or expr)"
+			return "", "JavaScript runs in script tasks, input and output parameters and sequence flow conditions; in a conditional event it is not supported yet (write it in FEEL, JUEL or expr)"
 		}
 		return "", "script format " + strconv.Quote(format) + " needs a JVM script engine: not supported (javascript in script tasks, feel, juel and expr are)"
 	}

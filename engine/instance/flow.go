@@ -359,10 +359,18 @@ func (r *runner) outputs(t *Track, n *model.Node, locals, results map[string]any
 		maps.Copy(env, results)
 		for i := range n.Outputs {
 			m := &n.Outputs[i]
-			v, err := m.Compiled().Eval(env)
+			v, sets, err := r.evalMapping(t, n, m, env)
 			if err != nil {
 				r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("output mapping %q: %v", m.Target, err))
 				return nil, nil, false
+			}
+			// What an output script sets is written with the outputs; a
+			// local set dies with the activity, as in Camunda 7.
+			for _, set := range sets {
+				if !set.Local {
+					names, values[set.Name] = append(names, set.Name), set.Value
+					env[set.Name] = set.Value
+				}
 			}
 			names, values[m.Target] = append(names, m.Target), v
 		}

@@ -75,3 +75,22 @@ func TestJavaScriptConditions(t *testing.T) {
 	s, _ = run(t, gateway(`execution.setVariable("x", 1); true`), nil)
 	assertIncident(t, s, "gw", `sets variable "x": a condition only reads`)
 }
+
+// JavaScript parameters (camunda:script in camunda:inputOutput): the last
+// value is the parameter's; what an input script sets is written at once
+// (setVariableLocal: the activity's locals), what an output script sets is
+// written with the outputs.
+func TestJavaScriptMappings(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").
+		ScriptTask("t", "subtotal + bonus", "result",
+			model.InputJavaScript("subtotal", `var t = 0; items.forEach(function (i) { t += i; }); execution.setVariable("counted", items.length); t`),
+			model.InputJavaScript("bonus", `execution.setVariableLocal("scratch", 5); scratch * 2`),
+			model.OutputJavaScript("doubled", `execution.setVariable("seenResult", result); result * 2`)).
+		EndEvent("e").Sequence("s", "t", "e")
+	s, _ := run(t, b, map[string]any{"items": []any{1, 2, 3}})
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{
+		"items": []any{int64(1), int64(2), int64(3)}, "counted": int64(3), "doubled": int64(32), "seenResult": int64(16),
+	})
+	assertNoVar(t, s.Variables(), "scratch", "subtotal", "bonus", "result")
+}

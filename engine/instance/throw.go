@@ -67,6 +67,9 @@ func (r *runner) outMessage(n *model.Node, vars map[string]any) (*OutMessage, er
 	}
 	for i := range p.Variables {
 		m := &p.Variables[i]
+		if m.Program() != nil {
+			return nil, fmt.Errorf("message %q: publish variable %q: JavaScript is not supported here", name, m.Target)
+		}
 		v, err := m.Compiled().Eval(vars)
 		if err == nil {
 			v, err = Normalize(v)

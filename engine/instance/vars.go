@@ -2,6 +2,7 @@ package instance
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
+	"github.com/jetbpm/jetbpm/script"
 )
 
 // scopeChain returns the scopes from the root down to scopeID.
@@ -52,10 +54,22 @@ func (r *runner) inputs(t *Track, n *model.Node) (locals map[string]any, ok bool
 	locals = make(map[string]any, len(n.Inputs))
 	for i := range n.Inputs {
 		m := &n.Inputs[i]
-		v, err := m.Compiled().Eval(env)
+		v, sets, err := r.evalMapping(t, n, m, env)
 		if err != nil {
 			r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("input mapping %q: %v", m.Target, err))
 			return nil, false
+		}
+		for _, set := range sets {
+			sv, ok := r.checkVar(t, n, set.Name, set.Value)
+			if !ok {
+				return nil, false
+			}
+			if set.Local {
+				locals[set.Name] = sv
+			} else {
+				r.storeVar(t.Scope, set.Name, sv)
+			}
+			env[set.Name] = sv
 		}
 		if v, err = Normalize(v); err != nil {
 			r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("input mapping %q: %v", m.Target, err))
@@ -272,4 +286,20 @@ func deepCopy(v any) any {
 		return out
 	}
 	return v
+}
+
+// evalMapping evaluates mapping m of node n over env: an expression's
+// value, or a JavaScript program's last value and the variables it set
+// (script.Set), in order.
+func (r *runner) evalMapping(t *Track, n *model.Node, m *model.Mapping, env map[string]any) (any, []script.Set, error) {
+	p := m.Program()
+	if p == nil {
+		v, err := m.Compiled().Eval(env)
+		return v, nil, err
+	}
+	res, err := p.Run(context.Background(), script.Env{Vars: env, Execution: r.execution(t, n.ID)}, r.env.Scripts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res.Value, res.Sets, nil
 }

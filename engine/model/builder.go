@@ -62,6 +62,20 @@ func Output(target, source string) NodeOption {
 	return func(n *Node) { n.Outputs = append(n.Outputs, Mapping{Target: target, Source: source}) }
 }
 
+// InputJavaScript and OutputJavaScript add a mapping whose source is a
+// JavaScript program (a Camunda 7 camunda:script parameter).
+func InputJavaScript(target, program string) NodeOption {
+	return func(n *Node) {
+		n.Inputs = append(n.Inputs, Mapping{Target: target, Source: program, Language: script.Language})
+	}
+}
+
+func OutputJavaScript(target, program string) NodeOption {
+	return func(n *Node) {
+		n.Outputs = append(n.Outputs, Mapping{Target: target, Source: program, Language: script.Language})
+	}
+}
+
 // Timeout bounds an in-process operation: past d its context is
 // cancelled and the task fails.
 func Timeout(d time.Duration) NodeOption {

@@ -283,8 +283,13 @@ type Call struct {
 type Mapping struct {
 	Target string `msgpack:"target"`
 	Source string `msgpack:"source"`
+	// Language "javascript" (script.Language) makes Source a JavaScript
+	// program (a camunda:script parameter): its last value is the
+	// mapping's, and what it sets with execution.setVariable is written.
+	Language string `msgpack:"lang,omitempty"`
 
 	compiled *expression.Expression
+	program  *script.Program
 }
 
 // Compiled returns the compiled condition of f, nil when it has none or
@@ -300,8 +305,11 @@ func (s *Script) Compiled() *expression.Expression { return s.compiled }
 // Program returns the compiled JavaScript program, nil for an expression.
 func (s *Script) Program() *script.Program { return s.program }
 
-// Compiled returns the compiled source expression.
+// Compiled returns the compiled source expression (nil for JavaScript).
 func (m *Mapping) Compiled() *expression.Expression { return m.compiled }
+
+// Program returns the mapping's JavaScript program, nil for an expression.
+func (m *Mapping) Program() *script.Program { return m.program }
 
 // IsExternal reports whether n is a service task run by external workers.
 func (n *Node) IsExternal() bool { return n.Service != nil && n.Service.Worker != nil }

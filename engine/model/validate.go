@@ -420,7 +420,19 @@ func (v *validator) mapping(n *Node, what string, m *Mapping) {
 		v.nodef(n, "%s mapping target %q is not a variable name", what, m.Target)
 		return
 	}
-	m.compiled = v.compile(n, what+" mapping "+m.Target, m.Source)
+	switch m.Language {
+	case "":
+		m.compiled = v.compile(n, what+" mapping "+m.Target, m.Source)
+	case script.Language:
+		p, err := script.Compile(n.ID+"/"+m.Target, m.Source)
+		if err != nil {
+			v.nodef(n, "%s mapping %q: %v", what, m.Target, err)
+			return
+		}
+		m.program = p
+	default:
+		v.nodef(n, "%s mapping %q: language %q is not supported (javascript, or an expression)", what, m.Target, m.Language)
+	}
 }
 
 func (v *validator) flow(f *Flow) {
