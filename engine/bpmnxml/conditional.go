@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/script"
 )
 
 // Conditional events (Camunda 7; docs/conditional-events.md). A
@@ -53,6 +54,15 @@ func (im *importer) conditionalEvent(e, d *elem, n *model.Node) {
 	}
 	if _, ok := cond.lookup(NamespaceCamunda, "resource"); ok {
 		im.probs.in(e, cond, "conditions loaded from a resource (camunda:resource) are not supported")
+		return
+	}
+	if script.IsJavaScript(cond.attr("", "language")) {
+		if c.Expression = strings.TrimSpace(cond.text); c.Expression == "" {
+			im.probs.in(e, cond, "the condition is empty")
+			return
+		}
+		c.Language = script.Language
+		n.Conditional = c
 		return
 	}
 	src, msg := scriptSource(cond.attr("", "language"), cond.text, false)

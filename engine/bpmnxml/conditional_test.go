@@ -75,6 +75,16 @@ func TestConditionalEventsImport(t *testing.T) {
 	}
 }
 
+// A conditional event's condition in JavaScript keeps its filters.
+func TestJavaScriptConditionalEventImport(t *testing.T) {
+	doc := strings.Replace(conditionalDoc("Camunda Platform"), `<bpmn:condition>${isChanged}</bpmn:condition>`,
+		`<bpmn:condition language="javascript">isChanged === true</bpmn:condition>`, 1)
+	c := mustParse(t, doc).Node("changed").Conditional
+	if c.Language != "javascript" || c.Expression != "isChanged === true" || c.Program() == nil || c.VariableName != "isChanged" {
+		t.Errorf("condition %+v", c)
+	}
+}
+
 // The Zeebe dialect has no conditional events, and a process-level
 // conditional start event is refused in Camunda 7's.
 func TestCamundaDuration(t *testing.T) {

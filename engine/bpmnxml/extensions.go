@@ -525,7 +525,7 @@ func scriptSource(format, text string, required bool) (src, msg string) {
 		}
 	default:
 		if script.IsJavaScript(f) {
-			return "", "JavaScript runs in script tasks, input and output parameters and sequence flow conditions; in a conditional event it is not supported yet (write it in FEEL, JUEL or expr)"
+			return "", "JavaScript is not supported here (it runs in script tasks, input and output parameters and conditions)"
 		}
 		return "", "script format " + strconv.Quote(format) + " needs a JVM script engine: not supported (javascript in script tasks, feel, juel and expr are)"
 	}

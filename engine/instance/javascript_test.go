@@ -94,3 +94,24 @@ func TestJavaScriptMappings(t *testing.T) {
 	})
 	assertNoVar(t, s.Variables(), "scratch", "subtotal", "bonus", "result")
 }
+
+// A JavaScript condition of a conditional catch: it waits until a write
+// makes the script give true; a script that fails or gives no boolean
+// does not hold, as an expression that cannot be evaluated.
+func TestJavaScriptConditionalCatch(t *testing.T) {
+	b := model.NewBuilder("cc")
+	writers(b, "wait", 2).ConditionalCatchEvent("wait", `typeof x !== "undefined" && x > 5`, model.ConditionJavaScript()).
+		EndEvent("end").Sequence("wait", "end")
+	s, env := run(t, b, nil)
+	waitAt(t, s, "wait")
+	completeJob(t, s, env, "w1", map[string]any{"x": int64(3)})
+	waitAt(t, s, "wait")
+	completeJob(t, s, env, "w2", map[string]any{"x": int64(7)})
+	assertStatus(t, s, Completed)
+
+	b = model.NewBuilder("cc")
+	writers(b, "wait", 1).ConditionalCatchEvent("wait", `x`, model.ConditionJavaScript()).EndEvent("end").Sequence("wait", "end")
+	s, env = run(t, b, nil)
+	completeJob(t, s, env, "w1", map[string]any{"x": int64(3)})
+	waitAt(t, s, "wait")
+}

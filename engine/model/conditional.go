@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/jetbpm/jetbpm/expression"
+	"github.com/jetbpm/jetbpm/script"
 )
 
 // ConditionalEvent is the event definition of conditional events: an
@@ -30,12 +31,19 @@ type Condition struct {
 	Expression     string   `msgpack:"expr"`
 	VariableName   string   `msgpack:"variable,omitempty"`
 	VariableEvents []string `msgpack:"events,omitempty"`
+	// Language "javascript" (script.Language) makes Expression a
+	// JavaScript condition.
+	Language string `msgpack:"lang,omitempty"`
 
 	compiled *expression.Expression
+	program  *script.Program
 }
 
-// Compiled returns the compiled condition.
+// Compiled returns the compiled condition (nil for JavaScript).
 func (c *Condition) Compiled() *expression.Expression { return c.compiled }
+
+// Program returns the JavaScript condition, nil for an expression.
+func (c *Condition) Program() *script.Program { return c.program }
 
 // Accepts reports whether a write of kind event (VariableCreate, ...) to
 // variable name re-evaluates c.
@@ -54,13 +62,34 @@ func (v *validator) conditional(n *Node) {
 		v.nodef(n, "a conditional event needs a condition")
 		return
 	}
-	c.compiled = v.compile(n, "condition", c.Expression)
+	switch c.Language {
+	case "":
+		c.compiled = v.compile(n, "condition", c.Expression)
+	case script.Language:
+		p, err := script.Compile(n.ID, c.Expression)
+		if err != nil {
+			v.nodef(n, "condition: %v", err)
+			return
+		}
+		c.program = p
+	default:
+		v.nodef(n, "condition language %q is not supported (javascript, or an expression)", c.Language)
+	}
 	if c.VariableName != "" && !validVariable(c.VariableName) {
 		v.nodef(n, "condition variable name %q is not a variable name", c.VariableName)
 	}
 	for _, e := range c.VariableEvents {
 		if e != VariableCreate && e != VariableUpdate && e != VariableDelete {
 			v.nodef(n, "condition variable event %q is not create, update or delete", e)
+		}
+	}
+}
+
+// ConditionJavaScript makes a conditional event's condition JavaScript.
+func ConditionJavaScript() NodeOption {
+	return func(n *Node) {
+		if n.Conditional != nil {
+			n.Conditional.Language = script.Language
 		}
 	}
 }
