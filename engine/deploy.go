@@ -146,19 +146,34 @@ type Resource = deploy.Resource
 // DeployResources imports every document and deploys all their executable
 // processes, all or none (DeployAll). A process id in two documents is an
 // error naming both. Each document is kept beside the new versions of the
-// processes it holds (ProcessSource).
+// processes it holds (ProcessSource). A file that is not an XML document
+// is a resource the documents may load a script from
+// (camunda:resource="deployment://NAME", bpmnxml.ParseIn); its text is
+// kept in the definitions that load it.
 func (e *Engine) DeployResources(ctx context.Context, files ...Resource) ([]Deployment, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%w: no files to deploy", ErrInvalid)
 	}
+	resources := bpmnxml.Resources{}
+	var docs []Resource
+	for i, f := range files {
+		if f.Name == "" {
+			f.Name = fmt.Sprintf("file %d", i+1)
+		}
+		if bpmnxml.IsDocument(f.XML) {
+			docs = append(docs, f)
+		} else {
+			resources[f.Name] = f.XML
+		}
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%w: no BPMN document among the files to deploy", ErrInvalid)
+	}
 	var procs []*model.Process
 	sources := map[string]Resource{}
-	for i, f := range files {
+	for _, f := range docs {
 		name := f.Name
-		if name == "" {
-			name = fmt.Sprintf("file %d", i+1)
-		}
-		ps, err := bpmnxml.Parse(bytes.NewReader(f.XML))
+		ps, err := bpmnxml.ParseIn(bytes.NewReader(f.XML), resources)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, &resourceError{name: name, err: err})
 		}

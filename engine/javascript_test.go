@@ -72,3 +72,36 @@ func TestJavaScriptScriptTasks(t *testing.T) {
 		t.Errorf("poor: %v", v.Variables)
 	}
 }
+
+// A script task loads its JavaScript from a file deployed beside the
+// BPMN (camunda:resource="deployment://score.js"); a deploy without that
+// file is refused naming it.
+func TestJavaScriptFromADeploymentResource(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t)
+	eng := enginetest.Open(t, env.Conn, withSync(env, engine.Options{}))
+	bpmn := `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">
+  <bpmn:process id="res-js" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:scriptTask id="score" scriptFormat="javascript" camunda:resource="deployment://score.js" camunda:resultVariable="score"/>
+    <bpmn:endEvent id="e"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="score"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="score" targetRef="e"/>
+  </bpmn:process>
+</bpmn:definitions>`
+	_, err := eng.DeployResources(bounded(t), engine.Resource{Name: "res.bpmn", XML: []byte(bpmn)})
+	if err == nil || !strings.Contains(err.Error(), `no file "score.js" in this deployment`) {
+		t.Fatalf("deploy without the script: %v", err)
+	}
+	if _, err := eng.DeployResources(bounded(t), engine.Resource{Name: "res.bpmn", XML: []byte(bpmn)},
+		engine.Resource{Name: "score.js", XML: []byte("// scores\nincome * 2 - debts\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Start(bounded(t), "res-js", map[string]any{"income": 100, "debts": 50}, engine.InstanceID("r1")); err != nil {
+		t.Fatal(err)
+	}
+	if v := waitDone(t, eng, "r1"); v.Status != instance.Completed || v.Variables["score"] != int64(150) {
+		t.Fatalf("r1: %s %v", v.Status, v.Variables)
+	}
+}

@@ -9,6 +9,8 @@ import (
 
 // importer turns an element tree into processes, collecting problems.
 type importer struct {
+	// resources are the deployment's other files (ParseIn).
+	resources    Resources
 	probs        problems
 	errors       map[string]*elem // <error> declarations by id
 	messages     map[string]*elem // <message> declarations by id
@@ -66,7 +68,7 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-func importDefinitions(root *elem) ([]*model.Process, error) {
+func importDefinitions(root *elem, resources Resources) ([]*model.Process, error) {
 	if !root.is(NamespaceBPMN, "definitions") {
 		return nil, &Error{Line: root.line, Element: root.tag(),
 			Msg: "not a BPMN 2.0 document: the root element must be <definitions> in namespace " + NamespaceBPMN}
@@ -74,7 +76,8 @@ func importDefinitions(root *elem) ([]*model.Process, error) {
 	assignIDs(root)
 	im := &importer{errors: map[string]*elem{}, messages: map[string]*elem{}, signals: map[string]*elem{},
 		messageDecls: map[string]*messageDecl{}, zeebeModel: zeebeDialect(root), camunda7: camunda7Dialect(root),
-		escalations: map[string]*elem{}, eventSubs: map[string]*model.Node{}, userTaskForms: userTaskForms(root)}
+		escalations: map[string]*elem{}, eventSubs: map[string]*model.Node{}, userTaskForms: userTaskForms(root),
+		resources: resources}
 	for _, c := range root.children {
 		switch {
 		case c.is(NamespaceBPMN, "error"):

@@ -377,7 +377,7 @@ func TestMiscRefusals(t *testing.T) {
 		{doc(`<bpmn:process id="p" jetbpm:version="2"><bpmn:startEvent id="s"/></bpmn:process>`), `<bpmn:process id="p">: unknown attribute jetbpm:version`},
 		{around(`<bpmn:task id="t" jetbpm:operation="x"/>`), `<bpmn:task id="t">: jetbpm:operation applies to service tasks, send tasks and message throw events only`},
 		{proc(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"><bpmn:conditionExpression> </bpmn:conditionExpression></bpmn:sequenceFlow><bpmn:endEvent id="e"/>`), `<bpmn:sequenceFlow id="f">: bpmn:conditionExpression: the condition is empty`},
-		{around(`<bpmn:scriptTask id="t" scriptFormat="juel" camunda:resource="deployment://x.juel" camunda:resultVariable="r"/>`), `scripts loaded from a resource (camunda:resource) are not supported`},
+		{around(`<bpmn:scriptTask id="t" scriptFormat="juel" camunda:resource="deployment://x.juel" camunda:resultVariable="r"/>`), `scripts loaded from a resource (camunda:resource) are supported for JavaScript only`},
 		{around(`<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1S</bpmn:timeDuration><bpmn:timeDate>2030-01-01T00:00:00Z</bpmn:timeDate></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`), "not several"},
 		{around(`<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition/><bpmn:messageEventDefinition/></bpmn:intermediateCatchEvent>`), "several event definitions"},
 		{around(`<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="a"><bpmn:extensionElements><zeebe:taskDefinition type="b"/></bpmn:extensionElements></bpmn:serviceTask>`), "both camunda:type=\"external\" and a zeebe:taskDefinition"},
@@ -386,5 +386,41 @@ func TestMiscRefusals(t *testing.T) {
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("want %q in:\n%v", c.want, err)
 		}
+	}
+}
+
+// A JavaScript script task or parameter may load its script from another
+// file of the deployment (camunda:resource="deployment://NAME"); one on
+// the classpath, or not in the deployment, is refused by name.
+func TestScriptResources(t *testing.T) {
+	doc := func(res string) string {
+		return around(`<bpmn:scriptTask id="t" scriptFormat="javascript" camunda:resource="` + res + `" camunda:resultVariable="r"><bpmn:extensionElements>
+  <camunda:inputOutput>
+    <camunda:inputParameter name="p"><camunda:script scriptFormat="javascript" resource="` + res + `"/></camunda:inputParameter>
+  </camunda:inputOutput></bpmn:extensionElements></bpmn:scriptTask>`)
+	}
+	res := Resources{"calc.js": []byte("amount * 2\n")}
+	ps, err := ParseIn(strings.NewReader(doc("deployment://calc.js")), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := node(t, ps[0], "t")
+	if s := n.Script; s == nil || s.Language != "javascript" || s.Expression != "amount * 2" || s.Program() == nil {
+		t.Errorf("script %+v", s)
+	}
+	if len(n.Inputs) != 1 || n.Inputs[0].Language != "javascript" || n.Inputs[0].Source != "amount * 2" {
+		t.Errorf("inputs %+v", n.Inputs)
+	}
+	for res, want := range map[string]string{
+		"deployment://other.js": `camunda:resource "deployment://other.js": no file "other.js" in this deployment`,
+		"org/acme/calc.js":      `camunda:resource "org/acme/calc.js" is on the classpath, which jetbpm does not have`,
+	} {
+		_, err := ParseIn(strings.NewReader(doc(res)), Resources{"calc.js": []byte("1")})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", res, err, want)
+		}
+	}
+	if !IsDocument([]byte("\xef\xbb\xbf  <?xml version=\"1.0\"?>")) || IsDocument([]byte("var a = '<x>';")) || IsDocument(nil) {
+		t.Error("IsDocument")
 	}
 }

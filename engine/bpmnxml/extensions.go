@@ -334,6 +334,12 @@ func (im *importer) camundaParam(owner, p *elem) (src, lang string, sets []model
 		if sets, ok := setVariableScript(v.text); ok {
 			return "nil", "", sets, true
 		}
+		if res, ok := v.lookup("", "resource"); ok && script.IsJavaScript(v.attr("", "scriptFormat")) {
+			if src, ok = im.scriptResource(owner, v, res); !ok {
+				return "", "", nil, false
+			}
+			return src, script.Language, nil, true
+		}
 		if _, res := v.lookup("", "resource"); !res && script.IsJavaScript(v.attr("", "scriptFormat")) {
 			if src = strings.TrimSpace(v.text); src == "" {
 				im.probs.in(owner, v, "parameter %q: the script is empty", p.attr("", "name"))
@@ -496,8 +502,15 @@ func (im *importer) script(e *elem, n *model.Node, x *nodeExt) {
 		}
 		n.Script = &model.Script{Expression: src, ResultVariable: result}
 	default:
-		if _, ok := e.lookup(NamespaceCamunda, "resource"); ok {
-			im.probs.at(e, "scripts loaded from a resource (camunda:resource) are not supported")
+		res, ok := e.lookup(NamespaceCamunda, "resource")
+		switch {
+		case !ok:
+		case !script.IsJavaScript(e.attr("", "scriptFormat")):
+			im.probs.at(e, "scripts loaded from a resource (camunda:resource) are supported for JavaScript only")
+		default:
+			if src, ok := im.scriptResource(e, e, res); ok {
+				n.Script = &model.Script{Expression: src, ResultVariable: result, Language: script.Language}
+			}
 		}
 	}
 }

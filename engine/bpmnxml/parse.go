@@ -39,20 +39,7 @@ const maxElements = 200000
 // processes, each validated with model.Process.Validate, with the XML line of
 // every node and flow. Every problem found (up to 20) is returned, joined:
 // *Error values for import problems, *model.Error values for validation.
-func Parse(r io.Reader) ([]*model.Process, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading BPMN document: %w", err)
-	}
-	if len(data) > MaxSize {
-		return nil, &Error{Msg: fmt.Sprintf("document is larger than %d MiB; refused", MaxSize>>20)}
-	}
-	root, err := readTree(data)
-	if err != nil {
-		return nil, err
-	}
-	return importDefinitions(root)
-}
+func Parse(r io.Reader) ([]*model.Process, error) { return ParseIn(r, nil) }
 
 // ParseFile is Parse on the named file; every error line starts with path.
 func ParseFile(path string) ([]*model.Process, error) {

@@ -126,8 +126,8 @@ func (h *Handler) createDeployment(w http.ResponseWriter, r *http.Request) {
 		if name == "" {
 			name = p.FormName()
 		}
-		if !strings.HasSuffix(name, ".bpmn") && !strings.HasSuffix(name, ".xml") {
-			writeError(w, http.StatusBadRequest, "InvalidRequestException", fmt.Sprintf("resource %q: jetbpm deploys BPMN files only (.bpmn, .xml)", name))
+		if !strings.HasSuffix(name, ".bpmn") && !strings.HasSuffix(name, ".xml") && !strings.HasSuffix(name, ".js") {
+			writeError(w, http.StatusBadRequest, "InvalidRequestException", fmt.Sprintf("resource %q: jetbpm deploys BPMN files (.bpmn, .xml) and the JavaScript they load (.js) only", name))
 			return
 		}
 		req.Files = append(req.Files, api.File{Name: name, XML: string(data)})

@@ -1,0 +1,62 @@
+package bpmnxml
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+// Resources are the other files of a deployment, by name, that a BPMN
+// document may load scripts from (camunda:resource="deployment://NAME").
+type Resources map[string][]byte
+
+// ParseIn is Parse for a document deployed together with resources: a
+// JavaScript script task or parameter with camunda:resource naming one
+// of them runs that file's text. A resource on the classpath (no scheme,
+// or classpath://) cannot be read here and is refused.
+func ParseIn(r io.Reader, resources Resources) ([]*model.Process, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading BPMN document: %w", err)
+	}
+	if len(data) > MaxSize {
+		return nil, &Error{Msg: fmt.Sprintf("document is larger than %d MiB; refused", MaxSize>>20)}
+	}
+	root, err := readTree(data)
+	if err != nil {
+		return nil, err
+	}
+	return importDefinitions(root, resources)
+}
+
+// IsDocument reports whether data looks like an XML document (a BPMN file
+// of a deployment) rather than a resource (a script): its first byte past
+// white space and a byte-order mark is '<'.
+func IsDocument(data []byte) bool {
+	data = bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	return len(data) > 0 && data[0] == '<'
+}
+
+// scriptResource returns the text of the deployment resource that
+// camunda:resource value names ("deployment://calc.js"), refusing what
+// cannot be read here; ok is false when a problem was reported on e.
+func (im *importer) scriptResource(owner, e *elem, value string) (text string, ok bool) {
+	name, deployment := strings.CutPrefix(strings.TrimSpace(value), "deployment://")
+	if !deployment {
+		im.probs.in(owner, e, "camunda:resource %q is on the classpath, which jetbpm does not have: deploy the script with the BPMN file and name it deployment://FILE", value)
+		return "", false
+	}
+	data, found := im.resources[name]
+	if !found {
+		im.probs.in(owner, e, "camunda:resource %q: no file %q in this deployment", value, name)
+		return "", false
+	}
+	if text = strings.TrimSpace(string(data)); text == "" {
+		im.probs.in(owner, e, "camunda:resource %q: the script is empty", value)
+		return "", false
+	}
+	return text, true
+}
