@@ -279,18 +279,14 @@ func (p *Program) failure(err error, lim Limits) *Error {
 	return e
 }
 
-var allocSample = []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-var allocMu sync.Mutex
-
 // allocated returns the bytes the process allocated on the heap so far.
 func allocated() uint64 {
-	allocMu.Lock()
-	defer allocMu.Unlock()
-	metrics.Read(allocSample)
-	if allocSample[0].Value.Kind() != metrics.KindUint64 {
+	sample := [1]metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(sample[:])
+	if sample[0].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return allocSample[0].Value.Uint64()
+	return sample[0].Value.Uint64()
 }
 
 // export turns a script value into the engine's kind of value: nil,

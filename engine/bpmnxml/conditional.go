@@ -56,13 +56,11 @@ func (im *importer) conditionalEvent(e, d *elem, n *model.Node) {
 		im.probs.in(e, cond, "conditions loaded from a resource (camunda:resource) are not supported")
 		return
 	}
-	if script.IsJavaScript(cond.attr("", "language")) {
-		if c.Expression = strings.TrimSpace(cond.text); c.Expression == "" {
-			im.probs.in(e, cond, "the condition is empty")
-			return
+	if src, js := im.jsCondition(e, cond); js {
+		if src != "" {
+			c.Expression, c.Language = src, script.Language
+			n.Conditional = c
 		}
-		c.Language = script.Language
-		n.Conditional = c
 		return
 	}
 	src, msg := scriptSource(cond.attr("", "language"), cond.text, false)

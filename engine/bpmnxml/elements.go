@@ -367,11 +367,8 @@ func (im *importer) flow(p *model.Process, e *elem) {
 				im.probs.in(e, c, "conditions loaded from a resource (camunda:resource) are not supported")
 				continue
 			}
-			if script.IsJavaScript(c.attr("", "language")) {
-				if f.Condition = strings.TrimSpace(c.text); f.Condition == "" {
-					im.probs.in(e, c, "the condition is empty")
-				}
-				f.Language = script.Language
+			if src, js := im.jsCondition(e, c); js {
+				f.Condition, f.Language = src, script.Language
 				continue
 			}
 			src, msg := scriptSource(c.attr("", "language"), c.text, false)

@@ -334,15 +334,17 @@ func (im *importer) camundaParam(owner, p *elem) (src, lang string, sets []model
 		if sets, ok := setVariableScript(v.text); ok {
 			return "nil", "", sets, true
 		}
-		if res, ok := v.lookup("", "resource"); ok && script.IsJavaScript(v.attr("", "scriptFormat")) {
-			if src, ok = im.scriptResource(owner, v, res); !ok {
-				return "", "", nil, false
-			}
-			return src, script.Language, nil, true
-		}
-		if _, res := v.lookup("", "resource"); !res && script.IsJavaScript(v.attr("", "scriptFormat")) {
-			if src = strings.TrimSpace(v.text); src == "" {
+		if script.IsJavaScript(v.attr("", "scriptFormat")) {
+			res, fromFile := v.lookup("", "resource")
+			switch {
+			case fromFile:
+				src, ok = im.scriptResource(owner, v, res)
+			case strings.TrimSpace(v.text) == "":
 				im.probs.in(owner, v, "parameter %q: the script is empty", p.attr("", "name"))
+			default:
+				src, ok = strings.TrimSpace(v.text), true
+			}
+			if !ok {
 				return "", "", nil, false
 			}
 			return src, script.Language, nil, true

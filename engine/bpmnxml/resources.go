@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/script"
 )
 
 // Resources are the other files of a deployment, by name, that a BPMN
@@ -59,4 +60,16 @@ func (im *importer) scriptResource(owner, e *elem, value string) (text string, o
 		return "", false
 	}
 	return text, true
+}
+
+// jsCondition returns the text of condition element c of e when its
+// language is JavaScript (js), reporting an empty one.
+func (im *importer) jsCondition(e, c *elem) (src string, js bool) {
+	if !script.IsJavaScript(c.attr("", "language")) {
+		return "", false
+	}
+	if src = strings.TrimSpace(c.text); src == "" {
+		im.probs.in(e, c, "the condition is empty")
+	}
+	return src, true
 }

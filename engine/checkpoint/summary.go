@@ -70,7 +70,7 @@ func openValue(s *instance.State) string {
 	if jobs == 0 && timers == 0 {
 		return ""
 	}
-	return fmt.Sprintf("jobs=%d timers=%d", jobs, timers)
+	return "jobs=" + strconv.Itoa(jobs) + " timers=" + strconv.Itoa(timers)
 }
 
 // OpenCounts returns the counts a checkpoint's headers h hold (HeaderOpen);

@@ -171,22 +171,12 @@ func (r *runner) conditionHolds(w *Wait, scope string, n *model.Node) bool {
 		}
 	}
 	if p := n.Conditional.Program(); p != nil {
-		res, err := p.Run(context.Background(), script.Env{Vars: vars, Execution: r.conditionExecution(w, n)}, r.env.Scripts)
+		res, err := p.Run(context.Background(), script.Env{Vars: vars, Execution: r.execution(n.ID, w.Track)}, r.env.Scripts)
 		ok, isBool := res.Value.(bool)
 		return err == nil && len(res.Sets) == 0 && isBool && ok
 	}
 	ok, err := n.Conditional.Compiled().EvalBool(vars)
 	return err == nil && ok
-}
-
-// conditionExecution is what a JavaScript condition of wait w at node n
-// sees of its execution: the token when the wait has one.
-func (r *runner) conditionExecution(w *Wait, n *model.Node) script.Execution {
-	if t := r.s.track(w.Track); t != nil {
-		return r.execution(t, n.ID)
-	}
-	return script.Execution{ProcessInstanceID: r.s.ID, BusinessKey: r.s.BusinessKey, ActivityID: n.ID,
-		ProcessDefinitionID: fmt.Sprintf("%s:%d", r.s.ProcessID, r.s.Version)}
 }
 
 // fireConditional fires conditional wait w at node n: an interrupting

@@ -258,7 +258,7 @@ func (r *runner) script(t *Track, n *model.Node) {
 func (r *runner) javaScript(t *Track, n *model.Node, p *script.Program, locals map[string]any) {
 	res, err := p.Run(context.Background(), script.Env{
 		Vars:      r.visibleWith(t, locals),
-		Execution: r.execution(t, n.ID),
+		Execution: r.execution(n.ID, t.ID),
 	}, r.env.Scripts)
 	if err != nil {
 		r.fault(t, n, incidents.CauseExpression, err.Error())
@@ -293,7 +293,7 @@ func (r *runner) javaScript(t *Track, n *model.Node, p *script.Program, locals m
 // value must be a boolean, as Camunda 7 requires; a condition that sets
 // variables is refused (a condition only reads).
 func (r *runner) jsCondition(t *Track, p *script.Program) (bool, error) {
-	res, err := p.Run(context.Background(), script.Env{Vars: r.visible(t), Execution: r.execution(t, t.Node)}, r.env.Scripts)
+	res, err := p.Run(context.Background(), script.Env{Vars: r.visible(t), Execution: r.execution(t.Node, t.ID)}, r.env.Scripts)
 	if err != nil {
 		return false, err
 	}
@@ -307,11 +307,12 @@ func (r *runner) jsCondition(t *Track, p *script.Program) (bool, error) {
 	return ok, nil
 }
 
-// execution names instance, element and token for a script's facade.
-func (r *runner) execution(t *Track, element string) script.Execution {
+// execution names instance, element and token (track id, "" for none)
+// for a script's facade.
+func (r *runner) execution(element, token string) script.Execution {
 	return script.Execution{
 		ProcessInstanceID: r.s.ID, BusinessKey: r.s.BusinessKey, ActivityID: element,
-		ProcessDefinitionID: fmt.Sprintf("%s:%d", r.s.ProcessID, r.s.Version), ID: t.ID,
+		ProcessDefinitionID: fmt.Sprintf("%s:%d", r.s.ProcessID, r.s.Version), ID: token,
 	}
 }
 

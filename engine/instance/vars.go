@@ -297,7 +297,7 @@ func (r *runner) evalMapping(t *Track, n *model.Node, m *model.Mapping, env map[
 		v, err := m.Compiled().Eval(env)
 		return v, nil, err
 	}
-	res, err := p.Run(context.Background(), script.Env{Vars: env, Execution: r.execution(t, n.ID)}, r.env.Scripts)
+	res, err := p.Run(context.Background(), script.Env{Vars: env, Execution: r.execution(n.ID, t.ID)}, r.env.Scripts)
 	if err != nil {
 		return nil, nil, err
 	}
