@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -69,15 +68,11 @@ func runJetbpm(t *testing.T, env []string, args ...string) (stdout, stderr strin
 	return out.String(), errOut.String(), code
 }
 
-// freeAddr returns a loopback address nothing listens on right now.
+// freeAddr returns a loopback address nothing listens on right now
+// (streamstest.FreePort says why it is not port 0's).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return fmt.Sprintf("127.0.0.1:%d", streamstest.FreePort(t))
 }
 
 // serveProc is a running `jetbpm serve` whose stderr is JSON log lines.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -98,12 +99,12 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	clusterPorts := make([]int, n)
 	routes := make([]string, n)
 	for i := range n {
-		clusterPorts[i] = freePort(t)
+		clusterPorts[i] = FreePort(t)
 		routes[i] = fmt.Sprintf("nats://127.0.0.1:%d", clusterPorts[i])
 	}
 	for i := range n {
 		c.nodes = append(c.nodes, &clusterNode{cfg: nodeConfig{
-			Name: fmt.Sprintf("n%d", i+1), Port: freePort(t), Cluster: clusterPorts[i], Routes: routes, StoreDir: t.TempDir(),
+			Name: fmt.Sprintf("n%d", i+1), Port: FreePort(t), Cluster: clusterPorts[i], Routes: routes, StoreDir: t.TempDir(),
 		}})
 	}
 	t.Cleanup(func() {
@@ -262,12 +263,24 @@ func (c *Cluster) WaitJetStream(d time.Duration) {
 	})
 }
 
-func freePort(t testing.TB) int {
+// FreePort returns a loopback TCP port nothing listens on right now, for
+// a process the test starts later. It is drawn at random below Linux's
+// ephemeral range (32768-60999), so the kernel does not hand the same
+// port to another test's listen on port 0 or outgoing connection in the
+// moment between this check and the process's listen; only another
+// FreePort could, and the draw makes that unlikely.
+func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	const lo, hi = 20000, 32768
+	for range 100 {
+		port := lo + rand.IntN(hi-lo)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // taken
+		}
+		l.Close()
+		return port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatalf("no free port in [%d, %d) after 100 draws", lo, hi)
+	return 0
 }
