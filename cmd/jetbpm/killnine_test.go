@@ -27,7 +27,10 @@ const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
     <bpmn:startEvent id="s"/>
     <bpmn:parallelGateway id="fork"/>
     <bpmn:serviceTask id="charge" camunda:type="external" camunda:topic="kill">
-      <bpmn:extensionElements><jetbpm:worker lockDuration="PT5S"/><jetbpm:retryPolicy kind="fixed" maxAttempts="3" delay="PT0.05S"/></bpmn:extensionElements>
+      <bpmn:extensionElements><jetbpm:worker lockDuration="PT5S"/><jetbpm:retryPolicy kind="fixed" maxAttempts="3" delay="PT0.05S"/>
+        <camunda:executionListener event="start"><camunda:script scriptFormat="javascript">execution.setVariable("listened", (execution.getVariable("listened") || 0) + 1)</camunda:script></camunda:executionListener>
+        <camunda:executionListener event="end" expression="${execution.setVariable('chargeEnded', true)}"/>
+      </bpmn:extensionElements>
     </bpmn:serviceTask>
     <bpmn:intermediateCatchEvent id="pause"><bpmn:timerEventDefinition><bpmn:timeDuration>PT0.2S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
     <bpmn:scriptTask id="double" scriptFormat="feel" camunda:resultVariable="doubled"><bpmn:script>amount * 2</bpmn:script></bpmn:scriptTask>
@@ -43,7 +46,9 @@ execution.setVariable("tags", (execution.getVariable("tags") || 0) + 1);</bpmn:s
     <bpmn:sequenceFlow id="f5" sourceRef="charge" targetRef="join"/>
     <bpmn:sequenceFlow id="f6" sourceRef="double" targetRef="tag"/>
     <bpmn:sequenceFlow id="f10" sourceRef="tag" targetRef="join"/>
-    <bpmn:sequenceFlow id="f7" sourceRef="join" targetRef="e"/>
+    <bpmn:sequenceFlow id="f7" sourceRef="join" targetRef="e">
+      <bpmn:extensionElements><camunda:executionListener><camunda:script scriptFormat="javascript">execution.setVariable("listened", listened + 1)</camunda:script></camunda:executionListener></bpmn:extensionElements>
+    </bpmn:sequenceFlow>
     <bpmn:sequenceFlow id="f8" sourceRef="fork" targetRef="await"/>
     <bpmn:sequenceFlow id="f9" sourceRef="await" targetRef="join"/>
   </bpmn:process>
@@ -51,7 +56,8 @@ execution.setVariable("tags", (execution.getVariable("tags") || 0) + 1);</bpmn:s
 
 // TestKillNine runs jetbpm serve and jetbpm work as processes and SIGKILLs
 // both again and again while instances run (parallel branches: a timer
-// then a FEEL and a JavaScript script task, an external job, a message
+// then a FEEL and a JavaScript script task, an external job with Camunda
+// 7 start and end execution listeners, a take listener, a message
 // catch keyed by the instance; amounts divisible by
 // 3 fail once and are retried, amounts divisible by 7 always fail and end
 // in an incident). Each instance's message is published before it starts,
@@ -150,10 +156,12 @@ echo "{\"receipt\": \"r-$a\"}"
 			}
 			continue
 		}
-		// The JavaScript task counts its runs in a variable: a step that ran
-		// again after a kill ran from the checkpoint before it, so once.
+		// The JavaScript task counts its runs in a variable, the charge's
+		// start listener and the join's take listener theirs: a step that
+		// ran again after a kill ran from the checkpoint before it, so once.
 		if v == nil || v.Status != "completed" || v.Variables["doubled"] != float64(2*i) || v.Variables["receipt"] != fmt.Sprintf("r-%d", i) ||
-			v.Variables["paid"] != payment(i) || v.Variables["tagged"] != fmt.Sprintf("t-%d", i) || v.Variables["tags"] != float64(1) {
+			v.Variables["paid"] != payment(i) || v.Variables["tagged"] != fmt.Sprintf("t-%d", i) || v.Variables["tags"] != float64(1) ||
+			v.Variables["listened"] != float64(2) || v.Variables["chargeEnded"] != true {
 			t.Fatalf("instance %s: %+v (%v)", id, v, err)
 		}
 	}

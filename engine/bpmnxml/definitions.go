@@ -33,6 +33,9 @@ type importer struct {
 	userTaskForms map[string]*elem
 	// proc is the process being imported; warn adds to its Warnings.
 	proc *model.Process
+	// listeners is where the execution listeners of the process's or a
+	// sequence flow's extensionElements go, while they are read.
+	listeners listenerDst
 }
 
 // warn records that element e deploys but does not run as written.

@@ -314,7 +314,9 @@
 // messageEventDefinition, jetbpm:publish on a throw that also runs a job
 // or names no message, scripts and
 // conditions in other languages (javascript, groovy, ...), camunda:list and
-// camunda:map parameters, execution and task listeners (camunda and zeebe),
+// camunda:map parameters, task listeners (camunda and zeebe), Zeebe
+// execution listeners, Camunda 7 execution listeners that run Java (class,
+// delegateExpression, camunda:field, a JVM script language),
 // zeebe:assignmentDefinition, zeebe:taskSchedule, zeebe:priorityDefinition
 // and zeebe:userTask anywhere but on a user task,
 // camunda:connector, camunda:field, camunda:failedJobRetryTimeCycle (use

@@ -126,7 +126,9 @@ func (im *importer) flowElements(p *model.Process, e *elem, owner *model.Node) {
 		case owner != nil:
 			// the sub-process's own children: handled by node
 		case local == "extensionElements":
+			im.listeners = listenerDst{to: &p.Listeners}
 			im.extensions(c, e, nil)
+			im.listeners = listenerDst{}
 		case ownIgnored[local]:
 		default:
 			im.probs.at(c, "%s elements are not supported", local)
@@ -388,7 +390,9 @@ func (im *importer) flow(p *model.Process, e *elem) {
 			}
 			f.Condition = src
 		case "extensionElements":
+			im.listeners = listenerDst{to: &f.Listeners, flow: true}
 			im.extensions(c, e, nil)
+			im.listeners = listenerDst{}
 		case "documentation", "auditing", "monitoring":
 		default:
 			im.probs.in(e, c, "not supported inside a sequence flow")

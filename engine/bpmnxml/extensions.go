@@ -284,7 +284,14 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 			t.ext.camundaOut = append(t.ext.camundaOut, c)
 		}
 	case "executionListener":
-		im.probs.in(owner, c, "execution listeners are not supported")
+		switch {
+		case t != nil:
+			im.executionListener(c, owner, listenerDst{to: &t.node.Listeners})
+		case im.listeners.to != nil:
+			im.executionListener(c, owner, im.listeners)
+		default:
+			im.probs.in(owner, c, "not supported on a %s", owner.name.Local)
+		}
 	case "taskListener":
 		im.probs.in(owner, c, "task listeners are not supported")
 	case "connector":

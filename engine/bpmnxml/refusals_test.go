@@ -38,7 +38,17 @@ func TestRefusals(t *testing.T) {
 		{"cancel throw", `<bpmn:task id="t"/><bpmn:intermediateThrowEvent id="x">
   <bpmn:cancelEventDefinition/></bpmn:intermediateThrowEvent>`, "bpmn:intermediateThrowEvent", "<bpmn:cancelEventDefinition", "a intermediateThrowEvent cannot have a cancelEventDefinition"},
 		{"execution listener", `<bpmn:task id="t"><bpmn:extensionElements>
-  <camunda:executionListener class="a.B" event="start"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:executionListener", "camunda:executionListener: execution listeners are not supported"},
+  <camunda:executionListener class="a.B" event="start"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:executionListener", "camunda:executionListener: an execution listener with camunda:class runs Java code, which jetbpm cannot run"},
+		{"delegate expression listener", `<bpmn:task id="t"><bpmn:extensionElements>
+  <camunda:executionListener delegateExpression="${bean}" event="end"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:executionListener", "with camunda:delegateExpression runs Java code"},
+		{"groovy listener", `<bpmn:task id="t"><bpmn:extensionElements>
+  <camunda:executionListener event="start"><camunda:script scriptFormat="groovy">println 'x'</camunda:script></camunda:executionListener></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:script", `script format "groovy" needs a JVM script engine`},
+		{"listener without event", `<bpmn:task id="t"><bpmn:extensionElements>
+  <camunda:executionListener expression="${x}"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:executionListener", "an execution listener needs an event (start or end)"},
+		{"take on a task", `<bpmn:task id="t"><bpmn:extensionElements>
+  <camunda:executionListener event="take" expression="${x}"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:executionListener", `event "take": want start or end`},
+		{"listener without work", `<bpmn:task id="t"><bpmn:extensionElements>
+  <camunda:executionListener event="end"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:executionListener", "needs an expression or a camunda:script"},
 		{"zeebe listeners", `<bpmn:task id="t"><bpmn:extensionElements>
   <zeebe:executionListeners/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<zeebe:executionListeners", "zeebe:executionListeners: execution listeners are not supported"},
 		{"task listener", `<bpmn:task id="t"><bpmn:extensionElements>
@@ -48,7 +58,9 @@ func TestRefusals(t *testing.T) {
 		{"retry cycle", `<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"><bpmn:extensionElements>
   <camunda:failedJobRetryTimeCycle>R5/PT5M</camunda:failedJobRetryTimeCycle></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<camunda:failedJobRetryTimeCycle", "configure retries with <jetbpm:retryPolicy>"},
 		{"listener on flow", `<bpmn:task id="t"/><bpmn:sequenceFlow id="ff" sourceRef="t" targetRef="e">
-  <bpmn:extensionElements><camunda:executionListener class="x"/></bpmn:extensionElements></bpmn:sequenceFlow>`, "bpmn:sequenceFlow", "<camunda:executionListener", "execution listeners are not supported"},
+  <bpmn:extensionElements><camunda:executionListener class="x"/></bpmn:extensionElements></bpmn:sequenceFlow>`, "bpmn:sequenceFlow", "<camunda:executionListener", "with camunda:class runs Java code"},
+		{"start on a flow", `<bpmn:task id="t"/><bpmn:sequenceFlow id="ff" sourceRef="t" targetRef="e">
+  <bpmn:extensionElements><camunda:executionListener event="start" expression="${x}"/></bpmn:extensionElements></bpmn:sequenceFlow>`, "bpmn:sequenceFlow", "<camunda:executionListener", `listens to take, not "start"`},
 		{"groovy condition", `<bpmn:task id="t"/><bpmn:sequenceFlow id="ff" sourceRef="t" targetRef="e">
   <bpmn:conditionExpression language="groovy">a == 1</bpmn:conditionExpression></bpmn:sequenceFlow>`, "bpmn:sequenceFlow", "<bpmn:conditionExpression", `script format "groovy" needs a JVM script engine: not supported`},
 		{"job worker script task", `<bpmn:scriptTask id="t"><bpmn:extensionElements>

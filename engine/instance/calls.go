@@ -46,10 +46,7 @@ func (r *runner) childID(activation uint64) string {
 // callactivity-multiinstance.md §1). The child gets the mapped inputs, or
 // every variable the activity sees.
 func (r *runner) call(t *Track, n *model.Node) {
-	locals, input, ok := r.taskInput(t, n)
-	if !ok {
-		return
-	}
+	locals, input := r.taskInput(t, n)
 	if len(n.Inputs) == 0 && n.Call.NoInputPropagation {
 		input = map[string]any{}
 	}

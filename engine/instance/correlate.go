@@ -81,9 +81,9 @@ func (r *runner) deliver(w *Wait, vars map[string]any) {
 	}
 	switch {
 	case n.Kind == model.BoundaryEvent && n.Interrupting:
-		r.complete(r.interrupt(t, n), n, nil, vars)
+		r.fire(r.interrupt(t, n), n, vars)
 	case n.Kind == model.BoundaryEvent:
-		r.complete(r.spawn(n.ID, t.Scope, t.ID, ""), n, nil, vars)
+		r.fire(r.spawn(n.ID, t.Scope, t.ID, ""), n, vars)
 	case t.Node != n.ID:
 		r.branchWon(t, n, vars)
 	default:

@@ -30,13 +30,18 @@ func (r *runner) end(t *Track, n *model.Node) {
 			r.endTrack(t)
 		}
 	default:
-		r.endTrack(t)
+		if r.ended(t, n) {
+			r.endTrack(t)
+		}
 	}
 }
 
 // endTrack removes a track that has finished and completes its scope when
 // it was the scope's last.
 func (r *runner) endTrack(t *Track) {
+	if !r.completing(t, r.p.Node(t.Node)) {
+		return
+	}
 	r.retrySucceeded(t)
 	r.disarm(t)
 	r.s.removeTrack(t.ID)

@@ -88,6 +88,10 @@ func (r *runner) branchWon(t *Track, c *model.Node, vars map[string]any) {
 		r.bug("catch %q after an event-based gateway has %d incoming flows", c.ID, len(in))
 	}
 	r.disarm(t)
-	r.move(t, in[0])
-	r.complete(t, c, nil, vars)
+	if !r.ended(t, r.p.Node(t.Node)) {
+		return
+	}
+	if r.move(t, in[0]); t.Node == c.ID { // else a take listener failed
+		r.fire(t, c, vars)
+	}
 }

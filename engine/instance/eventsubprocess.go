@@ -200,6 +200,6 @@ func (r *runner) triggerEventSub(scopeID string, start *model.Node, vars map[str
 	r.s.Scopes = append(r.s.Scopes, inner)
 	t := r.spawn(start.ID, inner.ID, owner.ID, "")
 	if len(vars) > 0 {
-		r.complete(t, start, nil, vars)
+		r.fire(t, start, vars)
 	}
 }

@@ -19,13 +19,14 @@ func (r *runner) execute(t *Track) {
 		r.enterLoop(t, n)
 		return
 	}
+	if t.State == Ready && !r.enter(t, n) {
+		return
+	}
 	switch n.Kind {
 	case model.StartEvent, model.BoundaryEvent:
 		r.complete(t, n, nil, nil)
 	case model.Task, model.ManualTask:
-		if locals, ok := r.inputs(t, n); ok {
-			r.complete(t, n, locals, nil)
-		}
+		r.complete(t, n, t.Locals, nil)
 	case model.EndEvent:
 		r.end(t, n)
 	case model.IntermediateCatchEvent:
@@ -64,9 +65,7 @@ func (r *runner) execute(t *Track) {
 		default:
 			// A none throw event passes the token on, through its
 			// mappings (a milestone).
-			if locals, ok := r.inputs(t, n); ok {
-				r.complete(t, n, locals, nil)
-			}
+			r.complete(t, n, t.Locals, nil)
 		}
 	case model.EventBasedGateway:
 		r.eventGateway(t, n)
@@ -91,8 +90,14 @@ func (r *runner) execute(t *Track) {
 	}
 }
 
-// move sends t along flow to the flow's target, as a new activation.
-func (r *runner) move(t *Track, f *model.Flow) { r.moveTo(t, f.Target, f.ID) }
+// move sends t along flow to the flow's target, as a new activation,
+// once the flow's take listeners ran.
+func (r *runner) move(t *Track, f *model.Flow) {
+	if len(f.Listeners) > 0 && !r.taking(t, r.p.Node(t.Node), f) {
+		return
+	}
+	r.moveTo(t, f.Target, f.ID)
+}
 
 // moveTo sends t to node, arriving by flow ("" for none: a link), as a
 // new activation.
@@ -106,6 +111,9 @@ func (r *runner) moveTo(t *Track, node, flow string) {
 
 // take moves t along the first flow and spawns a track for each other one.
 func (r *runner) take(t *Track, flows []*model.Flow) {
+	if !r.taking(t, r.p.Node(t.Node), flows...) {
+		return
+	}
 	for i, f := range flows {
 		if i == 0 {
 			continue
@@ -113,7 +121,7 @@ func (r *runner) take(t *Track, flows []*model.Flow) {
 		r.s.pass(f.ID)
 		r.spawn(f.Target, t.Scope, t.ID, f.ID)
 	}
-	r.move(t, flows[0])
+	r.moveTo(t, flows[0].Target, flows[0].ID)
 }
 
 // leave takes n's outgoing flows: every flow without a condition and every
@@ -190,12 +198,16 @@ func (r *runner) exclusive(t *Track, n *model.Node) {
 			return
 		}
 		if ok {
-			r.move(t, f)
+			if r.ended(t, n) {
+				r.move(t, f)
+			}
 			return
 		}
 	}
 	if n.Default != "" {
-		r.move(t, r.p.Flow(n.Default))
+		if r.ended(t, n) {
+			r.move(t, r.p.Flow(n.Default))
+		}
 		return
 	}
 	r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("exclusive gateway %q: no condition holds and there is no default flow", n.ID))
@@ -224,14 +236,13 @@ func (r *runner) parallel(t *Track, n *model.Node) {
 			}
 		}
 	}
-	r.take(t, r.p.Outgoing(n.ID))
+	if r.ended(t, n) {
+		r.take(t, r.p.Outgoing(n.ID))
+	}
 }
 
 func (r *runner) script(t *Track, n *model.Node) {
-	locals, ok := r.inputs(t, n)
-	if !ok {
-		return
-	}
+	locals := t.Locals // its inputs, evaluated as it was entered
 	if p := n.Script.Program(); p != nil {
 		r.javaScript(t, n, p, locals)
 		return
@@ -316,17 +327,14 @@ func (r *runner) execution(element, token string) script.Execution {
 	}
 }
 
-// taskInput evaluates a service task's input mappings (its locals) and
-// returns what the work receives: the mapped inputs when there are any,
-// else every variable the task can see.
-func (r *runner) taskInput(t *Track, n *model.Node) (locals, input map[string]any, ok bool) {
-	if locals, ok = r.inputs(t, n); !ok {
-		return nil, nil, false
-	}
+// taskInput returns a service task's locals (its inputs, evaluated as it
+// was entered) and what the work receives: the mapped inputs when there
+// are any, else every variable the task can see.
+func (r *runner) taskInput(t *Track, n *model.Node) (locals, input map[string]any) {
 	if len(n.Inputs) > 0 {
-		return locals, locals, true
+		return t.Locals, t.Locals
 	}
-	return locals, r.visible(t), true
+	return t.Locals, r.visible(t)
 }
 
 // complete writes an activity's results through its output mappings (or
@@ -337,12 +345,22 @@ func (r *runner) complete(t *Track, n *model.Node, locals, results map[string]an
 		return
 	}
 	if t.Inner {
+		if len(n.Listeners) > 0 {
+			if t.Locals = locals; !r.ended(t, n) {
+				return
+			}
+		}
 		r.journal(t, n, locals, values)
 		r.completeIteration(t, names, values)
 		return
 	}
 	for _, k := range names {
 		r.storeVar(t.Scope, k, values[k])
+	}
+	if len(n.Listeners) > 0 {
+		if t.Locals = locals; !r.ended(t, n) {
+			return
+		}
 	}
 	r.journal(t, n, locals, nil)
 	r.disarm(t)
@@ -390,10 +408,7 @@ func (r *runner) outputs(t *Track, n *model.Node, locals, results map[string]any
 }
 
 func (r *runner) enterSubProcess(t *Track, n *model.Node) {
-	locals, ok := r.inputs(t, n)
-	if !ok {
-		return
-	}
+	locals := t.Locals // its inputs, evaluated as it was entered
 	sc := &Scope{ID: fmt.Sprintf("s%d", r.next()), Parent: t.Scope, Owner: t.ID, Vars: locals}
 	r.s.Scopes = append(r.s.Scopes, sc)
 	t.State = Waiting

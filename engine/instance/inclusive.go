@@ -39,7 +39,7 @@ func (r *runner) inclusive(t *Track, n *model.Node) {
 		// (a track at n without flow) must not join again.
 		t.Flow = ""
 	}
-	if taken := r.holding(t, n, fmt.Sprintf("inclusive gateway %q: no condition holds and there is no default flow", n.ID)); taken != nil {
+	if taken := r.holding(t, n, fmt.Sprintf("inclusive gateway %q: no condition holds and there is no default flow", n.ID)); taken != nil && r.ended(t, n) {
 		r.take(t, taken)
 	}
 }

@@ -14,10 +14,7 @@ import (
 // the task's timer boundaries. The job id is the wait id, unique per
 // activation and the worker's idempotency key.
 func (r *runner) enqueue(t *Track, n *model.Node) {
-	locals, input, ok := r.taskInput(t, n)
-	if !ok {
-		return
-	}
+	locals, input := r.taskInput(t, n)
 	w := n.Service.Worker
 	topic, err := r.topic(w, t, locals)
 	if err != nil {

@@ -11,10 +11,7 @@ func (r *runner) throwLink(t *Track, n *model.Node) {
 	}
 	if len(n.Inputs) > 0 || len(n.Outputs) > 0 {
 		// Its mappings run before the jump, as a none throw's do.
-		locals, ok := r.inputs(t, n)
-		if !ok {
-			return
-		}
+		locals := t.Locals // its inputs, evaluated as it was entered
 		names, values, ok := r.outputs(t, n, locals, nil)
 		if !ok {
 			return

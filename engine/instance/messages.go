@@ -217,10 +217,7 @@ func (r *runner) catchMessage(t *Track, n *model.Node) {
 // receive parks t on a receive task: its input mappings, then its
 // subscription (evaluated over them), then its boundary events.
 func (r *runner) receive(t *Track, n *model.Node) {
-	locals, ok := r.inputs(t, n)
-	if !ok {
-		return
-	}
+	locals := t.Locals // its inputs, evaluated as it was entered
 	sub, err := r.subscription(n, r.visibleWith(t, locals))
 	if err != nil {
 		r.fault(t, n, incidents.CauseExpression, err.Error())

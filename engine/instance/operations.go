@@ -120,10 +120,7 @@ func (r *runner) service(t *Track, n *model.Node) {
 		r.enqueue(t, n)
 		return
 	}
-	locals, input, ok := r.taskInput(t, n)
-	if !ok {
-		return
-	}
+	locals, input := r.taskInput(t, n)
 	timeout := n.Service.Timeout
 	if timeout == 0 {
 		timeout = r.env.DefaultTimeout

@@ -146,10 +146,7 @@ func (r *runner) armSignalBoundaries(t *Track, n *model.Node, names map[string]s
 // give the signal's variables (none without them); the broadcast is an
 // effect, and the node completes at once (an end event ends its token).
 func (r *runner) throwSignal(t *Track, n *model.Node) {
-	locals, ok := r.inputs(t, n)
-	if !ok {
-		return
-	}
+	locals := t.Locals // its inputs, evaluated as it was entered
 	name, err := r.signalName(n, r.visibleWith(t, locals))
 	if err != nil {
 		r.fault(t, n, incidents.CauseExpression, err.Error())

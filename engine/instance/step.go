@@ -116,7 +116,7 @@ func StartFrom(id string, env Env, vars map[string]any, b Begin) (s *State, err 
 	r.fact(FactStarted, "")
 	t := r.spawn(start.ID, RootScope, "", "")
 	if message != nil {
-		r.complete(t, start, nil, message)
+		r.fire(t, start, message)
 	}
 	if err := r.openEventSubs(s.scope(RootScope), maps.Clone(s.Variables())); err != nil {
 		r.fail(start.ID, "", err.Error())

@@ -21,10 +21,7 @@ func (r *runner) throwMessage(t *Track, n *model.Node) {
 	if n.Publish == nil {
 		r.bug("message throw %q neither runs a job nor publishes", n.ID)
 	}
-	locals, ok := r.inputs(t, n)
-	if !ok {
-		return
-	}
+	locals := t.Locals // its inputs, evaluated as it was entered
 	msg, err := r.outMessage(n, r.visibleWith(t, locals))
 	if err != nil {
 		r.fault(t, n, incidents.CauseExpression, err.Error())

@@ -44,5 +44,5 @@ func (r *runner) transactionCancelled(t *Track) {
 	if b == nil {
 		r.bug("transaction %q has no cancel boundary", owner.Node)
 	}
-	r.complete(r.interrupt(owner, b), b, nil, nil)
+	r.fire(r.interrupt(owner, b), b, nil)
 }

@@ -24,10 +24,7 @@ const Trigger EventKind = "trigger"
 
 // waitTrigger parks t on plain receive task n.
 func (r *runner) waitTrigger(t *Track, n *model.Node) {
-	locals, ok := r.inputs(t, n)
-	if !ok {
-		return
-	}
+	locals := t.Locals // its inputs, evaluated as it was entered
 	t.State, t.Locals = Waiting, locals
 	r.s.Waits = append(r.s.Waits, &Wait{ID: r.waitID(n.ID, t.Activation), Kind: TriggerWait, Track: t.ID, Node: n.ID, Armed: r.env.Now})
 	r.armBoundaries(t, n)

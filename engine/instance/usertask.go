@@ -24,10 +24,7 @@ const DefaultTaskPriority = 50
 // as a new activation with a new task id, and once the task is created
 // the incident is resolved (the retry succeeded).
 func (r *runner) userTask(t *Track, n *model.Node) {
-	locals, ok := r.inputs(t, n)
-	if !ok {
-		return
-	}
+	locals := t.Locals // its inputs, evaluated as it was entered
 	task, err := r.newTask(t, n, r.visibleWith(t, locals))
 	if err != nil {
 		r.fault(t, n, incidents.CauseExpression, err.Error())

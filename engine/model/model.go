@@ -77,6 +77,10 @@ type Process struct {
 	// written for the Camunda 7 REST API to show; jetbpm's retention is
 	// its own (finished-instance retention, docs/engine.md).
 	HistoryTimeToLive string `msgpack:"historyTTL,omitempty"`
+	// Listeners are the process's Camunda 7 execution listeners: start
+	// when an instance starts, before its first node; end when it
+	// completes.
+	Listeners []Listener `msgpack:"listeners,omitempty"`
 	// Warnings are what its import found that deploys but does not run as
 	// written (a data association, say); a deploy reports them. They are
 	// not stored with the version.
@@ -174,6 +178,9 @@ type Node struct {
 	// input); Outputs write its results back to the enclosing scopes.
 	Inputs  []Mapping `msgpack:"inputs,omitempty"`
 	Outputs []Mapping `msgpack:"outputs,omitempty"`
+	// Listeners are its Camunda 7 execution listeners (start, end), in
+	// the order of the model.
+	Listeners []Listener `msgpack:"listeners,omitempty"`
 
 	// IncidentRetry is the activity's incident retry policy; nil
 	// defers to the engine's default, which retries nothing automatically.
@@ -195,6 +202,9 @@ type Flow struct {
 	// JavaScript program whose value, a boolean, is the condition.
 	Language string `msgpack:"lang,omitempty"`
 	Line     int    `msgpack:"line,omitempty"`
+	// Listeners are its Camunda 7 take listeners, in the order of the
+	// model.
+	Listeners []Listener `msgpack:"listeners,omitempty"`
 
 	cond    *expression.Expression
 	program *script.Program

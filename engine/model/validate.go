@@ -92,6 +92,16 @@ func (v *validator) run() {
 	v.eventSubScopes()
 	for _, f := range p.Flows {
 		v.flow(f)
+		for i := range f.Listeners {
+			if err := f.Listeners[i].compile(f.ID, i, ListenTake); err != nil {
+				v.addf(f.ID, f.Line, "%v", err)
+			}
+		}
+	}
+	for i := range p.Listeners {
+		if err := p.Listeners[i].compile(p.ID, i, ListenStart, ListenEnd); err != nil {
+			v.addf("", 0, "%v", err)
+		}
 	}
 }
 
@@ -306,6 +316,11 @@ func (v *validator) node(n *Node) {
 	}
 	for i := range n.Outputs {
 		v.mapping(n, "output", &n.Outputs[i])
+	}
+	for i := range n.Listeners {
+		if err := n.Listeners[i].compile(n.ID, i, ListenStart, ListenEnd); err != nil {
+			v.nodef(n, "%v", err)
+		}
 	}
 	if n.Default != "" {
 		f := p.Flow(n.Default)

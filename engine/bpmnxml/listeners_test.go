@@ -1,0 +1,77 @@
+package bpmnxml
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+)
+
+func TestCamundaExecutionListeners(t *testing.T) {
+	src := doc(`<bpmn:process id="p" isExecutable="true">
+<bpmn:extensionElements>
+  <camunda:executionListener event="start" expression="${execution.setVariable('begun', true)}"/>
+  <camunda:executionListener event="end"><camunda:script scriptFormat="javascript" resource="deployment://audit.js"/></camunda:executionListener>
+</bpmn:extensionElements>
+<bpmn:startEvent id="s"/>
+<bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="t">
+  <bpmn:extensionElements><camunda:executionListener expression="${execution.setVariableLocal(&quot;hops&quot;, hops + 1)}"/></bpmn:extensionElements>
+</bpmn:sequenceFlow>
+<bpmn:task id="t"><bpmn:extensionElements>
+  <camunda:executionListener event="start"><camunda:script scriptFormat="groovy">execution.setVariable("a", 1); execution.setVariable("b", "two")</camunda:script></camunda:executionListener>
+  <camunda:executionListener event="end" expression="${a > 0}"/>
+  <camunda:executionListener event="end"><camunda:script scriptFormat="javascript">execution.setVariable("sum", a + 1)</camunda:script></camunda:executionListener>
+</bpmn:extensionElements></bpmn:task>
+<bpmn:sequenceFlow id="f2" sourceRef="t" targetRef="e"/>
+<bpmn:endEvent id="e"/>
+</bpmn:process>`)
+	ps, err := ParseIn(strings.NewReader(src), Resources{"audit.js": []byte(`execution.setVariable("audited", true)`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ps[0]
+	check := func(what string, got []model.Listener, want ...model.Listener) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d listeners %+v, want %d", what, len(got), got, len(want))
+		}
+		for i, w := range want {
+			g := got[i]
+			if g.Event != w.Event || g.Set != w.Set || g.Local != w.Local || g.Source != w.Source || g.Language != w.Language {
+				t.Errorf("%s listener %d = %+v, want %+v", what, i+1, g, w)
+			}
+			if (g.Language == "javascript") != (g.Program() != nil) || (g.Language == "") != (g.Compiled() != nil) {
+				t.Errorf("%s listener %d is not compiled as its language says: %+v", what, i+1, g)
+			}
+		}
+	}
+	check("process", p.Listeners,
+		model.Listener{Event: "start", Set: "begun", Source: "${true}"},
+		model.Listener{Event: "end", Source: `execution.setVariable("audited", true)`, Language: "javascript"})
+	check("flow f1", p.Flow("f1").Listeners, model.Listener{Event: "take", Set: "hops", Local: true, Source: "${hops + 1}"})
+	check("task t", node(t, p, "t").Listeners,
+		model.Listener{Event: "start", Set: "a", Source: "1"},
+		model.Listener{Event: "start", Set: "b", Source: `"two"`},
+		model.Listener{Event: "end", Source: "${a > 0}"},
+		model.Listener{Event: "end", Source: `execution.setVariable("sum", a + 1)`, Language: "javascript"})
+}
+
+func TestCamundaExecutionListenerErrors(t *testing.T) {
+	for _, c := range []struct{ name, listener, want string }{
+		{"a bean's method", `<camunda:executionListener event="start" expression="${logger.info('x')}"/>`,
+			`execution listener 1 (start): expression "${logger.info('x')}": unsupported JUEL method call "logger.info(...)"`},
+		{"JavaScript that does not compile", `<camunda:executionListener event="end"><camunda:script scriptFormat="javascript">var = ;</camunda:script></camunda:executionListener>`,
+			`execution listener 1 (end): script "t/listener-1" line 1:5: SyntaxError`},
+		{"not a variable name", `<camunda:executionListener event="end" expression="${execution.setVariable('a b', 1)}"/>`,
+			`execution listener expression "${execution.setVariable('a b', 1)}": the one call jetbpm runs here is ${execution.setVariable("name", value)}`},
+		{"a missing resource", `<camunda:executionListener event="end"><camunda:script scriptFormat="javascript" resource="deployment://none.js"/></camunda:executionListener>`,
+			`no file "none.js" in this deployment`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := parseErr(t, around(`<bpmn:task id="t"><bpmn:extensionElements>`+c.listener+`</bpmn:extensionElements></bpmn:task>`))
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `"t"`) {
+				t.Errorf("error %q, want it to name the element and say %q", err, c.want)
+			}
+		})
+	}
+}

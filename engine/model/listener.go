@@ -1,0 +1,104 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/jetbpm/jetbpm/expression"
+	"github.com/jetbpm/jetbpm/script"
+)
+
+// Execution listener events (Camunda 7's camunda:executionListener): start
+// and end on a node or a process, take on a sequence flow.
+const (
+	ListenStart = "start"
+	ListenEnd   = "end"
+	ListenTake  = "take"
+)
+
+// Listener is a Camunda 7 execution listener, run inline, in the step,
+// when its Event happens: a node's start listeners after its input
+// mappings, before its work; its end listeners after its output mappings,
+// before it is left; a flow's take listeners as a token takes it; a
+// process's when its instance starts and completes
+// (docs/scripts-listeners-connectors.md §2.2).
+//
+// Source is an expression, or with Language "javascript" (script.Language)
+// a JavaScript program run with Camunda 7's execution facade, whose
+// execution.setVariable calls are written. An expression's value is
+// written to the variable Set names (execution.setVariable("name", ...),
+// Local for setVariableLocal), or dropped when Set is "". A listener that
+// fails raises an incident at its element.
+type Listener struct {
+	Event    string `msgpack:"event"`
+	Set      string `msgpack:"set,omitempty"`
+	Local    bool   `msgpack:"local,omitempty"`
+	Source   string `msgpack:"source"`
+	Language string `msgpack:"lang,omitempty"`
+
+	compiled *expression.Expression
+	program  *script.Program
+}
+
+// Compiled returns the listener's compiled expression, nil for JavaScript.
+func (l *Listener) Compiled() *expression.Expression { return l.compiled }
+
+// Program returns the listener's JavaScript program, nil for an expression.
+func (l *Listener) Program() *script.Program { return l.program }
+
+// Listens reports whether any of ls listens to event.
+func Listens(ls []Listener, event string) bool {
+	for i := range ls {
+		if ls[i].Event == event {
+			return true
+		}
+	}
+	return false
+}
+
+// compile checks l (the i-th listener of element, which takes the events
+// allowed) and compiles its source; a problem is an error naming it.
+func (l *Listener) compile(element string, i int, allowed ...string) error {
+	what := fmt.Sprintf("execution listener %d (%s)", i+1, l.Event)
+	ok := false
+	for _, e := range allowed {
+		ok = ok || l.Event == e
+	}
+	if !ok {
+		return fmt.Errorf("%s: the event %q is not one of %q here", what, l.Event, allowed)
+	}
+	if l.Set != "" && !validVariable(l.Set) {
+		return fmt.Errorf("%s: %q is not a variable name", what, l.Set)
+	}
+	switch l.Language {
+	case "":
+		e, err := expression.Compile(l.Source)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		l.compiled = e
+	case script.Language:
+		p, err := script.Compile(fmt.Sprintf("%s/listener-%d", element, i+1), l.Source)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		l.program = p
+	default:
+		return fmt.Errorf("%s: language %q is not supported (javascript, or an expression)", what, l.Language)
+	}
+	return nil
+}
+
+// Listen adds an execution listener (start or end) to a node.
+func Listen(l Listener) NodeOption { return func(n *Node) { n.Listeners = append(n.Listeners, l) } }
+
+// OnTake adds a take listener to a sequence flow (its Event is set to
+// take).
+func OnTake(l Listener) FlowOption {
+	return func(f *Flow) { l.Event = ListenTake; f.Listeners = append(f.Listeners, l) }
+}
+
+// Listen adds an execution listener (start or end) to the process.
+func (b *Builder) Listen(l Listener) *Builder {
+	b.p.Listeners = append(b.p.Listeners, l)
+	return b
+}
