@@ -92,3 +92,63 @@ func TestCamundaExecutionListenersRun(t *testing.T) {
 		t.Fatalf("o-7: %s %v", v.Status, v.Variables)
 	}
 }
+
+// reviewListeners is a Camunda 7 user task with task listeners: create
+// routes large orders to the boss, assignment refuses one user, complete
+// refuses a completion without a decision and records who decided.
+const reviewListeners = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">
+  <bpmn:process id="review-listeners" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:userTask id="review" name="Review" camunda:candidateGroups="sales">
+      <bpmn:extensionElements>
+        <camunda:taskListener event="create" expression="${task.setAssignee(amount &gt; 500 ? 'boss' : null)}"/>
+        <camunda:taskListener event="create" expression="${task.setPriority(amount &gt; 500 ? 90 : 50)}"/>
+        <camunda:taskListener event="assignment">
+          <camunda:script scriptFormat="javascript">if (task.getAssignee() === "mallory") { throw new Error("mallory may not review"); }</camunda:script>
+        </camunda:taskListener>
+        <camunda:taskListener event="complete">
+          <camunda:script scriptFormat="javascript">if (!execution.hasVariable("decision")) { throw new Error("decide first"); }
+execution.setVariable("decidedBy", task.getAssignee());</camunda:script>
+        </camunda:taskListener>
+      </bpmn:extensionElements>
+    </bpmn:userTask>
+    <bpmn:endEvent id="e"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="review"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="review" targetRef="e"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// Camunda 7 task listeners run end to end through the task API: a create
+// listener assigns and prioritises the task before it is listed; a
+// command whose listener throws is refused with the listener's error and
+// changes nothing; a complete listener writes as the task completes.
+func TestCamundaTaskListenersRun(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t, streamstest.WithPartitions(1))
+	eng := enginetest.Open(t, env.Conn, withSync(env, engine.Options{}))
+	if _, err := eng.DeployXML(bounded(t), strings.NewReader(reviewListeners)); err != nil {
+		t.Fatal(err)
+	}
+	startTask(t, eng, "review-listeners", "r-1", map[string]any{"amount": 900})
+	id := taskAt(t, eng, "r-1", "review")
+	rec, err := eng.Task(bounded(t), id)
+	if err != nil || rec.Assignee != "boss" || rec.Priority != 90 {
+		t.Fatalf("created task %+v, %v: want the create listeners' assignee and priority", rec, err)
+	}
+	if _, err := eng.AssignTask(bounded(t), id, "mallory"); err == nil || !strings.Contains(err.Error(), "mallory may not review") {
+		t.Fatalf("assign to mallory: %v", err)
+	}
+	if rec, err := eng.Task(bounded(t), id); err != nil || rec.Assignee != "boss" {
+		t.Fatalf("after the refused assign: %+v, %v", rec, err)
+	}
+	if _, err := eng.CompleteTask(bounded(t), id, "boss", nil); err == nil || !strings.Contains(err.Error(), "decide first") {
+		t.Fatalf("complete without a decision: %v", err)
+	}
+	if _, err := eng.CompleteTask(bounded(t), id, "boss", map[string]any{"decision": "approve"}); err != nil {
+		t.Fatal(err)
+	}
+	if v := waitDone(t, eng, "r-1"); v.Status != instance.Completed || v.Variables["decidedBy"] != "boss" || v.Variables["decision"] != "approve" {
+		t.Fatalf("r-1: %s %v", v.Status, v.Variables)
+	}
+}

@@ -17,6 +17,7 @@ type facade struct {
 	vars  map[string]any // what the script sees, its own sets over env's
 	sets  []Set
 	bound map[string]bool // the globals that are variables
+	task  *Task           // Env.Task's copy, which task.set... changes
 }
 
 func newFacade(vm *goja.Runtime, env Env) *facade {
@@ -24,12 +25,16 @@ func newFacade(vm *goja.Runtime, env Env) *facade {
 	if vars == nil {
 		vars = map[string]any{}
 	}
-	return &facade{vm: vm, env: env, vars: vars, bound: map[string]bool{}}
+	f := &facade{vm: vm, env: env, vars: vars, bound: map[string]bool{}}
+	if env.Task != nil {
+		f.task = env.Task.clone()
+	}
+	return f
 }
 
 // reserved are the globals the facade owns: a variable of one of these
 // names is read with execution.getVariable only.
-var reserved = map[string]bool{"execution": true, "S": true}
+var reserved = map[string]bool{"execution": true, "task": true, "S": true}
 
 func (f *facade) bind() error {
 	for _, name := range slices.Sorted(maps.Keys(f.env.Vars)) {
@@ -62,6 +67,11 @@ func (f *facade) bind() error {
 	}
 	if err := f.vm.Set("execution", ex); err != nil {
 		return err
+	}
+	if f.task != nil {
+		if err := f.bindTask(ex); err != nil {
+			return err
+		}
 	}
 	return f.vm.Set("S", f.spin)
 }

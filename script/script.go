@@ -94,6 +94,9 @@ type Env struct {
 	Vars map[string]any
 	// Execution names the instance, element and token for the facade.
 	Execution Execution
+	// Task, for a task listener, is the user task the script sees as
+	// `task` (task.go); nil binds no task.
+	Task *Task
 }
 
 // Execution is what `execution.get...()` answers.
@@ -146,6 +149,8 @@ type Result struct {
 	Value any
 	// Sets are the variables the script set, in the order it set them.
 	Sets []Set
+	// Task is Env.Task as the script left it (a copy; nil without one).
+	Task *Task
 }
 
 // Set is one execution.setVariable (or setVariableLocal) call.
@@ -207,7 +212,7 @@ func (p *Program) Run(ctx context.Context, env Env, lim Limits) (res Result, err
 	if err != nil {
 		return Result{}, &Error{Script: p.name, Message: "its value: " + err.Error()}
 	}
-	return Result{Value: value, Sets: f.sets}, nil
+	return Result{Value: value, Sets: f.sets, Task: f.task}, nil
 }
 
 // watch interrupts vm when the run passes its time or memory limit, or

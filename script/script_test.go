@@ -209,3 +209,41 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// A task listener's script sees the task as Camunda 7's DelegateTask: it
+// reads the task and changes its assignee, priority and candidates, and
+// its variables are its execution's; the run's Task is the task as the
+// script left it, the Env's stays as it was.
+func TestTaskFacade(t *testing.T) {
+	task := &script.Task{ID: "i-1/t3", Name: "Review", DefinitionKey: "review", EventName: "create",
+		Priority: 50, CandidateGroups: []string{"sales"}}
+	env := script.Env{Vars: map[string]any{"amount": int64(900)}, Execution: script.Execution{ProcessInstanceID: "i-1"}, Task: task}
+	res, err := run(t, `
+		if (task.getAssignee() === null && amount > 500) { task.setAssignee("boss"); }
+		task.setPriority(task.getPriority() + 20);
+		task.addCandidateUser("ada"); task.addCandidateUser("ada"); task.deleteCandidateGroup("sales");
+		task.setVariable("seen", [task.getId(), task.getName(), task.getTaskDefinitionKey(), task.getEventName(),
+			task.getProcessInstanceId(), task.getExecution().getProcessInstanceId(), task.getVariable("amount")]);`, env, script.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &script.Task{ID: "i-1/t3", Name: "Review", DefinitionKey: "review", EventName: "create",
+		Assignee: "boss", Priority: 70, CandidateUsers: []string{"ada"}, CandidateGroups: []string{}}
+	if !reflect.DeepEqual(res.Task, want) {
+		t.Errorf("task %+v, want %+v", res.Task, want)
+	}
+	if task.Assignee != "" || task.Priority != 50 || len(task.CandidateGroups) != 1 {
+		t.Errorf("the run changed its Env's task: %+v", task)
+	}
+	if len(res.Sets) != 1 || !reflect.DeepEqual(res.Sets[0].Value, []any{"i-1/t3", "Review", "review", "create", "i-1", "i-1", int64(900)}) {
+		t.Errorf("sets %+v", res.Sets)
+	}
+	for _, bad := range []string{`task.setPriority(101)`, `task.setPriority(1.5)`, `task.setAssignee(7)`} {
+		if _, err := run(t, bad, env, script.Limits{}); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	if res, err := run(t, `typeof task`, script.Env{}, script.Limits{}); err != nil || res.Value != "undefined" || res.Task != nil {
+		t.Errorf("without a task: %v %v", res, err)
+	}
+}

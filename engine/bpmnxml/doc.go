@@ -109,7 +109,9 @@
 // Camunda 7 generated form (camunda:formData; its formFields typed string,
 // long, boolean, date or enum, with the constraints required, readonly,
 // minlength, maxlength, min and max).
-// Task listeners (camunda:taskListener, zeebe:taskListeners),
+// Camunda 7 task listeners (camunda:taskListener: create, assignment,
+// update, complete; an expression or JavaScript) run (docs/usertasks.md
+// §4.3); zeebe:taskListeners, Java and delete/timeout task listeners,
 // camunda:formHandlerClass, zeebe:taskHeaders on a user task (no job
 // carries them), a field set twice (camunda:assignee and a humanPerformer,
 // or a Camunda 7 attribute and its Zeebe counterpart) and a second form are
@@ -314,9 +316,9 @@
 // messageEventDefinition, jetbpm:publish on a throw that also runs a job
 // or names no message, scripts and
 // conditions in other languages (javascript, groovy, ...), camunda:list and
-// camunda:map parameters, task listeners (camunda and zeebe), Zeebe
-// execution listeners, Camunda 7 execution listeners that run Java (class,
-// delegateExpression, camunda:field, a JVM script language),
+// camunda:map parameters, Zeebe execution and task listeners, Camunda 7
+// listeners that run Java (class, delegateExpression, camunda:field, a
+// JVM script language),
 // zeebe:assignmentDefinition, zeebe:taskSchedule, zeebe:priorityDefinition
 // and zeebe:userTask anywhere but on a user task,
 // camunda:connector, camunda:field, camunda:failedJobRetryTimeCycle (use

@@ -293,7 +293,11 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 			im.probs.in(owner, c, "not supported on a %s", owner.name.Local)
 		}
 	case "taskListener":
-		im.probs.in(owner, c, "task listeners are not supported")
+		if t == nil || t.node.Kind != model.UserTask {
+			im.probs.in(owner, c, "applies to user tasks only")
+			return
+		}
+		im.taskListener(c, owner, t.node)
 	case "connector":
 		im.probs.in(owner, c, "Camunda connectors are not supported; use an external worker or a jetbpm:operation")
 	case "failedJobRetryTimeCycle":

@@ -17,17 +17,17 @@ type listenerDst struct {
 }
 
 // setVariableExpr matches a JUEL expression listener that sets one
-// variable: ${execution.setVariable("name", value)} (or setVariableLocal);
-// value is the rest up to the closing parenthesis.
-var setVariableExpr = regexp.MustCompile(`(?s)^[$#]\{\s*execution\s*\.\s*setVariable(Local)?\s*\(\s*(?:"([A-Za-z_$][\w$]*)"|'([A-Za-z_$][\w$]*)')\s*,(.*)\)\s*\}$`)
+// variable: ${execution.setVariable("name", value)} (or setVariableLocal;
+// a task listener's task.setVariable too); value is the rest up to the
+// closing parenthesis. setTaskExpr matches a task listener's
+// ${task.setAssignee(value)} or ${task.setPriority(value)}.
+var (
+	setVariableExpr = regexp.MustCompile(`(?s)^[$#]\{\s*(execution|task)\s*\.\s*setVariable(Local)?\s*\(\s*(?:"([A-Za-z_$][\w$]*)"|'([A-Za-z_$][\w$]*)')\s*,(.*)\)\s*\}$`)
+	setTaskExpr     = regexp.MustCompile(`(?s)^[$#]\{\s*task\s*\.\s*set(Assignee|Priority)\s*\((.*)\)\s*\}$`)
+)
 
 // executionListener imports Camunda 7's camunda:executionListener c of
-// owner into dst (docs/scripts-listeners-connectors.md §2.2): an
-// expression — execution.setVariable("name", value) writes value, any
-// other expression is evaluated for its errors — or a camunda:script
-// (JavaScript, inline or from the deployment; a script of any language
-// made only of setVariable statements with literals). Java (class,
-// delegateExpression) is refused by name.
+// owner into dst (docs/scripts-listeners-connectors.md §2.2).
 func (im *importer) executionListener(c, owner *elem, dst listenerDst) {
 	event := strings.TrimSpace(c.attr("", "event"))
 	switch {
@@ -43,9 +43,39 @@ func (im *importer) executionListener(c, owner *elem, dst listenerDst) {
 		im.probs.in(owner, c, "execution listener event %q: want start or end (take is a sequence flow's)", event)
 		return
 	}
+	im.listener(c, owner, "an execution listener", event, dst.to)
+}
+
+// taskListener imports Camunda 7's camunda:taskListener c of user task
+// owner into its node's task listeners (docs/usertasks.md).
+func (im *importer) taskListener(c, owner *elem, n *model.Node) {
+	event := strings.TrimSpace(c.attr("", "event"))
+	switch event {
+	case model.ListenCreate, model.ListenAssignment, model.ListenUpdate, model.ListenComplete:
+	case "delete", "timeout":
+		im.probs.in(owner, c, "task listener event %q is not supported (create, assignment, update and complete are); a notifier can subscribe to the task facts", event)
+		return
+	case "":
+		im.probs.in(owner, c, "a task listener needs an event (create, assignment, update or complete)")
+		return
+	default:
+		im.probs.in(owner, c, "task listener event %q: want create, assignment, update or complete", event)
+		return
+	}
+	im.listener(c, owner, "a task listener", event, &n.TaskListeners)
+}
+
+// listener reads the work of listener c (what names its kind in a
+// problem) for event into dst: an expression — a setVariable call writes
+// its value, a task listener's task.setAssignee or setPriority sets that
+// field, any other expression is evaluated for its errors — or a
+// camunda:script (JavaScript, inline or from the deployment; a script of
+// any language made only of setVariable statements with literals). Java
+// (class, delegateExpression, fields) is refused by name.
+func (im *importer) listener(c, owner *elem, what, event string, dst *[]model.Listener) {
 	for _, java := range []string{"class", "delegateExpression"} {
 		if _, ok := c.lookup("", java); ok {
-			im.probs.in(owner, c, "an execution listener with camunda:%s runs Java code, which jetbpm cannot run: use an expression or a JavaScript script listener, or move the work to an external task", java)
+			im.probs.in(owner, c, "%s with camunda:%s runs Java code, which jetbpm cannot run: use an expression or a JavaScript script listener, or move the work to an external task", what, java)
 			return
 		}
 	}
@@ -59,44 +89,52 @@ func (im *importer) executionListener(c, owner *elem, dst listenerDst) {
 			im.probs.in(owner, k, "camunda:field configures a Java listener class, which jetbpm cannot run")
 			return
 		default:
-			im.probs.in(owner, k, "not supported inside an execution listener")
+			im.probs.in(owner, k, "not supported inside %s", strings.TrimPrefix(strings.TrimPrefix(what, "an "), "a "))
 			return
 		}
 	}
 	switch {
 	case hasExpr && scr != nil:
-		im.probs.in(owner, c, "an execution listener has an expression or a script, not both")
+		im.probs.in(owner, c, "%s has an expression or a script, not both", what)
 	case hasExpr:
-		if l, ok := im.expressionListener(owner, c, expr); ok {
+		if l, ok := im.expressionListener(owner, c, expr, what); ok {
 			l.Event = event
-			*dst.to = append(*dst.to, l)
+			*dst = append(*dst, l)
 		}
 	case scr != nil:
 		for _, l := range im.scriptListener(owner, scr) {
 			l.Event = event
-			*dst.to = append(*dst.to, l)
+			*dst = append(*dst, l)
 		}
 	default:
-		im.probs.in(owner, c, "an execution listener needs an expression or a camunda:script")
+		im.probs.in(owner, c, "%s needs an expression or a camunda:script", what)
 	}
 }
 
-func (im *importer) expressionListener(owner, c *elem, text string) (model.Listener, bool) {
+func (im *importer) expressionListener(owner, c *elem, text, what string) (model.Listener, bool) {
 	text = strings.TrimSpace(text)
+	what = strings.TrimPrefix(strings.TrimPrefix(what, "an "), "a ")
+	task := what == "task listener"
 	var l model.Listener
-	if m := setVariableExpr.FindStringSubmatch(text); m != nil {
-		l.Local, l.Set, text = m[1] != "", m[2]+m[3], "${"+strings.TrimSpace(m[4])+"}"
-	} else if strings.Contains(text, "setVariable") {
-		im.probs.in(owner, c, `execution listener expression %q: the one call jetbpm runs here is ${execution.setVariable("name", value)} (or setVariableLocal), alone in the expression`, text)
+	if m := setVariableExpr.FindStringSubmatch(text); m != nil && (task || m[1] == "execution") {
+		l.Local, l.Set, text = m[2] != "", m[3]+m[4], "${"+strings.TrimSpace(m[5])+"}"
+	} else if m := setTaskExpr.FindStringSubmatch(text); m != nil && task {
+		l.Field, text = strings.ToLower(m[1]), "${"+strings.TrimSpace(m[2])+"}"
+	} else if strings.Contains(text, "setVariable") || task && strings.Contains(text, "task.set") {
+		calls := `${execution.setVariable("name", value)} (or setVariableLocal)`
+		if task {
+			calls = `${execution.setVariable("name", value)}, ${task.setVariable("name", value)}, ${task.setAssignee(value)} and ${task.setPriority(value)}`
+		}
+		im.probs.in(owner, c, "%s expression %q: the calls jetbpm runs here are %s, each alone in the expression", what, text, calls)
 		return l, false
 	}
 	src, isExpr, err := juelText(text)
 	switch {
 	case err != nil:
-		im.probs.in(owner, c, "execution listener expression: %v", err)
+		im.probs.in(owner, c, "%s expression: %v", what, err)
 		return l, false
 	case !isExpr:
-		im.probs.in(owner, c, "execution listener expression %q is not an expression (want ${...})", text)
+		im.probs.in(owner, c, "%s expression %q is not an expression (want ${...})", what, text)
 		return l, false
 	}
 	l.Source = src

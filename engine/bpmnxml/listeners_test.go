@@ -63,7 +63,7 @@ func TestCamundaExecutionListenerErrors(t *testing.T) {
 		{"JavaScript that does not compile", `<camunda:executionListener event="end"><camunda:script scriptFormat="javascript">var = ;</camunda:script></camunda:executionListener>`,
 			`execution listener 1 (end): script "t/listener-1" line 1:5: SyntaxError`},
 		{"not a variable name", `<camunda:executionListener event="end" expression="${execution.setVariable('a b', 1)}"/>`,
-			`execution listener expression "${execution.setVariable('a b', 1)}": the one call jetbpm runs here is ${execution.setVariable("name", value)}`},
+			`execution listener expression "${execution.setVariable('a b', 1)}": the calls jetbpm runs here are ${execution.setVariable("name", value)}`},
 		{"a missing resource", `<camunda:executionListener event="end"><camunda:script scriptFormat="javascript" resource="deployment://none.js"/></camunda:executionListener>`,
 			`no file "none.js" in this deployment`},
 	} {
@@ -73,5 +73,32 @@ func TestCamundaExecutionListenerErrors(t *testing.T) {
 				t.Errorf("error %q, want it to name the element and say %q", err, c.want)
 			}
 		})
+	}
+}
+
+func TestCamundaTaskListeners(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:userTask id="t" camunda:candidateGroups="sales"><bpmn:extensionElements>
+  <camunda:taskListener event="create" expression="${task.setAssignee(amount > 500 ? 'boss' : null)}"/>
+  <camunda:taskListener event="create" expression="${task.setPriority(80)}"/>
+  <camunda:taskListener event="assignment" expression="${task.setVariable('assignedTo', task.assignee)}"/>
+  <camunda:taskListener event="update"><camunda:script scriptFormat="javascript">task.addCandidateUser("ada")</camunda:script></camunda:taskListener>
+  <camunda:taskListener event="complete" expression="${execution.setVariableLocal('done', true)}"/>
+</bpmn:extensionElements></bpmn:userTask>`))
+	n := node(t, p, "t")
+	want := []model.Listener{
+		{Event: "create", Field: "assignee", Source: "${amount > 500 ? 'boss' : null}"},
+		{Event: "create", Field: "priority", Source: "${80}"},
+		{Event: "assignment", Set: "assignedTo", Source: "${task.assignee}"},
+		{Event: "update", Source: `task.addCandidateUser("ada")`, Language: "javascript"},
+		{Event: "complete", Set: "done", Local: true, Source: "${true}"},
+	}
+	if len(n.TaskListeners) != len(want) || len(n.Listeners) != 0 {
+		t.Fatalf("task listeners %+v, execution listeners %+v", n.TaskListeners, n.Listeners)
+	}
+	for i, w := range want {
+		g := n.TaskListeners[i]
+		if g.Event != w.Event || g.Field != w.Field || g.Set != w.Set || g.Local != w.Local || g.Source != w.Source || g.Language != w.Language {
+			t.Errorf("task listener %d = %+v, want %+v", i+1, g, w)
+		}
 	}
 }

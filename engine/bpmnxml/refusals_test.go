@@ -52,7 +52,7 @@ func TestRefusals(t *testing.T) {
 		{"zeebe listeners", `<bpmn:task id="t"><bpmn:extensionElements>
   <zeebe:executionListeners/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<zeebe:executionListeners", "zeebe:executionListeners: execution listeners are not supported"},
 		{"task listener", `<bpmn:task id="t"><bpmn:extensionElements>
-  <camunda:taskListener event="create"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:taskListener", "camunda:taskListener: task listeners are not supported"},
+  <camunda:taskListener event="create"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:taskListener", "camunda:taskListener: applies to user tasks only"},
 		{"connector", `<bpmn:serviceTask id="t"><bpmn:extensionElements>
   <camunda:connector><camunda:connectorId>http-connector</camunda:connectorId></camunda:connector></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<camunda:connector>", "Camunda connectors are not supported"},
 		{"retry cycle", `<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"><bpmn:extensionElements>

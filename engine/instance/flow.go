@@ -93,7 +93,7 @@ func (r *runner) execute(t *Track) {
 // move sends t along flow to the flow's target, as a new activation,
 // once the flow's take listeners ran.
 func (r *runner) move(t *Track, f *model.Flow) {
-	if len(f.Listeners) > 0 && !r.taking(t, r.p.Node(t.Node), f) {
+	if len(f.Listeners) > 0 && !r.taking(t, f) {
 		return
 	}
 	r.moveTo(t, f.Target, f.ID)
@@ -111,7 +111,7 @@ func (r *runner) moveTo(t *Track, node, flow string) {
 
 // take moves t along the first flow and spawns a track for each other one.
 func (r *runner) take(t *Track, flows []*model.Flow) {
-	if !r.taking(t, r.p.Node(t.Node), flows...) {
+	if !r.taking(t, flows...) {
 		return
 	}
 	for i, f := range flows {

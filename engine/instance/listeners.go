@@ -63,10 +63,10 @@ func (r *runner) completing(t *Track, n *model.Node) bool {
 }
 
 // taking runs the take listeners of flows, in order, for t leaving their
-// source n; false when one failed (n has faulted).
-func (r *runner) taking(t *Track, n *model.Node, flows ...*model.Flow) bool {
+// source, its node; false when one failed (the source has faulted).
+func (r *runner) taking(t *Track, flows ...*model.Flow) bool {
 	for _, f := range flows {
-		if len(f.Listeners) > 0 && !r.listen(t, n, f.Listeners, model.ListenTake, fmt.Sprintf(" of sequence flow %q", f.ID)) {
+		if len(f.Listeners) > 0 && !r.listen(t, r.p.Node(t.Node), f.Listeners, model.ListenTake, fmt.Sprintf(" of sequence flow %q", f.ID)) {
 			return false
 		}
 	}
@@ -74,10 +74,8 @@ func (r *runner) taking(t *Track, n *model.Node, flows ...*model.Flow) bool {
 }
 
 // listen runs those of ls that listen to event, in order, for track t at
-// node n; of says whose they are in a failure's message ("" for n's). A variable a listener sets is written where Camunda 7's
-// execution.setVariable writes it: t's locals when it is one of them
-// (setVariableLocal: always), else the innermost scope that has it, else
-// the process's. All a listener sets is checked before any is written.
+// node n; of says whose they are in a failure's message ("" for n's). What
+// a listener sets is checked, then written (writeSets).
 func (r *runner) listen(t *Track, n *model.Node, ls []model.Listener, event, of string) bool {
 	for i := range ls {
 		l := &ls[i]
@@ -96,18 +94,26 @@ func (r *runner) listen(t *Track, n *model.Node, ls []model.Listener, event, of 
 			}
 			sets[j].Value = v
 		}
-		for _, set := range sets {
-			if _, local := t.Locals[set.Name]; local || set.Local {
-				if t.Locals == nil {
-					t.Locals = map[string]any{}
-				}
-				t.Locals[set.Name] = set.Value
-				continue
-			}
-			r.storeVar(t.Scope, set.Name, set.Value)
-		}
+		r.writeSets(t, sets)
 	}
 	return true
+}
+
+// writeSets writes what a listener set, checked, where Camunda 7's
+// execution.setVariable writes it: t's locals when it is one of them
+// (setVariableLocal: always), else the innermost scope that has it, else
+// the process's.
+func (r *runner) writeSets(t *Track, sets []script.Set) {
+	for _, set := range sets {
+		if _, local := t.Locals[set.Name]; local || set.Local {
+			if t.Locals == nil {
+				t.Locals = map[string]any{}
+			}
+			t.Locals[set.Name] = set.Value
+			continue
+		}
+		r.storeVar(t.Scope, set.Name, set.Value)
+	}
 }
 
 // runListener evaluates l over what t sees and returns what it sets.

@@ -101,7 +101,12 @@ func (r *runner) claimTask(w *Wait, ev Event) {
 	}
 	claimed := task.Assignee == ""
 	if claimed {
+		before := task.clone()
 		task.Assignee, task.ClaimedBy, task.State = user, user, TaskAssigned
+		if reason := r.taskChanged(w, before); reason != "" {
+			r.refuseTask(w, ev, reason)
+			return
+		}
 	}
 	r.taskOutcome(task, ev, "")
 	r.publishTask(w)
@@ -114,14 +119,21 @@ func (r *runner) claimTask(w *Wait, ev Event) {
 // nobody (unclaim, or assign to nobody).
 func (r *runner) assignTask(w *Wait, ev Event, user string) {
 	task := w.Task
-	changed := task.Assignee != user
+	changed, before := task.Assignee != user, task.clone()
 	task.Assignee, task.ClaimedBy, task.State = user, "", TaskAssigned
 	if user == "" {
 		task.State = TaskCreated
 	}
+	if changed {
+		if reason := r.taskChanged(w, before); reason != "" {
+			r.refuseTask(w, ev, reason)
+			return
+		}
+	}
+	changed = task.Assignee != before.Assignee // a listener may have changed it
 	r.taskOutcome(task, ev, "")
 	r.publishTask(w)
-	if changed && user != "" {
+	if changed && task.Assignee != "" {
 		r.taskFact(task, TaskFactAssigned, "") // the operator who assigns is not named
 	}
 }
@@ -140,6 +152,9 @@ func (r *runner) updateTask(w *Wait, ev Event) {
 			r.refuseTask(w, ev, err.Error())
 			return
 		}
+	}
+	before := task.clone()
+	if c.Priority != nil {
 		task.Priority = *c.Priority
 	}
 	if c.DueDate != nil {
@@ -147,6 +162,10 @@ func (r *runner) updateTask(w *Wait, ev Event) {
 	}
 	if c.FollowUpDate != nil {
 		task.FollowUpDate = c.FollowUpDate.UTC()
+	}
+	if reason := r.taskChanged(w, before); reason != "" {
+		r.refuseTask(w, ev, reason)
+		return
 	}
 	r.taskOutcome(task, ev, "")
 	r.publishTask(w)
@@ -167,6 +186,9 @@ func (r *runner) endTask(w *Wait, ev Event) {
 		return
 	}
 	vars, reason := r.taskVars(c.Vars)
+	if reason == "" && c.Op == TaskComplete {
+		reason = r.taskCompleting(w, vars)
+	}
 	if reason != "" {
 		r.refuseTask(w, ev, reason)
 		return

@@ -24,13 +24,15 @@ const DefaultTaskPriority = 50
 // as a new activation with a new task id, and once the task is created
 // the incident is resolved (the retry succeeded).
 func (r *runner) userTask(t *Track, n *model.Node) {
-	locals := t.Locals // its inputs, evaluated as it was entered
-	task, err := r.newTask(t, n, r.visibleWith(t, locals))
+	task, err := r.newTask(t, n, r.visible(t)) // its inputs are t's locals
+	if err == nil && len(n.TaskListeners) > 0 {
+		err = r.taskCreated(t, n, task)
+	}
 	if err != nil {
 		r.fault(t, n, incidents.CauseExpression, err.Error())
 		return
 	}
-	t.State, t.Locals = Waiting, locals
+	t.State = Waiting
 	w := &Wait{ID: r.waitID(n.ID, t.Activation), Kind: UserTaskWait, Track: t.ID, Node: n.ID, Armed: r.env.Now, Task: task}
 	r.s.Waits = append(r.s.Waits, w)
 	r.publishTask(w)

@@ -86,15 +86,24 @@ func (r *runner) inputs(t *Track, n *model.Node) (locals map[string]any, ok bool
 // Camunda and Zeebe propagation rule). It faults the node when the value
 // is refused.
 func (r *runner) checkVar(t *Track, n *model.Node, name string, v any) (any, bool) {
+	v, err := r.checkValue(name, v)
+	if err != nil {
+		r.fault(t, n, incidents.CauseDataFlow, err.Error())
+		return nil, false
+	}
+	return v, true
+}
+
+// checkValue normalizes v and checks it against the engine's limits.
+func (r *runner) checkValue(name string, v any) (any, error) {
 	v, err := Normalize(v)
 	if err == nil && r.env.CheckValue != nil {
 		err = r.env.CheckValue(name, v)
 	}
 	if err != nil {
-		r.fault(t, n, incidents.CauseDataFlow, fmt.Sprintf("variable %q: %v", name, err))
-		return nil, false
+		return nil, fmt.Errorf("variable %q: %w", name, err)
 	}
-	return v, true
+	return v, nil
 }
 
 func (r *runner) storeVar(scopeID, name string, v any) {

@@ -15,6 +15,16 @@ const (
 	ListenTake  = "take"
 )
 
+// Task listener events (Camunda 7's camunda:taskListener on a user task):
+// create when the task is created, assignment when it gets an assignee,
+// update when a command changes it, complete before it completes.
+const (
+	ListenCreate     = "create"
+	ListenAssignment = "assignment"
+	ListenUpdate     = "update"
+	ListenComplete   = "complete"
+)
+
 // Listener is a Camunda 7 execution listener, run inline, in the step,
 // when its Event happens: a node's start listeners after its input
 // mappings, before its work; its end listeners after its output mappings,
@@ -26,11 +36,15 @@ const (
 // a JavaScript program run with Camunda 7's execution facade, whose
 // execution.setVariable calls are written. An expression's value is
 // written to the variable Set names (execution.setVariable("name", ...),
-// Local for setVariableLocal), or dropped when Set is "". A listener that
-// fails raises an incident at its element.
+// Local for setVariableLocal), to the task field Field names (a task
+// listener's task.setAssignee(...), "assignee", or task.setPriority(...),
+// "priority"), or dropped when both are "". An execution listener that
+// fails raises an incident at its element; a task listener's failure is
+// its task's (docs/usertasks.md).
 type Listener struct {
 	Event    string `msgpack:"event"`
 	Set      string `msgpack:"set,omitempty"`
+	Field    string `msgpack:"field,omitempty"`
 	Local    bool   `msgpack:"local,omitempty"`
 	Source   string `msgpack:"source"`
 	Language string `msgpack:"lang,omitempty"`
@@ -59,6 +73,9 @@ func Listens(ls []Listener, event string) bool {
 // allowed) and compiles its source; a problem is an error naming it.
 func (l *Listener) compile(element string, i int, allowed ...string) error {
 	what := fmt.Sprintf("execution listener %d (%s)", i+1, l.Event)
+	if l.Event == ListenCreate || l.Event == ListenAssignment || l.Event == ListenUpdate || l.Event == ListenComplete {
+		what = fmt.Sprintf("task listener %d (%s)", i+1, l.Event)
+	}
 	ok := false
 	for _, e := range allowed {
 		ok = ok || l.Event == e
@@ -68,6 +85,9 @@ func (l *Listener) compile(element string, i int, allowed ...string) error {
 	}
 	if l.Set != "" && !validVariable(l.Set) {
 		return fmt.Errorf("%s: %q is not a variable name", what, l.Set)
+	}
+	if l.Field != "" && (l.Field != "assignee" && l.Field != "priority" || l.Set != "" || l.Language != "") {
+		return fmt.Errorf("%s: field %q: an expression sets the assignee or the priority, and nothing else", what, l.Field)
 	}
 	switch l.Language {
 	case "":
@@ -101,4 +121,9 @@ func OnTake(l Listener) FlowOption {
 func (b *Builder) Listen(l Listener) *Builder {
 	b.p.Listeners = append(b.p.Listeners, l)
 	return b
+}
+
+// ListenTask adds a task listener to a user task.
+func ListenTask(l Listener) NodeOption {
+	return func(n *Node) { n.TaskListeners = append(n.TaskListeners, l) }
 }

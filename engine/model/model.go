@@ -181,6 +181,9 @@ type Node struct {
 	// Listeners are its Camunda 7 execution listeners (start, end), in
 	// the order of the model.
 	Listeners []Listener `msgpack:"listeners,omitempty"`
+	// TaskListeners are a user task's Camunda 7 task listeners (create,
+	// assignment, update, complete), in the order of the model.
+	TaskListeners []Listener `msgpack:"taskListeners,omitempty"`
 
 	// IncidentRetry is the activity's incident retry policy; nil
 	// defers to the engine's default, which retries nothing automatically.

@@ -322,6 +322,14 @@ func (v *validator) node(n *Node) {
 			v.nodef(n, "%v", err)
 		}
 	}
+	if len(n.TaskListeners) > 0 && n.Kind != UserTask {
+		v.nodef(n, "only user tasks have task listeners")
+	}
+	for i := range n.TaskListeners {
+		if err := n.TaskListeners[i].compile(n.ID+"/task", i, ListenCreate, ListenAssignment, ListenUpdate, ListenComplete); err != nil {
+			v.nodef(n, "%v", err)
+		}
+	}
 	if n.Default != "" {
 		f := p.Flow(n.Default)
 		if f == nil || f.Source != n.ID {
