@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
@@ -391,7 +392,10 @@ func (r *runner) outputs(t *Track, n *model.Node, locals, results map[string]any
 					env[set.Name] = set.Value
 				}
 			}
-			names, values[m.Target] = append(names, m.Target), v
+			name := assign(values, m, v, env)
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
 		}
 	} else {
 		names = sortedKeys(results)

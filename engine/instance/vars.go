@@ -75,10 +75,44 @@ func (r *runner) inputs(t *Track, n *model.Node) (locals map[string]any, ok bool
 			r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("input mapping %q: %v", m.Target, err))
 			return nil, false
 		}
-		locals[m.Target] = v
-		env[m.Target] = v
+		name := assign(locals, m, v, nil)
+		env[name] = locals[name]
 	}
 	return locals, true
+}
+
+// assign writes v at mapping m's target in vars and returns the variable
+// it wrote: the target itself, or for a nested target ("a.b.c") the
+// object variable a, with property b.c set to v — a copy of what vars
+// holds for a (else of base, its value outside vars; nil for none) with
+// the objects on the way created where they are missing or are not
+// objects, as Zeebe creates them.
+func assign(vars map[string]any, m *model.Mapping, v any, base map[string]any) string {
+	name, path := m.TargetPath()
+	if path == nil {
+		vars[name] = v
+		return name
+	}
+	root, ok := vars[name]
+	if !ok {
+		root = base[name]
+	}
+	obj, _ := deepCopy(root).(map[string]any)
+	if obj == nil {
+		obj = map[string]any{}
+	}
+	at := obj
+	for _, p := range path[:len(path)-1] {
+		next, _ := at[p].(map[string]any)
+		if next == nil {
+			next = map[string]any{}
+			at[p] = next
+		}
+		at = next
+	}
+	at[path[len(path)-1]] = v
+	vars[name] = obj
+	return name
 }
 
 // setVar writes a variable where it is defined — the nearest scope from

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jetbpm/jetbpm/expression"
@@ -293,6 +294,10 @@ type Call struct {
 }
 
 // Mapping assigns the value of Source (an expression) to the variable Target.
+// An input or output mapping's Target may be nested, as in Zeebe:
+// "authentication.type" sets property type of the object variable
+// authentication, creating the object, or the property, as needed
+// (TargetPath).
 type Mapping struct {
 	Target string `msgpack:"target"`
 	Source string `msgpack:"source"`
@@ -323,6 +328,16 @@ func (m *Mapping) Compiled() *expression.Expression { return m.compiled }
 
 // Program returns the mapping's JavaScript program, nil for an expression.
 func (m *Mapping) Program() *script.Program { return m.program }
+
+// TargetPath splits a nested target into its variable and the property
+// path under it ("a.b.c": "a", ["b", "c"]); a plain target has no path.
+func (m *Mapping) TargetPath() (variable string, path []string) {
+	variable, rest, nested := strings.Cut(m.Target, ".")
+	if !nested {
+		return m.Target, nil
+	}
+	return variable, strings.Split(rest, ".")
+}
 
 // IsExternal reports whether n is a service task run by external workers.
 func (n *Node) IsExternal() bool { return n.Service != nil && n.Service.Worker != nil }

@@ -439,7 +439,8 @@ func (v *validator) timer(n *Node) {
 }
 
 func (v *validator) mapping(n *Node, what string, m *Mapping) {
-	if !validVariable(m.Target) {
+	nested := what == "input" || what == "output"
+	if !validVariable(m.Target) && !(nested && validPath(m.Target)) {
 		v.nodef(n, "%s mapping target %q is not a variable name", what, m.Target)
 		return
 	}
@@ -509,6 +510,17 @@ func (v *validator) compile(n *Node, what, src string) *expression.Expression {
 
 // validVariable reports whether s can name a variable: an identifier that
 // expressions can refer to.
+// validPath reports whether s is a nested target: variable names joined
+// by dots ("authentication.type").
+func validPath(s string) bool {
+	for part := range strings.SplitSeq(s, ".") {
+		if !validVariable(part) {
+			return false
+		}
+	}
+	return true
+}
+
 func validVariable(s string) bool {
 	if s == "" {
 		return false

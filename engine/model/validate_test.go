@@ -280,9 +280,12 @@ func TestValidationRules(t *testing.T) {
 		{"output mapping on a gateway", func() *model.Builder {
 			return model.NewBuilder("p").StartEvent("s").ExclusiveGateway("g", model.Output("x", "1")).EndEvent("e").Sequence("s", "g", "e")
 		}, "g", "output mappings"},
-		{"mapping target with a dot", func() *model.Builder {
-			return chain(func(b *model.Builder) { b.Task("t", model.Input("a.b", "1")) })
-		}, "t", `input mapping target "a.b" is not a variable name`},
+		{"nested mapping target with an empty part", func() *model.Builder {
+			return chain(func(b *model.Builder) { b.Task("t", model.Input("a..b", "1")) })
+		}, "t", `input mapping target "a..b" is not a variable name`},
+		{"nested mapping target ending in a dot", func() *model.Builder {
+			return chain(func(b *model.Builder) { b.Task("t", model.Output("a.", "1")) })
+		}, "t", `output mapping target "a." is not a variable name`},
 		{"mapping target starting with a digit", func() *model.Builder {
 			return chain(func(b *model.Builder) { b.Task("t", model.Output("1a", "1")) })
 		}, "t", `output mapping target "1a"`},
