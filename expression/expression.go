@@ -45,7 +45,12 @@
 //     count(list), contains(s, sub), starts with(s, p), ends with(s, p),
 //     list contains(list, x), string join(list [, delimiter [, prefix,
 //     suffix]]) (null elements skipped; an element that is not a string is
-//     an evaluation error, where FEEL would give null)
+//     an evaluation error, where FEEL would give null); and the functions
+//     of Camunda 8 connectors' error expressions, bpmnError(code,
+//     message [, variables]) and jobError(message [, variables [,
+//     retries [, retryBackoff]]]), which give the context they describe
+//     with "errorType" naming the function (retryBackoff a duration
+//     string such as "PT30S": temporal literals are refused)
 //
 // Refused: between, instance of, ranges (1..5), unary tests (in, ?,
 // "< 5"), other function calls, names with spaces, backquoted names,

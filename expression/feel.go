@@ -334,6 +334,10 @@ func feelArity(name string) (lo, hi int, ok bool) {
 		return 2, 2, true
 	case "string join":
 		return 1, 4, true
+	case "bpmnError":
+		return 2, 3, true
+	case "jobError":
+		return 1, 4, true
 	}
 	return 0, 0, false
 }
@@ -351,10 +355,14 @@ func (p *parser) feelCall(name string, words int) (string, *Error) {
 	switch lo, hi, _ := feelArity(name); {
 	case lo == hi && len(args) != lo:
 		return "", p.errAt(first, "FEEL function %q takes %d argument(s), got %d", name, lo, len(args))
-	case len(args) < lo || len(args) > hi || name == "string join" && len(args) == 3:
+	case name == "string join" && (len(args) < lo || len(args) > hi || len(args) == 3):
 		return "", p.errAt(first, "FEEL function %q takes (list), (list, delimiter) or (list, delimiter, prefix, suffix), got %d argument(s)", name, len(args))
+	case len(args) < lo || len(args) > hi:
+		return "", p.errAt(first, "FEEL function %q takes %d to %d arguments, got %d", name, lo, hi, len(args))
 	}
 	switch name {
+	case "bpmnError", "jobError":
+		return connectorError(name, args), nil
 	case "not":
 		return "(!" + args[0] + ")", nil
 	case "string length", "count":
@@ -384,6 +392,26 @@ func (p *parser) feelCall(name string, words int) (string, *Error) {
 		return joined, nil
 	}
 	return "(" + args[1] + " in " + args[0] + ")", nil // list contains
+}
+
+// connectorError translates the functions of Camunda 8's connector error
+// expressions into the context they give: bpmnError(code, message,
+// variables) and jobError(message, variables, retries, retryBackoff),
+// with "errorType" saying which; a missing argument is null.
+func connectorError(name string, args []string) string {
+	keys := []string{"code", "message", "variables"}
+	if name == "jobError" {
+		keys = []string{"message", "variables", "retries", "retryBackoff"}
+	}
+	out := `{"errorType": "` + name + `"`
+	for i, k := range keys {
+		v := "nil"
+		if i < len(args) {
+			v = args[i]
+		}
+		out += `, "` + k + `": ` + v
+	}
+	return out + "}"
 }
 
 // feelQuantified translates "some/every x in c satisfies p" to

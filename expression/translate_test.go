@@ -114,6 +114,11 @@ func TestTranslateAndEval(t *testing.T) {
 		{`= string join(["a", null, "b"])`, `join(filter(["a", nil, "b"], # != nil), "")`, "ab"},
 		{`= string join(riskLevels, ", ")`, `join(filter(riskLevels, # != nil), ", " ?? "")`, "red, yellow"},
 		{`= string join(riskLevels, "-", "[", "]")`, "", "[red-yellow]"},
+		// Camunda 8 connectors' error expression functions give contexts.
+		{`= if score > 5 then bpmnError("HIGH", "score too high") else null`, "",
+			map[string]any{"errorType": "bpmnError", "code": "HIGH", "message": "score too high", "variables": nil}},
+		{`= jobError("busy", {a: 1}, 2, "PT1S")`, "",
+			map[string]any{"errorType": "jobError", "message": "busy", "variables": map[string]any{"a": 1}, "retries": 2, "retryBackoff": "PT1S"}},
 		{`= string join(tags, ",")`, "", ""},
 		{`= {a: {b: 2}}.a.b`, "", 2},
 		{`= some x in [1] satisfies {x: 2}.x = x + 1`, "", true}, // a key is no binding outside its entries
@@ -233,6 +238,7 @@ func TestTranslateRefusals(t *testing.T) {
 		{`= not a`, `FEEL "not" needs parentheses`, 2},
 		{`= string join(a, ",", "[")`, `FEEL function "string join" takes (list), (list, delimiter) or (list, delimiter, prefix, suffix), got 3`, 2},
 		{`= string join()`, `FEEL function "string join" takes (list)`, 2},
+		{`= bpmnError("E")`, `FEEL function "bpmnError" takes 2 to 3 arguments, got 1`, 2},
 		{`= a[i]`, `unsupported FEEL filter expression "[...]"`, 3},
 		{`= a[item > 1]`, `unsupported FEEL filter expression "[...]"`, 3},
 		{`= a[0]`, `FEEL list index 0 is invalid`, 4},

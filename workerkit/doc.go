@@ -23,6 +23,10 @@
 //		return map[string]any{"receipt": resp.ID}, nil
 //	}
 //
+// FailWith(err, retries, backoff) overrides the task's retry policy for
+// one failure: that many more runs after backoff, or with 0 an incident
+// now (Zeebe's FailJob with retries; a connector's jobError).
+//
 // Everything else follows the worker protocol of docs/jobs.md, which the
 // worker speaks for the handler:
 //

@@ -162,6 +162,12 @@ func (x *execution) run(ctx context.Context) *jobs.Report {
 		if r := businessReport(err); r != nil {
 			return r
 		}
+		if f, ok := errors.AsType[*Failure](err); ok {
+			code, body := faultOf(f.Err)
+			retries := f.Retries
+			return &jobs.Report{Kind: jobs.Fail, Code: code, Body: body, Message: f.Err.Error(),
+				Retries: &retries, RetryBackoffMs: f.Backoff.Milliseconds()}
+		}
 		code, body := faultOf(err)
 		fail := &jobs.Report{Kind: jobs.Fail, Code: code, Body: body}
 		if p == nil || policyErr != nil {

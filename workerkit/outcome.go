@@ -3,6 +3,7 @@ package workerkit
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // A handler's error says how its job ended. BpmnError and Status are
@@ -25,6 +26,28 @@ func Status(value string) error { return &BusinessStatus{Value: value} }
 // any string) and a body (a JSON-like value) that the task's ErrorMapper
 // rules may classify as a business outcome; unclassified, it is retried.
 func Fault(code string, body any) error { return &TechnicalFault{Code: code, Body: body} }
+
+// FailWith ends the job's run with technical fault err and says what
+// comes next, instead of the task's retry policy: retries more runs after
+// backoff, or with 0 none — an incident now. It is Zeebe's FailJob with
+// retries, and what a connector's jobError asks for; it is reported as
+// is, not retried within the lock nor classified by the ErrorMapper.
+func FailWith(err error, retries int, backoff time.Duration) error {
+	return &Failure{Err: err, Retries: max(retries, 0), Backoff: max(backoff, 0)}
+}
+
+// Failure is the error FailWith returns.
+type Failure struct {
+	Err     error
+	Retries int
+	Backoff time.Duration
+}
+
+func (e *Failure) Error() string {
+	return fmt.Sprintf("%v (retries left: %d)", e.Err, e.Retries)
+}
+
+func (e *Failure) Unwrap() error { return e.Err }
 
 // BusinessError is the error BpmnError returns.
 type BusinessError struct {

@@ -611,3 +611,39 @@ func TestWorkerTrustedRedeliveryKeepsTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// FailWith decides what comes next itself: the retries it names (after
+// its backoff), then with 0 an incident at once, whatever the task's
+// policy would have done — under a kept default and a shipped policy.
+func TestFailWithSetsTheRetries(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		opts []model.WorkerOption
+	}{
+		{"default policy", nil},
+		{"shipped policy", []model.WorkerOption{model.WithRetryPolicy(jobs.FixedDelaySpec(9, time.Millisecond))}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := setup(t)
+			f.deploy("pay", "payments", c.opts...)
+			var calls calls
+			f.worker(func(w *workerkit.Worker) {
+				w.Handle("payments", func(ctx context.Context, job *workerkit.Job) (map[string]any, error) {
+					calls.add(job)
+					if len(calls.all()) == 1 {
+						return nil, workerkit.FailWith(errors.New("busy"), 1, 10*time.Millisecond)
+					}
+					return nil, workerkit.FailWith(workerkit.Fault("403", "host not allowed"), 0, 0)
+				})
+			}, workerkit.Options{})
+			_, inc := f.waitIncident(f.start("pay", nil))
+			if inc.CauseClass != "retriesExhausted" || !strings.Contains(inc.Cause, "host not allowed") {
+				t.Fatalf("incident = %+v, want retriesExhausted naming the last failure", inc)
+			}
+			if n := len(calls.all()); n != 2 {
+				t.Fatalf("handler called %d times, want 2", n)
+			}
+		})
+	}
+}

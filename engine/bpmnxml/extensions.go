@@ -6,6 +6,7 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/expression"
+	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/script"
 )
 
@@ -480,7 +481,33 @@ func (im *importer) taskHeaders(e *elem, n *model.Node, x *nodeExt) {
 			return
 		}
 		s.Worker.Headers = x.headers
+		im.retryBackoff(e, s.Worker)
 	}
+}
+
+// retryBackoff reads the retryBackoff header Camunda 8's connector
+// templates write (an ISO 8601 duration, PT0S by default): the connector
+// runtime waits that long before each retry of the job, so the task's
+// retry policy becomes a fixed delay of that duration over its retries
+// (3 when the task names none, Zeebe's default), unless a
+// jetbpm:retryPolicy says otherwise. A value that is not a duration is
+// refused.
+func (im *importer) retryBackoff(e *elem, w *model.Worker) {
+	v, ok := w.Headers["retryBackoff"]
+	if !ok || w.Options.Retry != nil {
+		return
+	}
+	d, msg := clockDuration(v)
+	if msg != "" {
+		im.probs.at(e, "zeebe:header retryBackoff=%q: %s", v, msg)
+		return
+	}
+	attempts := w.Retries
+	if attempts == 0 {
+		attempts = 3
+	}
+	spec := jobs.FixedDelaySpec(attempts, d)
+	w.Options.Retry = &spec
 }
 
 func (im *importer) script(e *elem, n *model.Node, x *nodeExt) {

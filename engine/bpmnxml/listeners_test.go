@@ -3,8 +3,10 @@ package bpmnxml
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/jobs"
 )
 
 func TestCamundaExecutionListeners(t *testing.T) {
@@ -100,5 +102,39 @@ func TestCamundaTaskListeners(t *testing.T) {
 		if g.Event != w.Event || g.Field != w.Field || g.Set != w.Set || g.Local != w.Local || g.Source != w.Source || g.Language != w.Language {
 			t.Errorf("task listener %d = %+v, want %+v", i+1, g, w)
 		}
+	}
+}
+
+// A REST connector task as Camunda 8's element template writes it: its
+// type, nested input targets, and headers; retryBackoff makes the task's
+// retry policy a fixed delay over its retries.
+func TestRESTConnectorTemplate(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:serviceTask id="t" zeebe:modelerTemplate="io.camunda.connectors.HttpJson.v2"><bpmn:extensionElements>
+  <zeebe:taskDefinition type="io.camunda:http-json:1" retries="2"/>
+  <zeebe:ioMapping>
+    <zeebe:input source="bearer" target="authentication.type"/>
+    <zeebe:input source="=token" target="authentication.token"/>
+    <zeebe:input source="POST" target="method"/>
+    <zeebe:input source="=baseUrl + &quot;/orders&quot;" target="url"/>
+    <zeebe:input source="={id: orderId}" target="body"/>
+  </zeebe:ioMapping>
+  <zeebe:taskHeaders>
+    <zeebe:header key="resultExpression" value="={orderStatus: response.body.status}"/>
+    <zeebe:header key="errorExpression" value="=if error.code = &quot;409&quot; then bpmnError(&quot;CONFLICT&quot;, error.message) else null"/>
+    <zeebe:header key="retryBackoff" value="PT2S"/>
+  </zeebe:taskHeaders>
+</bpmn:extensionElements></bpmn:serviceTask>`))
+	n := node(t, p, "t")
+	w := n.Service.Worker
+	if w.Topic != "io.camunda:http-json:1" || w.Headers["retryBackoff"] != "PT2S" || len(n.Inputs) != 5 || n.Inputs[0].Target != "authentication.type" {
+		t.Fatalf("worker %+v, inputs %+v", w, n.Inputs)
+	}
+	if r := w.Overrides().Retry; r == nil || r.Kind != jobs.RetryFixed || r.MaxAttempts != 2 || r.Delay != 2*time.Second {
+		t.Errorf("retry policy %+v, want fixed, 2 attempts, 2s apart", r)
+	}
+	src := around(`<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="io.camunda:http-json:1"/>
+  <zeebe:taskHeaders><zeebe:header key="retryBackoff" value="soon"/></zeebe:taskHeaders></bpmn:extensionElements></bpmn:serviceTask>`)
+	if err := parseErr(t, src); !strings.Contains(err.Error(), `zeebe:header retryBackoff="soon"`) {
+		t.Errorf("a bad retryBackoff: %v", err)
 	}
 }
