@@ -70,6 +70,7 @@ type serveOptions struct {
 	failover             time.Duration
 	conn                 *connFlags
 	log                  *logFlags
+	connectors           *connectorFlags
 	// engine holds the engine options the configuration file sets.
 	engine engine.Options
 }
@@ -106,6 +107,7 @@ func parseServe(args []string) (*serveOptions, error) {
 	fs.IntVar(&o.partitions, "partitions", 8, "`N` instance partitions, fixed when the streams are first created")
 	fs.DurationVar(&o.failover, "failover", streams.DefaultFailover, "how long an engine node may be silent before its partitions move to another node; events it held return after 3x this")
 	o.log = addLogFlags(fs)
+	o.connectors = addConnectorFlags(fs)
 	rest, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, err
@@ -146,6 +148,9 @@ func parseServe(args []string) (*serveOptions, error) {
 		return nil, usageErrorf("serve", "--data and --listen configure the embedded NATS server; they do not go with %s", natsURLFrom)
 	}
 	if err := o.checkHTTP(); err != nil {
+		return nil, err
+	}
+	if err := o.connectors.check(); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -331,6 +336,12 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		grpcAddr = addr
 		*stops = append(*stops, stop) // stops taking calls before the engine stops
 	}
+
+	stopConnectors, err := runConnectors(o.connectors, nc, logger)
+	if err != nil {
+		return err
+	}
+	*stops = append(*stops, stopConnectors) // their jobs end before the engine stops
 
 	*stops = append(*stops, func(context.Context) { h.setReason("shutting down") }) // the first stop
 	h.setReason("")

@@ -22,7 +22,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -189,6 +191,13 @@ func (d *decoder) top(root *yaml.Node, c *Config) {
 				d.retention("closedIncidents", &c.Engine.IncidentRetention))
 		}},
 		field{"jobs", func(key string, v *yaml.Node) { d.jobs(key, v, &c.Engine) }},
+		// connectors: the built-in connector workers (docs/scripts-listeners-connectors.md §3).
+		field{"connectors", func(key string, v *yaml.Node) {
+			d.mapping(v, key,
+				d.flag(c, "kinds", "connectors", d.words("http")),
+				d.flag(c, "hosts", "connector-hosts", d.words()),
+				d.flag(c, "maxResponse", "connector-max-response", d.intText(1, 1<<40)))
+		}},
 		field{"incidents", func(key string, v *yaml.Node) {
 			d.mapping(v, key, field{"retryPolicy", func(key string, v *yaml.Node) {
 				if spec, ok := d.retry(key, v, true); ok {
@@ -260,6 +269,35 @@ func (d *decoder) hostPort(key string, v *yaml.Node) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// words reads a list of words, or one, as the comma-separated text of a
+// flag; with allowed, each must be one of them.
+func (d *decoder) words(allowed ...string) func(key string, v *yaml.Node) (string, bool) {
+	return func(key string, v *yaml.Node) (string, bool) {
+		var out []string
+		ok := true
+		word := func(key string, n *yaml.Node) {
+			s, good := d.text(key, n)
+			switch {
+			case !good:
+			case strings.Contains(s, ","):
+				d.fail(resolve(n), key, "%q holds a comma; give a list", s)
+			case len(allowed) > 0 && !slices.Contains(allowed, s):
+				d.fail(resolve(n), key, "%q is not one of %s", s, strings.Join(allowed, ", "))
+			default:
+				out = append(out, s)
+				return
+			}
+			ok = false
+		}
+		if resolve(v).Kind == yaml.SequenceNode {
+			d.list(v, key, word)
+		} else {
+			word(key, v)
+		}
+		return strings.Join(out, ","), ok
+	}
 }
 
 func (d *decoder) logLevel(key string, v *yaml.Node) (string, bool) {

@@ -109,6 +109,23 @@ func TestParseSettings(t *testing.T) {
 					t.Errorf("grpc = %+v", g)
 				}
 			}},
+		{"connectors", "connectors:\n  kinds: [http]\n  hosts: [a.test, \"*.b.test\", \"c.test:8080\"]\n  maxResponse: 4096\n",
+			func(t *testing.T, c *Config) {
+				if k := c.Flags["connectors"]; k.Value != "http" || k.Key != "connectors.kinds" || k.Line != 2 {
+					t.Errorf("connectors = %+v", k)
+				}
+				if h := c.Flags["connector-hosts"]; h.Value != "a.test,*.b.test,c.test:8080" || h.Line != 3 {
+					t.Errorf("connector-hosts = %+v", h)
+				}
+				if m := c.Flags["connector-max-response"]; m.Value != "4096" {
+					t.Errorf("connector-max-response = %+v", m)
+				}
+			}},
+		{"one connector kind as a word", "connectors: {kinds: http}\n", func(t *testing.T, c *Config) {
+			if k := c.Flags["connectors"]; k.Value != "http" {
+				t.Errorf("connectors = %+v", k)
+			}
+		}},
 		{"http off, durations in days and hours", "http: \"\"\nfailover: 1m30s\nretention: {finishedInstances: 36h, closedIncidents: 90d}\n",
 			func(t *testing.T, c *Config) {
 				if h, ok := c.Flags["http"]; !ok || h.Value != "" {
@@ -175,7 +192,7 @@ func TestParseProblems(t *testing.T) {
 		want string // the error, with every problem after the first counted; ending in ":", its start
 	}{
 		{"http:\n  insecure: maybe\n  tls: {cert: \"\"}\n  colour: red\n", "f.yaml:2: http.insecure: \"maybe\" is not true or false (and 2 more problems)"},
-		{"partitons: 4\n", "f.yaml:1: unknown key partitons (the top level takes nats, embedded, http, grpc, log, streams, durability, history, failover, engine, retention, jobs, incidents)"},
+		{"partitons: 4\n", "f.yaml:1: unknown key partitons (the top level takes nats, embedded, http, grpc, log, streams, durability, history, failover, engine, retention, jobs, connectors, incidents)"},
 		{"jobs:\n  lockDuratoin: 5s\n", "f.yaml:2: unknown key jobs.lockDuratoin (jobs takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper, topics)"},
 		{"jobs:\n  topics:\n    p:\n      topics: {}\n", "f.yaml:4: unknown key jobs.topics.p.topics (jobs.topics.p takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper)"},
 		{"jobs:\n  lockDuration: -5s\n", `f.yaml:2: jobs.lockDuration: -5s is negative`},
@@ -211,6 +228,9 @@ func TestParseProblems(t *testing.T) {
 		{"streams:\n  replicas: 1.0\n", `f.yaml:2: streams.replicas: "1.0" is not an integer`},
 		{"log:\n  level: loud\n", `f.yaml:2: log.level: "loud" is not one of debug, info, warn, error`},
 		{"durability: always\n", `f.yaml:1: durability: "always" is not one of sync, os`},
+		{"connectors:\n  kinds: [http, smtp]\n", `f.yaml:2: connectors.kinds[1]: "smtp" is not one of http`},
+		{"connectors:\n  hosts: \"a.test,b.test\"\n", `f.yaml:2: connectors.hosts: "a.test,b.test" holds a comma; give a list`},
+		{"connectors:\n  maxResponse: 0\n", `f.yaml:2: connectors.maxResponse: 0 is not between 1 and 1099511627776`},
 		{"history: none\n", `f.yaml:1: history: "none" is not one of full, instances, incidents`},
 		{"embedded:\n  listen: localhost\n", `f.yaml:2: embedded.listen: "localhost" is not HOST:PORT`},
 		{"embedded:\n  data:\n", `f.yaml:2: embedded.data: has no value; give one or remove the key`},
@@ -220,7 +240,7 @@ func TestParseProblems(t *testing.T) {
 		{"jobs:\n  trust: workerTrusted\n  trust: engineAuthoritative\n", `f.yaml:3: jobs.trust: repeats the key of line 2`},
 		{"embedded: {data: d}\nnats: {url: \"nats://x:4222\"}\n", `f.yaml:1: embedded: configures the embedded NATS server, which does not run with nats.url (line 2)`},
 		{"x: 1\n---\ny: 2\n", "f.yaml:2: a second YAML document; the file holds one (and 1 more problem)"},
-		{"- 1\n", "f.yaml:1: want a mapping of keys (nats, embedded, http, grpc, log, streams, durability, history, failover, engine, retention, jobs, incidents), not a list"},
+		{"- 1\n", "f.yaml:1: want a mapping of keys (nats, embedded, http, grpc, log, streams, durability, history, failover, engine, retention, jobs, connectors, incidents), not a list"},
 		// Several problems: all are collected, the first is shown.
 		{"jobs:\n  lockDuratoin: 5s\n  trust: maybe\nfoo: 1\n", "f.yaml:2: unknown key jobs.lockDuratoin (jobs takes trust, lockDuration, maxLockDuration, retryPolicy, errorMapper, topics) (and 2 more problems)"},
 	} {
