@@ -32,7 +32,7 @@ type connectorFlags struct {
 
 func addConnectorFlags(fs *flag.FlagSet) *connectorFlags {
 	c := &connectorFlags{}
-	fs.StringVar(&c.kinds, "connectors", "", "run the built-in connector workers of the comma-separated `KINDS`: \"http\" runs Camunda 8's REST connector (io.camunda:http-json:1); off by default, as they make outbound calls")
+	fs.StringVar(&c.kinds, "connectors", "", "run the built-in connector workers of the comma-separated `KINDS`: \"http\" runs Camunda 8's REST connector (io.camunda:http-json:1) and Camunda 7's http-connector; off by default, as they make outbound calls")
 	fs.StringVar(&c.hosts, "connector-hosts", "", "the `HOSTS` connectors may call, comma separated: HOST (any port), HOST:PORT or *.DOMAIN; none when empty")
 	fs.Int64Var(&c.maxResponse, "connector-max-response", rest.DefaultMaxResponse, "the largest response body, in `BYTES`, a connector takes; a larger one is an incident")
 	return c
@@ -88,6 +88,7 @@ func runConnectors(c *connectorFlags, nc *nats.Conn, logger *slog.Logger) (stop 
 		return nil, err
 	}
 	w.Handle(rest.Type, conn.Run, workerkit.Concurrency(connectorConcurrency))
+	w.Handle(rest.Camunda7Topic, conn.RunCamunda7, workerkit.Concurrency(connectorConcurrency))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

@@ -86,6 +86,7 @@ type Response struct {
 	Reason  string // "404 Not Found"
 	Headers map[string]any
 	Body    any
+	raw     []byte
 }
 
 // Value is the response as a FEEL context {status, headers, body}.
@@ -149,6 +150,7 @@ func (c *Connector) exchange(ctx context.Context, r *Request, method string, u *
 		Reason:  hresp.Status,
 		Headers: headerValue(hresp.Header),
 		Body:    bodyValue(data),
+		raw:     data,
 	}, nil
 }
 

@@ -306,3 +306,36 @@ func isFinal(err error) bool {
 	f, ok := errors.AsType[*workerkit.Failure](err)
 	return ok && f.Retries == 0
 }
+
+// Camunda 7's http-connector: any status completes with statusCode and
+// the body as text; a payload that is not a string is sent as JSON.
+func TestRunCamunda7(t *testing.T) {
+	s := newServer(t)
+	c := s.connector(t, Config{})
+	job := func(in map[string]any) (map[string]any, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return c.RunCamunda7(ctx, &workerkit.Job{Topic: Camunda7Topic, Input: in})
+	}
+	out, err := job(map[string]any{"url": s.URL + "/orders", "method": "PUT", "payload": map[string]any{"a": 1.0},
+		"headers": map[string]any{"X-Api-Key": "{{secrets.TOKEN}}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := out["response"].(string)
+	var echo map[string]any
+	if json.Unmarshal([]byte(text), &echo) != nil || echo["method"] != "PUT" || echo["body"] != `{"a":1}` ||
+		echo["key"] != "s3cr3t" || echo["type"] != "application/json" || out["statusCode"] != 200 {
+		t.Errorf("output %v", out)
+	}
+	if h, _ := out["headers"].(map[string]any); h["Content-Type"] != "application/json" {
+		t.Errorf("headers %v", out["headers"])
+	}
+	out, err = job(map[string]any{"url": s.URL + "/status/404"})
+	if err != nil || out["statusCode"] != 404 || out["response"] != `{"detail":"order 7 404"}` {
+		t.Errorf("404: %v (%v), want it completed", out, err)
+	}
+	if _, err := job(map[string]any{"url": "http://evil.test/"}); !isFinal(err) {
+		t.Errorf("off the allow-list: %v", err)
+	}
+}

@@ -37,7 +37,7 @@ func TestRESTConnectorModel(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/orders/ok":
-			_, _ = io.WriteString(w, `{"status":"accepted","auth":"`+r.Header.Get("Authorization")+`","items":`+jsonOf(body["items"])+`}`)
+			_, _ = io.WriteString(w, `{"status":"accepted","auth":"`+r.Header.Get("Authorization")+`","items":`+fmt.Sprint(body["items"])+`}`)
 		case "/orders/taken":
 			w.WriteHeader(http.StatusConflict)
 			_, _ = io.WriteString(w, `{"detail":"order `+fmt.Sprint(body["id"])+` exists"}`)
@@ -48,47 +48,9 @@ func TestRESTConnectorModel(t *testing.T) {
 	}))
 	defer api.Close()
 
-	env := streamstest.Start(t)
-	eng := enginetest.Open(t, env.Conn, engine.Options{})
+	eng := setup(t, "testdata/order.bpmn", api)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	model, err := os.Open("testdata/order.bpmn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer model.Close()
-	if _, err := eng.DeployXML(ctx, model); err != nil {
-		t.Fatal(err)
-	}
-
-	c, err := rest.New(rest.Config{
-		Hosts:   []string{api.Listener.Addr().String()},
-		Secrets: func(name string) (string, bool) { return "t0ken", name == "SHOP_TOKEN" },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	w, err := workerkit.New(env.NewConn(t), workerkit.Options{Name: "connectors",
-		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Handle(rest.Type, c.Run, workerkit.Concurrency(4))
-	wctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	defer func() {
-		stop()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("worker: %v", err)
-			}
-		case <-time.After(waitLimit):
-			t.Error("the worker did not stop")
-		}
-	}()
 
 	start := func(path string) string {
 		id, err := eng.Start(ctx, "order", map[string]any{"baseUrl": api.URL, "path": path, "orderId": "o-" + path, "items": []any{1, 2, 3}})
@@ -129,7 +91,101 @@ func TestRESTConnectorModel(t *testing.T) {
 	}
 }
 
-func jsonOf(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
+// setup runs an engine with the model of file deployed and the
+// connectors' worker, allowed to call api, with the secret SHOP_TOKEN.
+func setup(t *testing.T, file string, api *httptest.Server) *engine.Engine {
+	t.Helper()
+	env := streamstest.Start(t)
+	eng := enginetest.Open(t, env.Conn, engine.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	model, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	if _, err := eng.DeployXML(ctx, model); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err := rest.New(rest.Config{
+		Hosts:   []string{api.Listener.Addr().String()},
+		Secrets: func(name string) (string, bool) { return "t0ken", name == "SHOP_TOKEN" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	w, err := workerkit.New(env.NewConn(t), workerkit.Options{Name: "connectors",
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Handle(rest.Type, c.Run, workerkit.Concurrency(4))
+	w.Handle(rest.Camunda7Topic, c.RunCamunda7, workerkit.Concurrency(4))
+	wctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("worker: %v", err)
+			}
+		case <-time.After(waitLimit):
+			t.Error("the worker did not stop")
+		}
+	})
+	return eng
+}
+
+// Camunda 7's http-connector: the connector's inputs make the request
+// (a map of headers, a composite payload), its outputs read statusCode
+// and response (a 500 too: Camunda 7 completes whatever the status), and
+// a connector without outputs writes nothing.
+func TestCamunda7HTTPConnectorModel(t *testing.T) {
+	var pings atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ping" {
+			pings.Add(1)
+			_, _ = io.WriteString(w, "pong")
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/orders/broken" {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"state": r.Header.Get("X-Order") + " " + r.Header.Get("Content-Type") + " " + string(body)})
+	}))
+	defer api.Close()
+	eng := setup(t, "testdata/camunda7.bpmn", api)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+
+	for path, status := range map[string]string{"ok": "200", "broken": "500"} {
+		id, err := eng.Start(ctx, "notify", map[string]any{"baseUrl": api.URL, "path": path, "orderId": "o-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := eng.WaitUntil(ctx, id, func(v *engine.InstanceView) bool {
+			return v.Status == engine.StatusIncident || v.Status.Finished()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `o-1 application/json {"id": "o-1"}`
+		if v.Status != instance.Completed || fmt.Sprint(v.Variables["status"]) != status || v.Variables["answer"] != want {
+			t.Errorf("%s: %+v, want status %s and answer %q", path, v, status, want)
+		}
+		for _, name := range []string{"response", "statusCode", "headers", "url", "payload"} {
+			if _, ok := v.Variables[name]; ok {
+				t.Errorf("%s: the connector's %s is a process variable: %v", path, name, v.Variables)
+			}
+		}
+	}
+	if pings.Load() != 2 {
+		t.Errorf("%d pings, want 2", pings.Load())
+	}
 }

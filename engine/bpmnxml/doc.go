@@ -148,7 +148,12 @@
 // leading = is a static string) and Camunda 7 <camunda:inputOutput>
 // inputParameter/outputParameter (${...} text is an expression, other text
 // a string, an empty parameter null, a nested <camunda:script> in format
-// expr, feel or juel its text) become Node.Inputs and Node.Outputs.
+// expr, feel or juel its text, a <camunda:list> or <camunda:map> the list
+// or context of its values) become Node.Inputs and Node.Outputs.
+//
+// Camunda 7's <camunda:connector> with connectorId http-connector makes
+// the task a job on HTTPConnectorTopic, with the connector's parameters
+// around the task's own (connector.go).
 //
 // Every camunda: and zeebe: attribute of a node is recorded in
 // Node.Extensions (e.g. "camunda:asyncBefore", "camunda:exclusive",
@@ -315,13 +320,13 @@
 // Camunda 7 implementation attributes on a throw event instead of its
 // messageEventDefinition, jetbpm:publish on a throw that also runs a job
 // or names no message, scripts and
-// conditions in other languages (javascript, groovy, ...), camunda:list and
-// camunda:map parameters, Zeebe execution and task listeners, Camunda 7
+// conditions in JVM languages (groovy, python, ...), Zeebe execution and
+// task listeners, Camunda 7
 // listeners that run Java (class, delegateExpression, camunda:field, a
 // JVM script language),
 // zeebe:assignmentDefinition, zeebe:taskSchedule, zeebe:priorityDefinition
 // and zeebe:userTask anywhere but on a user task,
-// camunda:connector, camunda:field, camunda:failedJobRetryTimeCycle (use
+// camunda:connector but the http-connector, camunda:field, camunda:failedJobRetryTimeCycle (use
 // jetbpm:retryPolicy), a camunda:errorEventDefinition whose expression is
 // not a constant (use jetbpm:errorMapper), camunda:type other than "external", Zeebe job
 // workers on script tasks, unknown camunda:/zeebe:/jetbpm: extension

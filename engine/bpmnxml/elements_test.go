@@ -96,7 +96,8 @@ func TestCamundaInputOutput(t *testing.T) {
 
 	for _, c := range []struct{ param, want string }{
 		{`<camunda:script scriptFormat="groovy">x = 1</camunda:script>`, `"groovy" needs a JVM script engine`},
-		{`<camunda:list><camunda:value>a</camunda:value></camunda:list>`, "list and map values are not supported"},
+		{`<camunda:list><camunda:script scriptFormat="javascript">1</camunda:script></camunda:list>`, "not supported inside camunda:list (camunda:value only)"},
+		{`<camunda:map><camunda:entry>a</camunda:entry></camunda:map>`, "has no key"},
 		{`Hello ${name`, `missing closing "}"`},
 	} {
 		src := around(`<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"><bpmn:extensionElements>

@@ -34,6 +34,8 @@ type nodeExt struct {
 	// camundaErrors are Camunda 7's camunda:errorEventDefinition elements
 	// of an external task, in order (camundaerrors.go).
 	camundaErrors []*elem
+	// connector is Camunda 7's camunda:connector (connector.go).
+	connector *elem
 }
 
 // extTarget is the flow node extension elements apply to.
@@ -259,22 +261,9 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 			im.probs.in(owner, c, "not supported on a %s", owner.name.Local)
 			return
 		}
-		for _, p := range c.children {
-			if p.name.Space != NamespaceCamunda {
-				continue
-			}
-			src, lang, sets, ok := im.camundaParam(owner, p)
-			if !ok {
-				continue
-			}
-			mp := model.Mapping{Target: strings.TrimSpace(p.attr("", "name")), Source: src, Language: lang}
-			switch p.name.Local {
-			case "inputParameter":
-				t.node.Inputs = append(append(t.node.Inputs, mp), sets...)
-			case "outputParameter":
-				t.node.Outputs = append(append(t.node.Outputs, mp), sets...)
-			}
-		}
+		ins, outs := im.camundaInputOutput(owner, c)
+		t.node.Inputs = append(t.node.Inputs, ins...)
+		t.node.Outputs = append(t.node.Outputs, outs...)
 	case "in", "out":
 		switch {
 		case t == nil || t.node.Kind != model.CallActivity:
@@ -300,7 +289,14 @@ func (im *importer) camunda(c, owner *elem, t *extTarget) {
 		}
 		im.taskListener(c, owner, t.node)
 	case "connector":
-		im.probs.in(owner, c, "Camunda connectors are not supported; use an external worker or a jetbpm:operation")
+		switch {
+		case t == nil || t.node.Kind != model.ServiceTask && !throws(t.node):
+			im.probs.in(owner, c, "applies to service tasks, send tasks and message throw events only")
+		case t.ext.connector != nil:
+			im.probs.in(owner, c, "appears twice; keep one")
+		default:
+			t.ext.connector = c
+		}
 	case "failedJobRetryTimeCycle":
 		im.probs.in(owner, c, "not supported; configure retries with <jetbpm:retryPolicy> instead")
 	case "errorEventDefinition":
@@ -389,7 +385,7 @@ func (im *importer) camundaParamValue(owner, p *elem) (string, bool) {
 			}
 			return src, true
 		case v.is(NamespaceCamunda, "list"), v.is(NamespaceCamunda, "map"):
-			im.probs.in(owner, v, "parameter %q: list and map values are not supported; write an expression instead", p.attr("", "name"))
+			return im.camundaCollection(owner, v)
 		default:
 			im.probs.in(owner, v, "not supported inside a parameter")
 		}
@@ -431,6 +427,9 @@ func (im *importer) finish(e *elem, n *model.Node, x *nodeExt) {
 		im.zeebeWorker(e, n, x)
 		im.jetbpmWorker(e, n, x)
 		im.taskHeaders(e, n, x)
+		if x.connector != nil {
+			im.camundaConnector(e, n, x.connector)
+		}
 	case throws(n):
 		im.throw(e, n, x)
 	case n.Kind == model.ScriptTask:

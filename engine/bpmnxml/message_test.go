@@ -359,7 +359,7 @@ func TestMessageRefusals(t *testing.T) {
 			"<zeebe:taskDefinition", `both camunda:type="external" and a zeebe:taskDefinition`},
 		{"connector in a message definition", withMessages(msgs, around(`<bpmn:endEvent id="t"><bpmn:messageEventDefinition messageRef="m"><bpmn:extensionElements>
   <camunda:connector/></bpmn:extensionElements></bpmn:messageEventDefinition></bpmn:endEvent>`)), "bpmn:endEvent", "",
-			"<camunda:connector", "Camunda connectors are not supported"},
+			"<camunda:connector", "camunda:connector: has no camunda:connectorId"},
 		{"retry cycle on a send task", around(`<bpmn:sendTask id="t" camunda:type="external" camunda:topic="a"><bpmn:extensionElements>
   <camunda:failedJobRetryTimeCycle>R3/PT1M</camunda:failedJobRetryTimeCycle></bpmn:extensionElements></bpmn:sendTask>`), "bpmn:sendTask", "",
 			"<camunda:failedJobRetryTimeCycle", "configure retries with <jetbpm:retryPolicy>"},

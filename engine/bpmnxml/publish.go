@@ -28,6 +28,9 @@ func (im *importer) throw(e *elem, n *model.Node, x *nodeExt) {
 	im.zeebeWorker(e, n, x)
 	im.jetbpmWorker(e, n, x)
 	im.taskHeaders(e, n, x)
+	if x.connector != nil {
+		im.camundaConnector(e, n, x.connector)
+	}
 	s := n.Service
 	job := s.Operation != "" || s.Worker != nil
 	if c := x.jetbpm["publish"]; c != nil {

@@ -54,7 +54,7 @@ func TestRefusals(t *testing.T) {
 		{"task listener", `<bpmn:task id="t"><bpmn:extensionElements>
   <camunda:taskListener event="create"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:taskListener", "camunda:taskListener: applies to user tasks only"},
 		{"connector", `<bpmn:serviceTask id="t"><bpmn:extensionElements>
-  <camunda:connector><camunda:connectorId>http-connector</camunda:connectorId></camunda:connector></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<camunda:connector>", "Camunda connectors are not supported"},
+  <camunda:connector><camunda:connectorId>soap-http-connector</camunda:connectorId></camunda:connector></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<camunda:connector>", `connectorId "soap-http-connector" is not supported (only http-connector`},
 		{"retry cycle", `<bpmn:serviceTask id="t" camunda:type="external" camunda:topic="x"><bpmn:extensionElements>
   <camunda:failedJobRetryTimeCycle>R5/PT5M</camunda:failedJobRetryTimeCycle></bpmn:extensionElements></bpmn:serviceTask>`, "bpmn:serviceTask", "<camunda:failedJobRetryTimeCycle", "configure retries with <jetbpm:retryPolicy>"},
 		{"listener on flow", `<bpmn:task id="t"/><bpmn:sequenceFlow id="ff" sourceRef="t" targetRef="e">

@@ -370,7 +370,7 @@ func (r *runner) complete(t *Track, n *model.Node, locals, results map[string]an
 
 // outputs evaluates what a completing activity writes: its output mappings
 // over its variables, locals and results, or every result when it has
-// none. All values are checked before any is written, so a failure writes
+// none (none when its worker keeps its results local). All values are checked before any is written, so a failure writes
 // nothing; ok is false then (the node has faulted).
 func (r *runner) outputs(t *Track, n *model.Node, locals, results map[string]any) (names []string, values map[string]any, ok bool) {
 	values = map[string]any{}
@@ -397,7 +397,7 @@ func (r *runner) outputs(t *Track, n *model.Node, locals, results map[string]any
 				names = append(names, name)
 			}
 		}
-	} else {
+	} else if n.Service == nil || n.Service.Worker == nil || !n.Service.Worker.ResultsLocal {
 		names = sortedKeys(results)
 		maps.Copy(values, results)
 	}

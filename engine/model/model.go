@@ -259,6 +259,11 @@ type Worker struct {
 	// CompleteError, when set, turns every completion of the job into
 	// the BPMN error with this code (WithCompleteError).
 	CompleteError string `msgpack:"completeError,omitempty"`
+	// ResultsLocal keeps the job's results to the task: only its output
+	// mappings write variables, and without any nothing is written
+	// (Camunda 7's connectors, whose response is seen only by the
+	// connector's output parameters).
+	ResultsLocal bool `msgpack:"resultsLocal,omitempty"`
 
 	topic *expression.Expression
 }
