@@ -232,20 +232,26 @@ func (e *Engine) topicLocks(ctx context.Context, procs []*model.Process) ([]topi
 	index := map[string]int{}
 	for _, p := range procs {
 		for _, n := range p.Nodes {
-			if !n.IsExternal() || n.Service.Worker.TopicExpr != "" {
-				continue // a topic expression's topics are ensured as jobs are queued
+			var wants []topicLock
+			if n.IsExternal() && n.Service.Worker.TopicExpr == "" { // a topic expression's topics are ensured as jobs are queued
+				wants = append(wants, topicLock{topic: n.Service.Worker.Topic, process: p.ID, node: n.ID,
+					lock: n.Service.Worker.Overrides().Resolve(e.opts.jobDefaults().For(n.Service.Worker.Topic)).LockDuration})
 			}
-			tl := topicLock{topic: n.Service.Worker.Topic, process: p.ID, node: n.ID,
-				lock: n.Service.Worker.Overrides().Resolve(e.opts.jobDefaults().For(n.Service.Worker.Topic)).LockDuration}
-			i, ok := index[tl.topic]
-			if !ok {
-				index[tl.topic] = len(out)
-				out = append(out, tl)
-				continue
+			for _, l := range n.JobListeners { // Zeebe's execution listeners: their workers poll before the first job
+				wants = append(wants, topicLock{topic: l.Type, process: p.ID, node: n.ID,
+					lock: l.Overrides().Resolve(e.opts.jobDefaults().For(l.Type)).LockDuration})
 			}
-			if first := out[i]; first.lock != tl.lock {
-				return nil, fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, service %q of process %s a %s lock; the lock is per topic",
-					ErrInvalid, p.ID, n.ID, tl.lock, tl.topic, first.node, first.process, first.lock)
+			for _, tl := range wants {
+				i, ok := index[tl.topic]
+				if !ok {
+					index[tl.topic] = len(out)
+					out = append(out, tl)
+					continue
+				}
+				if first := out[i]; first.lock != tl.lock {
+					return nil, fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, service %q of process %s a %s lock; the lock is per topic",
+						ErrInvalid, p.ID, n.ID, tl.lock, tl.topic, first.node, first.process, first.lock)
+				}
 			}
 		}
 	}

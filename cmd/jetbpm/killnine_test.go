@@ -34,7 +34,9 @@ const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
     </bpmn:serviceTask>
     <bpmn:intermediateCatchEvent id="pause"><bpmn:timerEventDefinition><bpmn:timeDuration>PT0.2S</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
     <bpmn:scriptTask id="double" scriptFormat="feel" camunda:resultVariable="doubled"><bpmn:script>amount * 2</bpmn:script></bpmn:scriptTask>
-    <bpmn:scriptTask id="tag" scriptFormat="javascript"><bpmn:script>execution.setVariable("tagged", "t-" + amount);
+    <bpmn:scriptTask id="tag" scriptFormat="javascript">
+      <bpmn:extensionElements><zeebe:executionListeners><zeebe:executionListener eventType="end" type="kill-heard"/></zeebe:executionListeners></bpmn:extensionElements>
+      <bpmn:script>execution.setVariable("tagged", "t-" + amount);
 execution.setVariable("tags", (execution.getVariable("tags") || 0) + 1);</bpmn:script></bpmn:scriptTask>
     <bpmn:intermediateCatchEvent id="await"><bpmn:messageEventDefinition messageRef="paidMsg"/></bpmn:intermediateCatchEvent>
     <bpmn:parallelGateway id="join"/>
@@ -56,7 +58,8 @@ execution.setVariable("tags", (execution.getVariable("tags") || 0) + 1);</bpmn:s
 
 // TestKillNine runs jetbpm serve and jetbpm work as processes and SIGKILLs
 // both again and again while instances run (parallel branches: a timer
-// then a FEEL and a JavaScript script task, an external job with Camunda
+// then a FEEL and a JavaScript script task with a Zeebe end listener (a
+// job), an external job with Camunda
 // 7 start and end execution listeners, a take listener, a message
 // catch keyed by the instance; amounts divisible by
 // 3 fail once and are retried, amounts divisible by 7 always fail and end
@@ -91,9 +94,14 @@ marker=%q/once-$(echo "$JETBPM_JOB_ID" | tr / _)
 if [ $((a %% 3)) -eq 0 ] && [ ! -e "$marker" ]; then touch "$marker"; echo "flaky" >&2; exit 1; fi
 echo "{\"receipt\": \"r-$a\"}"
 `, execLog, dir))
+	// The tag task's Zeebe end listener is a job too, logged alike.
+	heardScript := writeScript(t, dir, "heard.sh", fmt.Sprintf(`echo "$JETBPM_JOB_ID $JETBPM_JOB_ATTEMPT $JETBPM_JOB_DELIVERED_AT $(date +%%s%%N) $PPID" >> %q
+echo '{"heard": 1}'
+`, execLog))
 	c := client{t: t, env: env}
 	c.ok("deploy", bpmn)
 	work := startWork(t, env, "--topic", "kill", "--concurrency", "16", "--", script)
+	heard := startWork(t, env, "--topic", "kill-heard", "--concurrency", "16", "--", heardScript)
 	start := func(i int) {
 		rig.start(api.StartRequest{ProcessID: "killme", ID: fmt.Sprintf("k-%04d", i), Vars: json.RawMessage(fmt.Sprintf(`{"amount": %d, "payKey": %q}`, i, payKey(i)))})
 	}
@@ -123,14 +131,17 @@ echo "{\"receipt\": \"r-$a\"}"
 		rig.kill()
 		killWorker := k%2 == 0
 		if killWorker {
-			_ = work.cmd.Process.Kill()
-			<-work.exited
-			workerKilled[work.cmd.Process.Pid] = time.Now().UnixNano()
+			for _, w := range []*workProc{work, heard} {
+				_ = w.cmd.Process.Kill()
+				<-w.exited
+				workerKilled[w.cmd.Process.Pid] = time.Now().UnixNano()
+			}
 		}
 		killedAt = append(killedAt, time.Now().UnixNano())
 		rig.restart()
 		if killWorker { // after the server is back: a worker needs one to connect to
 			work = startWork(t, env, "--topic", "kill", "--concurrency", "16", "--", script)
+			heard = startWork(t, env, "--topic", "kill-heard", "--concurrency", "16", "--", heardScript)
 		}
 	}
 
@@ -161,7 +172,7 @@ echo "{\"receipt\": \"r-$a\"}"
 		// ran again after a kill ran from the checkpoint before it, so once.
 		if v == nil || v.Status != "completed" || v.Variables["doubled"] != float64(2*i) || v.Variables["receipt"] != fmt.Sprintf("r-%d", i) ||
 			v.Variables["paid"] != payment(i) || v.Variables["tagged"] != fmt.Sprintf("t-%d", i) || v.Variables["tags"] != float64(1) ||
-			v.Variables["listened"] != float64(2) || v.Variables["chargeEnded"] != true {
+			v.Variables["listened"] != float64(2) || v.Variables["chargeEnded"] != true || v.Variables["heard"] != float64(1) {
 			t.Fatalf("instance %s: %+v (%v)", id, v, err)
 		}
 	}
@@ -212,8 +223,8 @@ echo "{\"receipt\": \"r-$a\"}"
 		}
 		runs[job] = append(runs[job], r)
 	}
-	if len(runs) != n {
-		t.Fatalf("%d jobs ran, want %d", len(runs), n)
+	if len(runs) != 2*n {
+		t.Fatalf("%d jobs ran, want %d: a charge and a tag end listener per instance", len(runs), 2*n)
 	}
 	most, redeliveries := 0, 0
 	for job, rs := range runs {

@@ -50,7 +50,10 @@ func newCutRig(t *testing.T, extra ...string) *killRig {
 }
 
 func startKillRig(t *testing.T, dir string, cut *lazyfs.FS, extra ...string) *killRig {
-	r := &killRig{t: t, dir: dir, cut: cut, args: append([]string{"--data", filepath.Join(dir, "data"), "--listen", freeAddr(t), "--failover", "1s"}, extra...)}
+	// The workload's listener jobs (topic kill-heard) are locked as its
+	// charge jobs are.
+	cfg := writeFile(t, dir, "jetbpm.yaml", "jobs:\n  topics:\n    kill-heard:\n      lockDuration: 5s\n")
+	r := &killRig{t: t, dir: dir, cut: cut, args: append([]string{"--data", filepath.Join(dir, "data"), "--listen", freeAddr(t), "--failover", "1s", "--config", cfg}, extra...)}
 	r.serve = startServe(t, nil, r.args...)
 	url := r.serve.waitReady()["nats_url"].(string)
 	r.env = []string{"JETBPM_NATS_URL=" + url}

@@ -190,7 +190,11 @@ func (im *importer) zeebe(c, owner *elem, t *extTarget) {
 		im.probs.in(owner, c, "applies to user tasks only")
 		return
 	case local == "executionListeners":
-		im.probs.in(owner, c, "execution listeners are not supported")
+		if t == nil {
+			im.probs.in(owner, c, "execution listeners of a %s are not supported yet (only of its elements)", owner.name.Local)
+			return
+		}
+		im.zeebeListeners(c, owner, t.node)
 		return
 	case local == "taskListeners":
 		im.probs.in(owner, c, "task listeners are not supported")

@@ -2,6 +2,7 @@ package bpmnxml
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/jetbpm/jetbpm/engine/model"
@@ -180,4 +181,44 @@ func (im *importer) scriptListener(owner, s *elem) []model.Listener {
 		return nil
 	}
 	return []model.Listener{{Source: src}}
+}
+
+// zeebeListeners reads Zeebe's execution listeners (jobs) of node n:
+//
+//	<zeebe:executionListeners>
+//	  <zeebe:executionListener eventType="start" type="audit" retries="3"/>
+//	</zeebe:executionListeners>
+//
+// The job type and retries are constants (a FEEL string or number
+// literal too); where a listener may run is the model's to check.
+func (im *importer) zeebeListeners(c, owner *elem, n *model.Node) {
+	for _, l := range c.children {
+		if !l.is(NamespaceZeebe, "executionListener") {
+			if l.name.Space == NamespaceZeebe {
+				im.probs.in(owner, l, "not supported inside zeebe:executionListeners")
+			}
+			continue
+		}
+		jl := model.JobListener{Event: strings.TrimSpace(l.attr("", "eventType"))}
+		typ, ok := feelConst(l.attr("", "type"))
+		switch {
+		case !ok:
+			im.probs.in(owner, l, "type %q: a job type expression is not supported yet; write the type", l.attr("", "type"))
+			continue
+		case typ == "":
+			im.probs.in(owner, l, "has no type (the job type a worker fetches)")
+			continue
+		}
+		jl.Type = typ
+		if r, present := l.lookup("", "retries"); present && strings.TrimSpace(r) != "" {
+			v, ok := feelConst(r)
+			count, err := strconv.Atoi(v)
+			if !ok || err != nil || count < 1 {
+				im.probs.in(owner, l, "retries %q must be a positive integer constant", r)
+				continue
+			}
+			jl.Retries = count
+		}
+		n.JobListeners = append(n.JobListeners, jl)
+	}
 }

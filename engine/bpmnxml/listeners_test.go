@@ -1,6 +1,7 @@
 package bpmnxml
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +137,35 @@ func TestRESTConnectorTemplate(t *testing.T) {
   <zeebe:taskHeaders><zeebe:header key="retryBackoff" value="soon"/></zeebe:taskHeaders></bpmn:extensionElements></bpmn:serviceTask>`)
 	if err := parseErr(t, src); !strings.Contains(err.Error(), `zeebe:header retryBackoff="soon"`) {
 		t.Errorf("a bad retryBackoff: %v", err)
+	}
+}
+
+// Zeebe's execution listeners are the node's job listeners, in order;
+// where Zeebe runs none, the deploy is refused naming the listener.
+func TestZeebeExecutionListeners(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:serviceTask id="t"><bpmn:extensionElements>
+  <zeebe:taskDefinition type="work"/>
+  <zeebe:executionListeners>
+    <zeebe:executionListener eventType="start" type="prep" retries="5"/>
+    <zeebe:executionListener eventType="end" type="=&quot;audit&quot;"/>
+    <zeebe:executionListener eventType="start" type="check" retries="=2"/>
+  </zeebe:executionListeners>
+</bpmn:extensionElements></bpmn:serviceTask>`))
+	got := node(t, p, "t").JobListeners
+	want := []model.JobListener{{Event: "start", Type: "prep", Retries: 5}, {Event: "end", Type: "audit"}, {Event: "start", Type: "check", Retries: 2}}
+	if !slices.Equal(got, want) {
+		t.Errorf("job listeners %+v, want %+v", got, want)
+	}
+	for _, c := range []struct{ src, want string }{
+		{`<bpmn:startEvent id="t"><bpmn:extensionElements><zeebe:executionListeners><zeebe:executionListener eventType="start" type="x"/></zeebe:executionListeners></bpmn:extensionElements></bpmn:startEvent>`,
+			`execution listener 1 (start, type "x"): Zeebe runs no start listener on a start or boundary event`},
+		{`<bpmn:task id="t"><bpmn:extensionElements><zeebe:executionListeners><zeebe:executionListener eventType="start" type="x" retries="0"/></zeebe:executionListeners></bpmn:extensionElements></bpmn:task>`,
+			`retries "0" must be a positive integer constant`},
+		{`<bpmn:task id="t"><bpmn:extensionElements><zeebe:executionListeners><zeebe:executionListener eventType="start"/></zeebe:executionListeners></bpmn:extensionElements></bpmn:task>`,
+			"has no type"},
+	} {
+		if err := parseErr(t, around(c.src)); !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got %v\nwant %s", c.src, err, c.want)
+		}
 	}
 }

@@ -30,7 +30,7 @@ func (r *runner) end(t *Track, n *model.Node) {
 			r.endTrack(t)
 		}
 	default:
-		if r.ended(t, n) {
+		if r.ended(t, n) && !r.listenFrom(t, n, model.ListenEnd, 0) {
 			r.endTrack(t)
 		}
 	}

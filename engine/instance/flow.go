@@ -20,6 +20,10 @@ func (r *runner) execute(t *Track) {
 		r.enterLoop(t, n)
 		return
 	}
+	if t.State == Ready && t.Listener != nil {
+		r.resumeListener(t, n) // an incident's retry: its listener runs again
+		return
+	}
 	if t.State == Ready && !r.enter(t, n) {
 		return
 	}
@@ -105,7 +109,7 @@ func (r *runner) move(t *Track, f *model.Flow) {
 func (r *runner) moveTo(t *Track, node, flow string) {
 	r.s.pass(t.Node, flow)
 	r.retrySucceeded(t)
-	t.Node, t.Flow, t.State, t.Locals, t.BoundariesArmed = node, flow, Ready, nil, false
+	t.Node, t.Flow, t.State, t.Locals, t.BoundariesArmed, t.Listener = node, flow, Ready, nil, false, nil
 	t.Activation = r.next()
 	t.EnteredAt = r.env.Now
 }
@@ -358,9 +362,9 @@ func (r *runner) complete(t *Track, n *model.Node, locals, results map[string]an
 	for _, k := range names {
 		r.storeVar(t.Scope, k, values[k])
 	}
-	if len(n.Listeners) > 0 {
-		if t.Locals = locals; !r.ended(t, n) {
-			return
+	if len(n.Listeners) > 0 || len(n.JobListeners) > 0 {
+		if t.Locals = locals; !r.ended(t, n) || r.listenFrom(t, n, model.ListenEnd, 0) {
+			return // failed, or parked on an end listener's job
 		}
 	}
 	r.journal(t, n, locals, nil)

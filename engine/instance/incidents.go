@@ -72,7 +72,10 @@ func (r *runner) raise(t *Track, n *model.Node, class, cause string) {
 		inc.Causes = inc.Causes[len(inc.Causes)-10:]
 	}
 	inc.Attempts++
-	t.State, t.Locals = TrackIncident, nil
+	t.State = TrackIncident
+	if t.Listener == nil {
+		t.Locals = nil // a retry enters the node again; a listener's keeps what the node had
+	}
 	inc.Snapshots = append(inc.Snapshots, inc.Attempts)
 	r.s.Outbox = append(r.s.Outbox, Effect{ID: fmt.Sprintf("snapshot:%s:%d", inc.ID, inc.Attempts), Kind: PutSnapshot, Snapshot: &incidents.Snapshot{
 		Incident: inc.ID, Attempt: inc.Attempts, Time: r.env.Now, Vars: r.visible(t),
@@ -205,6 +208,11 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 	}
 	nt := r.spawn(inc.Node, failed.Scope, failed.ID, failed.Flow)
 	nt.BoundariesArmed, nt.Inner = failed.BoundariesArmed, failed.Inner
+	if failed.Listener != nil {
+		// A listener's job failed: the retry runs it again, with what the
+		// node had (its inputs, the listeners before it).
+		nt.Listener, nt.Locals = failed.Listener, failed.Locals
+	}
 	for _, w := range r.s.Waits {
 		if w.Track == failed.ID {
 			w.Track = nt.ID

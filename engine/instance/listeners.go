@@ -21,13 +21,14 @@ import (
 // element again.
 
 // enter evaluates n's input mappings into t's locals, then runs n's start
-// listeners; false when one failed (n has faulted).
+// listeners; false when one failed (n has faulted) or t waits for a Zeebe
+// start listener's job (joblisteners.go).
 func (r *runner) enter(t *Track, n *model.Node) bool {
 	if t.Scope == RootScope && n.Kind == model.StartEvent && len(r.p.Listeners) > 0 &&
 		!r.listen(t, n, r.p.Listeners, model.ListenStart, " of the process") {
 		return false // the instance starts here: the process's listeners run first
 	}
-	if len(n.Inputs) == 0 && len(n.Listeners) == 0 {
+	if len(n.Inputs) == 0 && len(n.Listeners) == 0 && len(n.JobListeners) == 0 {
 		return true
 	}
 	locals, ok := r.inputs(t, n)
@@ -35,7 +36,10 @@ func (r *runner) enter(t *Track, n *model.Node) bool {
 		return false
 	}
 	t.Locals = locals
-	return r.listen(t, n, n.Listeners, model.ListenStart, "")
+	if !r.listen(t, n, n.Listeners, model.ListenStart, "") {
+		return false
+	}
+	return !r.listenFrom(t, n, model.ListenStart, 0) // parked on a listener's job, else on with the work
 }
 
 // fire runs event n for t as it happens, completing it with vars (a

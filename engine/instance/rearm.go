@@ -23,6 +23,15 @@ func (r *runner) rearm(ev Event) bool {
 	switch {
 	case w == nil:
 		return false
+	case w.Kind == JobWait && w.Job != nil && w.Listener != nil:
+		t, n := r.s.track(w.Track), r.p.Node(w.Node)
+		if t == nil || n == nil || w.Listener.Index >= len(n.JobListeners) {
+			return false
+		}
+		st := w.Job
+		st.Seq, st.Delivery, st.Nacked, st.LockedAt = 0, 0, 0, time.Time{}
+		r.s.Outbox = append(r.s.Outbox, Effect{ID: "job:" + w.ID, Kind: EnqueueJob, Wait: w.ID, Job: r.listenerJobOf(t, n, st)})
+		return true
 	case w.Kind == JobWait && w.Job != nil:
 		t, n := r.s.track(w.Track), r.p.Node(w.Node)
 		if t == nil || n == nil || n.Service == nil || n.Service.Worker == nil {
@@ -50,9 +59,15 @@ func (r *runner) rearm(ev Event) bool {
 // Only a policy that differs from its topic's default travels with the
 // job (jobs.State.Kept).
 func (r *runner) job(n *model.Node, st *jobs.State, input map[string]any) *jobs.Job {
+	return r.jobWith(n, st, input, n.Service.Worker.Headers)
+}
+
+// jobWith returns the job of job state st at node n, with input and
+// headers.
+func (r *runner) jobWith(n *model.Node, st *jobs.State, input map[string]any, headers map[string]string) *jobs.Job {
 	job := &jobs.Job{
 		ID: st.ID, Topic: st.Topic, Instance: r.s.ID, ProcessID: r.s.ProcessID, Node: n.ID,
-		Input: deepCopyMap(input), Headers: n.Service.Worker.Headers,
+		Input: deepCopyMap(input), Headers: headers,
 		LockDurationMs: st.Policy.LockDuration.Milliseconds(), EnqueuedAt: st.Enqueued,
 	}
 	if st.Policy.Trust == jobs.WorkerTrusted && !st.Kept {

@@ -90,6 +90,9 @@ const (
 	Ready   TrackState = "ready"   // about to execute its node
 	Waiting TrackState = "waiting" // parked on a wait or a sub-process
 	Joining TrackState = "joining" // arrived at a parallel or inclusive join
+	// Entered: its node's start listeners (Zeebe's jobs) are done; the
+	// node's work runs next, without entering it again.
+	Entered TrackState = "entered"
 	// TrackIncident: the node failed; the track holds the token of an open
 	// incident until it is retried, resolved, abandoned or overtaken.
 	TrackIncident TrackState = "incident"
@@ -119,6 +122,17 @@ type Track struct {
 	// activity, not the loop); Loop is set on the loop's body.
 	Inner bool       `msgpack:"inner,omitempty"`
 	Loop  *LoopState `msgpack:"loop,omitempty"`
+	// Listener is the Zeebe execution listener whose job failed, set
+	// while the track holds its incident: a retry runs that listener
+	// again and goes on from there.
+	Listener *ListenerAt `msgpack:"listener,omitempty"`
+}
+
+// ListenerAt names one of a node's Zeebe execution listeners: its event
+// and its index in the node's JobListeners.
+type ListenerAt struct {
+	Event string `msgpack:"event"`
+	Index int    `msgpack:"index"`
 }
 
 // Scope is a variable scope: the process, or one activation of a sub-process.
@@ -193,6 +207,8 @@ type Wait struct {
 	Firing int       `msgpack:"firing,omitempty"`
 	// Job is the engine's record of a job wait's job.
 	Job *jobs.State `msgpack:"job,omitempty"`
+	// Listener is set on the job wait of a Zeebe execution listener.
+	Listener *ListenerAt `msgpack:"listener,omitempty"`
 	// Child is the instance a child wait waits for.
 	Child string `msgpack:"child,omitempty"`
 	// Sub is a message wait's subscription.

@@ -309,7 +309,7 @@ func (r *runner) run() {
 
 func (r *runner) nextReady() *Track {
 	for _, t := range r.s.Tracks {
-		if t.State == Ready {
+		if t.State == Ready || t.State == Entered {
 			return t
 		}
 	}

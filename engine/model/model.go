@@ -185,6 +185,9 @@ type Node struct {
 	// TaskListeners are a user task's Camunda 7 task listeners (create,
 	// assignment, update, complete), in the order of the model.
 	TaskListeners []Listener `msgpack:"taskListeners,omitempty"`
+	// JobListeners are its Zeebe execution listeners (start, end), jobs
+	// for workers, in the order declared (JobListener).
+	JobListeners []JobListener `msgpack:"jobListeners,omitempty"`
 
 	// IncidentRetry is the activity's incident retry policy; nil
 	// defers to the engine's default, which retries nothing automatically.

@@ -322,6 +322,7 @@ func (v *validator) node(n *Node) {
 			v.nodef(n, "%v", err)
 		}
 	}
+	v.checkJobListeners(n, p)
 	if len(n.TaskListeners) > 0 && n.Kind != UserTask {
 		v.nodef(n, "only user tasks have task listeners")
 	}

@@ -394,3 +394,83 @@ func TestZeebeWorkerTopics(t *testing.T) {
 	_, err = mailer.NewCreateInstanceCommand().BPMNProcessId("payment").LatestVersion().Send(ctx)
 	wantCode(t, "a worker starting", err, codes.PermissionDenied, "needs one of the roles operator")
 }
+
+// Zeebe's execution listeners run as jobs the Zeebe Go client's workers
+// take: the start listener's result is the task's to use, the end
+// listener sees the task's output; a listener whose retries run out is
+// an incident, and resolving it runs that listener again.
+func TestZeebeExecutionListeners(t *testing.T) {
+	f := setup(t)
+	ctx := ctxT(t)
+	if _, err := f.client.NewDeployResourceCommand().AddResource([]byte(testdata("listeners.bpmn")), "listeners.bpmn").Send(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []string
+	rateFails := 1 // the first fetch-rate job fails, its retry succeeds
+	handle := func(jobType string, out func(vars map[string]any) map[string]any) worker.JobWorker {
+		return f.client.NewJobWorker().JobType(jobType).Handler(func(c worker.JobClient, job entities.Job) {
+			vars, err := job.GetVariablesAsMap()
+			if err != nil {
+				t.Errorf("%s: variables: %v", jobType, err)
+				return
+			}
+			mu.Lock()
+			order = append(order, jobType)
+			fail := jobType == "fetch-rate" && rateFails > 0
+			if fail {
+				rateFails--
+			}
+			mu.Unlock()
+			if fail {
+				_, err = c.NewFailJobCommand().JobKey(job.Key).Retries(job.Retries - 1).ErrorMessage("rate service down").Send(ctx)
+			} else {
+				var cmd interface {
+					Send(context.Context) (*pb.CompleteJobResponse, error)
+				}
+				cmd, err = c.NewCompleteJobCommand().JobKey(job.Key).VariablesFromMap(out(vars))
+				if err == nil {
+					_, err = cmd.Send(ctx)
+				}
+			}
+			if err != nil {
+				t.Errorf("%s: report: %v", jobType, err)
+			}
+		}).Name("w").Timeout(time.Minute).Open()
+	}
+	var audited map[string]any
+	ws := []worker.JobWorker{
+		handle("fetch-rate", func(map[string]any) map[string]any { return map[string]any{"rate": 3} }),
+		handle("charge", func(v map[string]any) map[string]any {
+			return map[string]any{"receipt": v["sum"].(float64) * v["rate"].(float64)}
+		}),
+		handle("audit", func(v map[string]any) map[string]any {
+			mu.Lock()
+			audited = v
+			mu.Unlock()
+			return map[string]any{"auditedBy": "w"}
+		}),
+	}
+	defer func() {
+		for _, w := range ws {
+			w.Close()
+		}
+	}()
+	cmd, err := f.client.NewCreateInstanceCommand().BPMNProcessId("audited").LatestVersion().VariablesFromMap(map[string]any{"amount": 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cmd.WithResult().Send(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(res.GetVariables()), &out); err != nil || out["receipt"] != 15.0 || out["auditedBy"] != "w" || out["rate"] != nil || out["sum"] != nil {
+		t.Errorf("ended with %s (%v), want receipt 15, auditedBy w, and neither rate nor sum (the task's locals)", res.GetVariables(), err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(order, []string{"fetch-rate", "fetch-rate", "charge", "audit"}) || audited["receipt"] != 15.0 {
+		t.Errorf("jobs ran %v, audit saw %v", order, audited)
+	}
+}

@@ -1,0 +1,128 @@
+package instance
+
+import (
+	"fmt"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/incidents"
+	"github.com/jetbpm/jetbpm/jobs"
+)
+
+// Zeebe's execution listeners are jobs (docs/scripts-listeners-connectors.md
+// §2.1): a node's start listeners run after its input mappings (and any
+// Camunda 7 start listener), before its work; its end listeners after its
+// output mappings, before it is left. The track waits on each listener's
+// job in turn, as on a service task's: the job is fenced, retried and
+// raises an incident the same way, and a retry of that incident runs the
+// failed listener again (Track.Listener), not the ones before it. What a
+// start listener's job completes with becomes the node's locals, so the
+// node's work sees it; an end listener's is written as a job's output is.
+// After the last start listener the track is Entered: its node's work
+// runs next, without entering it again.
+
+// listenFrom queues the job of n's first listener of event at index from
+// or later and parks t on it; false when there is none.
+func (r *runner) listenFrom(t *Track, n *model.Node, event string, from int) bool {
+	for i := from; i < len(n.JobListeners); i++ {
+		if n.JobListeners[i].Event == event {
+			r.listenerJob(t, n, i)
+			return true
+		}
+	}
+	return false
+}
+
+// listenerJob parks t on the job of n's i-th listener.
+func (r *runner) listenerJob(t *Track, n *model.Node, i int) {
+	l := &n.JobListeners[i]
+	topicLevel := r.env.Jobs.For(l.Type)
+	policy := l.Overrides().Resolve(topicLevel)
+	id := r.waitID(fmt.Sprintf("%s#%s%d", n.ID, l.Event, i+1), t.Activation)
+	st := jobs.NewState(id, l.Type, policy, r.env.Now)
+	st.Kept = policy.Trust == jobs.WorkerTrusted && policy.Equal(jobs.Overrides{}.Resolve(topicLevel))
+	t.State = Waiting
+	w := &Wait{ID: id, Kind: JobWait, Track: t.ID, Node: n.ID, Armed: r.env.Now, Job: st, Listener: &ListenerAt{Event: l.Event, Index: i}}
+	r.s.Waits = append(r.s.Waits, w)
+	r.s.Outbox = append(r.s.Outbox, Effect{ID: "job:" + id, Kind: EnqueueJob, Wait: id, Job: r.listenerJobOf(t, n, st)})
+}
+
+// listenerJobOf is the job of listener job state st: every variable t
+// sees, and the node's task headers, if it has any.
+func (r *runner) listenerJobOf(t *Track, n *model.Node, st *jobs.State) *jobs.Job {
+	var headers map[string]string
+	if n.Service != nil && n.Service.Worker != nil {
+		headers = n.Service.Worker.Headers
+	}
+	return r.jobWith(n, st, r.visible(t), headers)
+}
+
+// listenerDone applies the outcome of listener job wait w: the next
+// listener, or the node's work (start), or leaving it (end).
+func (r *runner) listenerDone(w *Wait, out *jobs.Terminal) {
+	at := *w.Listener
+	t, n := r.wake(w)
+	what := fmt.Sprintf("%s execution listener %d (job type %q)", at.Event, at.Index+1, n.JobListeners[at.Index].Type)
+	t.Listener = &at // a fault from here on is this listener's: a retry runs it again
+	switch out.Kind {
+	case jobs.Done:
+	case jobs.Errored:
+		r.fault(t, n, incidents.CauseDataFlow, fmt.Sprintf("%s: threw BPMN error %q; an execution listener may not throw one", what, out.ErrorCode))
+		return
+	case jobs.StatusSet:
+		r.fault(t, n, incidents.CauseDataFlow, fmt.Sprintf("%s: reported a business status; an execution listener has none", what))
+		return
+	default:
+		r.fault(t, n, failureClass(out), what+": "+out.Message)
+		return
+	}
+	vars, err := NormalizeVars(out.Output)
+	if err != nil {
+		r.fault(t, n, incidents.CauseDataFlow, what+": job output: "+err.Error())
+		return
+	}
+	for _, k := range sortedKeys(vars) {
+		v, ok := r.checkVar(t, n, k, vars[k])
+		if !ok {
+			return
+		}
+		vars[k] = v
+	}
+	for _, k := range sortedKeys(vars) {
+		if at.Event == model.ListenStart {
+			if t.Locals == nil {
+				t.Locals = map[string]any{}
+			}
+			t.Locals[k] = vars[k]
+		} else {
+			r.storeVar(t.Scope, k, vars[k])
+		}
+	}
+	t.Listener = nil
+	switch {
+	case r.listenFrom(t, n, at.Event, at.Index+1):
+	case at.Event == model.ListenStart:
+		t.State = Entered
+	default:
+		r.leaveEnded(t, n)
+	}
+}
+
+// resumeListener runs again the listener whose job failed at t's node:
+// t is an incident's retry.
+func (r *runner) resumeListener(t *Track, n *model.Node) {
+	at := *t.Listener
+	t.Listener = nil
+	r.listenerJob(t, n, at.Index)
+}
+
+// leaveEnded leaves node n, whose end listeners are done: an end event
+// ends its track, any other node takes its outgoing flows.
+func (r *runner) leaveEnded(t *Track, n *model.Node) {
+	if n.Kind == model.EndEvent {
+		r.endTrack(t)
+		return
+	}
+	r.journal(t, n, t.Locals, nil)
+	r.disarm(t)
+	r.leave(t, n)
+}

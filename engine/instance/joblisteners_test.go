@@ -1,0 +1,133 @@
+package instance
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jetbpm/jetbpm/engine/model"
+	"github.com/jetbpm/jetbpm/jobs"
+)
+
+// listenerWait is the job wait track t's node has for a listener, failing
+// the test if the instance waits on anything else there.
+func listenerWait(t *testing.T, s *State, node, topic string, at ListenerAt) *Wait {
+	t.Helper()
+	w := waitAt(t, s, node)
+	if w.Kind != JobWait || w.Listener == nil || *w.Listener != at || w.Job.Topic != topic {
+		t.Fatalf("wait at %s = %+v (listener %+v), want the job of %s listener %d on topic %s\n%s", node, w, w.Listener, at.Event, at.Index+1, topic, dumpWaits(s))
+	}
+	return w
+}
+
+// enqueued is the input of the job queued for wait w in this step.
+func enqueued(t *testing.T, s *State, w *Wait) *jobs.Job {
+	t.Helper()
+	for _, e := range effects(s, EnqueueJob) {
+		if e.Wait == w.ID {
+			return e.Job
+		}
+	}
+	t.Fatalf("no job queued for wait %s; queued %v", w.ID, effectWaits(s, EnqueueJob))
+	return nil
+}
+
+// Zeebe's execution listeners: the start listeners' jobs one after the
+// other, after the inputs and before the task's job, what they complete
+// with the task's locals; the end listener's after the outputs, what it
+// completes with written out; a failed listener's incident retried runs
+// that listener only.
+func TestJobListeners(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").
+		ServiceTask("work", "", model.WithWorker("work", model.WithHeaders(map[string]string{"region": "eu"})),
+			model.Input("base", "amount"), model.Output("total", "result + extra"),
+			model.ListenJob(model.JobListener{Event: model.ListenStart, Type: "prep"}),
+			model.ListenJob(model.JobListener{Event: model.ListenEnd, Type: "audit", Retries: 1}),
+			model.ListenJob(model.JobListener{Event: model.ListenStart, Type: "check", Retries: 2})).
+		EndEvent("e").Sequence("s", "work", "e")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, map[string]any{"amount": 2})
+
+	prep := listenerWait(t, s, "work", "prep", ListenerAt{model.ListenStart, 0})
+	if job := enqueued(t, s, prep); job.Input["base"] != int64(2) || job.Input["amount"] != int64(2) || job.Headers["region"] != "eu" {
+		t.Fatalf("prep's job %+v: want every variable, the inputs too, and the task's headers", job)
+	}
+	flush(s)
+	apply(t, s, env, jobDoneEvent(prep, map[string]any{"extra": 10}))
+	check := listenerWait(t, s, "work", "check", ListenerAt{model.ListenStart, 2})
+	if job := enqueued(t, s, check); job.Input["extra"] != int64(10) || job.Policy == nil || job.Policy.Retry.MaxAttempts != 2 {
+		t.Fatalf("check's job %+v (policy %+v): want prep's extra and 2 attempts", job, job.Policy)
+	}
+	flush(s)
+	apply(t, s, env, Event{ID: "f1", Kind: JobOutcome, Wait: check.ID, Outcome: &jobs.Terminal{Kind: jobs.Failed, Message: "boom"}})
+	inc := assertIncident(t, s, "work", `start execution listener 3 (job type "check"): boom`)
+	flush(s)
+	apply(t, s, env, command(IncidentRetry, inc, "c1"))
+	again := listenerWait(t, s, "work", "check", ListenerAt{model.ListenStart, 2})
+	if again.ID == check.ID || len(effects(s, EnqueueJob)) != 1 || enqueued(t, s, again).Input["extra"] != int64(10) {
+		t.Fatalf("the retry queued %v (first %s, input %v): want check's job alone, again, with prep's extra", effectWaits(s, EnqueueJob), check.ID, enqueued(t, s, again).Input)
+	}
+	flush(s)
+	apply(t, s, env, jobDoneEvent(again, nil))
+
+	work := waitAt(t, s, "work")
+	if work.Listener != nil || work.Job.Topic != "work" {
+		t.Fatalf("after the start listeners: wait %+v, want the task's job", work)
+	}
+	if job := enqueued(t, s, work); job.Input["extra"] != int64(10) || job.Input["base"] != int64(2) {
+		t.Fatalf("the task's job input %v: want its inputs and the listeners' locals", job.Input)
+	}
+	apply(t, s, env, jobDoneEvent(work, map[string]any{"result": 5}))
+	audit := listenerWait(t, s, "work", "audit", ListenerAt{model.ListenEnd, 1})
+	if job := enqueued(t, s, audit); job.Input["total"] != int64(15) {
+		t.Fatalf("audit's job input %v: want the output total", job.Input)
+	}
+	if !slices.Equal(s.ActiveNodes(), []string{"work"}) {
+		t.Fatalf("active %v while the end listener runs", s.ActiveNodes())
+	}
+	apply(t, s, env, jobDoneEvent(audit, map[string]any{"audited": true}))
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"amount": int64(2), "total": int64(15), "audited": true})
+	assertNoVar(t, s.Variables(), "extra", "base", "result")
+}
+
+// A listener's BPMN error is an incident; on a none end event and a
+// gateway the listeners run where Zeebe runs them.
+func TestJobListenerKinds(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").
+		ExclusiveGateway("g", model.ListenJob(model.JobListener{Event: model.ListenStart, Type: "route"})).
+		EndEvent("e", model.ListenJob(model.JobListener{Event: model.ListenEnd, Type: "bye"})).
+		Sequence("s", "g", "e")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, nil)
+	route := listenerWait(t, s, "g", "route", ListenerAt{model.ListenStart, 0})
+	apply(t, s, env, Event{ID: "x", Kind: JobOutcome, Wait: route.ID, Outcome: &jobs.Terminal{Kind: jobs.Errored, ErrorCode: "NO"}})
+	inc := assertIncident(t, s, "g", `threw BPMN error "NO"; an execution listener may not throw one`)
+	apply(t, s, env, command(IncidentRetry, inc, "c1"))
+	apply(t, s, env, jobDoneEvent(listenerWait(t, s, "g", "route", ListenerAt{model.ListenStart, 0}), map[string]any{"way": "east"}))
+	bye := listenerWait(t, s, "e", "bye", ListenerAt{model.ListenEnd, 0})
+	apply(t, s, env, jobDoneEvent(bye, map[string]any{"said": "bye"}))
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"said": "bye"})
+}
+
+func TestJobListenerRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    *model.Builder
+		want string
+	}{
+		{"start on a start event", model.NewBuilder("p").StartEvent("s", model.ListenJob(model.JobListener{Event: model.ListenStart, Type: "x"})).EndEvent("e").Sequence("s", "e"),
+			"Zeebe runs no start listener on a start or boundary event"},
+		{"end on a gateway", model.NewBuilder("p").StartEvent("s").ExclusiveGateway("g", model.ListenJob(model.JobListener{Event: model.ListenEnd, Type: "x"})).EndEvent("e").Sequence("s", "g", "e"),
+			"Zeebe runs no end listener on a gateway"},
+		{"no type", model.NewBuilder("p").StartEvent("s").Task("t", model.ListenJob(model.JobListener{Event: model.ListenEnd})).EndEvent("e").Sequence("s", "t", "e"),
+			"has no job type"},
+		{"take", model.NewBuilder("p").StartEvent("s").Task("t", model.ListenJob(model.JobListener{Event: model.ListenTake, Type: "x"})).EndEvent("e").Sequence("s", "t", "e"),
+			`the event "take" is not start or end`},
+	} {
+		if _, err := tc.b.Build(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jetbpm/jetbpm/jobs"
+)
+
+// JobListener is a Zeebe execution listener (zeebe:executionListener): a
+// job of Type for a worker, run when its element starts (Event
+// ListenStart: after the input mappings, before the element's work; what
+// the job completes with becomes the element's local variables) or ends
+// (ListenEnd: after the output mappings, before the element is left; what
+// it completes with is written as a job's output is). Listeners of one
+// event run one after the other, in the order declared; the element waits
+// for each (docs/scripts-listeners-connectors.md §2.1).
+//
+// A listener job fails, retries and raises an incident as a service
+// task's job does, with Retries executions (3 when 0); retrying the
+// incident runs the failed listener again, not the ones before it. A
+// listener job may not throw a BPMN error: one that does is an incident.
+type JobListener struct {
+	Event   string `msgpack:"event"`
+	Type    string `msgpack:"type"`
+	Retries int    `msgpack:"retries,omitempty"`
+}
+
+// defaultListenerRetries is Zeebe's default for a listener's retries.
+const defaultListenerRetries = 3
+
+// Overrides returns the job options of the listener's jobs: a retry
+// policy of Retries executions.
+func (l *JobListener) Overrides() jobs.Overrides {
+	spec := jobs.DefaultRetrySpec
+	spec.MaxAttempts = l.Retries
+	if spec.MaxAttempts == 0 {
+		spec.MaxAttempts = defaultListenerRetries
+	}
+	return jobs.Overrides{Retry: &spec}
+}
+
+// ListenJob adds a Zeebe execution listener to a node.
+func ListenJob(l JobListener) NodeOption {
+	return func(n *Node) { n.JobListeners = append(n.JobListeners, l) }
+}
+
+// checkJobListeners refuses the job listeners of n that jetbpm does not
+// run: where Zeebe has no such event (start on a start or boundary event,
+// end on a gateway or an error end event), and where jetbpm does not yet
+// run one (on a multi-instance activity; start on a joining gateway or an
+// event after an event-based gateway; end on an end event other than a
+// none end event).
+func (v *validator) checkJobListeners(n *Node, p *Process) {
+	for i, l := range n.JobListeners {
+		what := fmt.Sprintf("execution listener %d (%s, type %q)", i+1, l.Event, l.Type)
+		if strings.TrimSpace(l.Type) == "" {
+			v.nodef(n, "%s: has no job type", what)
+		}
+		if l.Retries < 0 {
+			v.nodef(n, "%s: retries %d is negative", what, l.Retries)
+		}
+		gateway := n.Kind == ExclusiveGateway || n.Kind == ParallelGateway || n.Kind == InclusiveGateway || n.Kind == EventBasedGateway
+		var why string
+		switch {
+		case l.Event != ListenStart && l.Event != ListenEnd:
+			why = fmt.Sprintf("the event %q is not start or end", l.Event)
+		case l.Event == ListenStart && (n.Kind == StartEvent || n.Kind == BoundaryEvent):
+			why = "Zeebe runs no start listener on a start or boundary event"
+		case l.Event == ListenEnd && gateway:
+			why = "Zeebe runs no end listener on a gateway"
+		case l.Event == ListenEnd && n.Kind == EndEvent && n.Event == ErrorEvent:
+			why = "Zeebe runs no end listener on an error end event"
+		case n.Loop != nil:
+			why = "not yet run on a multi-instance activity"
+		case l.Event == ListenStart && gateway && len(p.Incoming(n.ID)) > 1:
+			why = "not yet run on a joining gateway"
+		case l.Event == ListenStart && afterEventGateway(n, p):
+			why = "not yet run on an event after an event-based gateway"
+		case l.Event == ListenEnd && n.Kind == EndEvent && n.Event != NoneEvent:
+			why = "not yet run on an end event other than a none end event"
+		}
+		if why != "" {
+			v.nodef(n, "%s: %s", what, why)
+		}
+	}
+}
+
+// afterEventGateway reports whether n is one of an event-based gateway's
+// events.
+func afterEventGateway(n *Node, p *Process) bool {
+	for _, f := range p.Incoming(n.ID) {
+		if src := p.Node(f.Source); src != nil && src.Kind == EventBasedGateway {
+			return true
+		}
+	}
+	return false
+}
