@@ -237,7 +237,7 @@ func (e *Engine) topicLocks(ctx context.Context, procs []*model.Process) ([]topi
 				wants = append(wants, topicLock{topic: n.Service.Worker.Topic, process: p.ID, node: n.ID,
 					lock: n.Service.Worker.Overrides().Resolve(e.opts.jobDefaults().For(n.Service.Worker.Topic)).LockDuration})
 			}
-			for _, l := range n.JobListeners { // Zeebe's execution listeners: their workers poll before the first job
+			for _, l := range slices.Concat(n.JobListeners, n.TaskJobListeners) { // Zeebe's listeners: their workers poll before the first job
 				wants = append(wants, topicLock{topic: l.Type, process: p.ID, node: n.ID,
 					lock: l.Overrides().Resolve(e.opts.jobDefaults().For(l.Type)).LockDuration})
 			}

@@ -345,7 +345,7 @@ func refusal(rec *instance.Task, o instance.TaskOutcome) error {
 	switch {
 	case rec.State.Finished() && o.Reason == rec.EndedReason():
 		kind = ErrFinished
-	case o.Op == instance.TaskClaim && strings.HasPrefix(o.Reason, "task "+rec.ID+" is assigned to "):
+	case o.Conflict, o.Op == instance.TaskClaim && strings.HasPrefix(o.Reason, "task "+rec.ID+" is assigned to "):
 		kind = ErrConflict
 	}
 	return &taskRefusedError{id: rec.ID, reason: o.Reason, kind: kind}

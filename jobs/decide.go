@@ -48,6 +48,8 @@ type Terminal struct {
 	Status    string         `msgpack:"status,omitempty"`
 	Cause     string         `msgpack:"cause,omitempty"`
 	Attempts  int            `msgpack:"attempts,omitempty"`
+	// Result is a task listener job's verdict (Done only).
+	Result *TaskResult `msgpack:"result,omitempty"`
 }
 
 // Env is what Decide may consult besides the state and the report.
@@ -182,7 +184,7 @@ func complete(st *State, r *Report, v Verdict, dec Decision) Decision {
 		out = map[string]any{}
 	}
 	v.Accepted = true
-	dec.Verdict, dec.Action, dec.Terminal = v, Ack, &Terminal{Kind: Done, Output: out}
+	dec.Verdict, dec.Action, dec.Terminal = v, Ack, &Terminal{Kind: Done, Output: out, Result: r.Result}
 	return dec
 }
 

@@ -52,6 +52,10 @@ func AppendJob(b []byte, j *Job) ([]byte, error) {
 		b = append(b, `,"policy":`...)
 		b = append(b, p...)
 	}
+	if j.Listener != "" {
+		b = append(b, `,"listener":`...)
+		b = wirejson.AppendString(b, j.Listener)
+	}
 	return append(b, '}'), nil
 }
 
@@ -72,7 +76,7 @@ func UnmarshalJob(data []byte, j *Job) error {
 }
 
 var jobFields = wirejson.NewFields("id", "topic", "instanceId", "processId", "nodeId", "input", "headers",
-	"reportTo", "lockDurationMs", "enqueuedAt", "policy")
+	"reportTo", "lockDurationMs", "enqueuedAt", "policy", "listener")
 
 // decodeJob is UnmarshalJob without the fallback: an error means
 // malformed or left to encoding/json (wirejson.ErrUnsupported).
@@ -103,6 +107,8 @@ func decodeJob(data []byte, j *Job) error {
 				s.Time(&j.EnqueuedAt)
 			case "policy":
 				decodePolicy(&s, &j.Policy)
+			case "listener":
+				s.String(&j.Listener)
 			default:
 				s.Skip()
 			}

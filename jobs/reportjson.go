@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 
 	"github.com/jetbpm/jetbpm/internal/wirejson"
@@ -30,6 +31,13 @@ func AppendReport(b []byte, r *Report) ([]byte, error) {
 		if b, err = wirejson.AppendMap(b, r.Output); err != nil {
 			return nil, err
 		}
+	}
+	if r.Result != nil { // a task listener's, rare: encoding/json writes it
+		data, err := json.Marshal(r.Result)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"result":`...), data...)
 	}
 	b = appendOptString(b, `,"errorCode":`, r.ErrorCode)
 	b = appendOptString(b, `,"message":`, r.Message)
@@ -96,7 +104,11 @@ func DecodeReport(data []byte, r *Report) error {
 }
 
 var reportFields = wirejson.NewFields("kind", "jobId", "delivery", "worker", "replyTo", "output", "errorCode",
-	"message", "vars", "status", "code", "body", "retries", "retryBackoffMs", "attempts", "cannotRunPolicy", "extendMs")
+	"message", "vars", "status", "code", "body", "retries", "retryBackoffMs", "attempts", "cannotRunPolicy", "extendMs", "result")
+
+// errSlowPath sends a report the fast decoder does not read (a task
+// listener's result) to encoding/json.
+var errSlowPath = errors.New("jobs: report needs encoding/json")
 
 // decodeReport is DecodeReport without the fallback.
 func decodeReport(data []byte, r *Report) error {
@@ -139,6 +151,8 @@ func decodeReport(data []byte, r *Report) error {
 				s.Bool(&r.CannotRunPolicy)
 			case "extendMs":
 				s.Int64(&r.ExtendMs)
+			case "result":
+				return errSlowPath
 			default:
 				s.Skip()
 			}

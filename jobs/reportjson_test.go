@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // decodeReportJSON is the engine's decoding before the hand-written codec.
@@ -118,5 +119,46 @@ func benchCodec(b *testing.B, data []byte, enc, dec, encJSON, decJSON func() err
 				}
 			}
 		})
+	}
+}
+
+// A task listener's result is written as encoding/json writes it, and
+// read by encoding/json (the fast decoder hands it over).
+func TestReportJSONWithTaskResult(t *testing.T) {
+	prio, who, groups := 80, "ann", []string{}
+	due := time.Date(2026, 12, 24, 17, 0, 0, 0, time.UTC)
+	for _, res := range []*TaskResult{
+		{Denied: true, DeniedReason: "not now"},
+		{Corrections: &TaskCorrections{Assignee: &who, Priority: &prio, CandidateGroups: &groups, DueDate: &due}},
+	} {
+		r := Report{Kind: Complete, JobID: "j", Delivery: "d", Output: map[string]any{"a": 1}, Result: res}
+		b, err := AppendReport(nil, &r)
+		marshalsAlike(t, r, b, err)
+		var back, want Report
+		if err := DecodeReport(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeReportJSON(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(back)
+		exp, _ := json.Marshal(want)
+		if !bytes.Equal(got, exp) || back.Result == nil || back.Result.Denied != res.Denied {
+			t.Errorf("decoded %s, want %s", got, exp)
+		}
+		if err := back.Validate(); err != nil {
+			t.Errorf("validate: %v", err)
+		}
+	}
+	bad := []Report{
+		{Kind: Fail, JobID: "j", Delivery: "d", Result: &TaskResult{}},
+		{Kind: Complete, JobID: "j", Delivery: "d", Result: &TaskResult{Denied: true, Corrections: &TaskCorrections{}}},
+		{Kind: Complete, JobID: "j", Delivery: "d", Result: &TaskResult{Corrections: &TaskCorrections{Priority: new(int(101))}}},
+		{Kind: Complete, JobID: "j", Delivery: "d", Result: &TaskResult{Corrections: &TaskCorrections{CandidateUsers: &[]string{""}}}},
+	}
+	for _, r := range bad {
+		if err := r.Validate(); err == nil {
+			t.Errorf("%+v validates", r.Result)
+		}
 	}
 }

@@ -27,6 +27,9 @@ type Job struct {
 	// Policy is shipped under WorkerTrusted only, and only when it differs
 	// from the topic's default (State.Kept).
 	Policy *Policy `json:"policy,omitempty"`
+	// Listener is set on the job of a Zeebe listener: the event it
+	// listens to (start, end; creating, assigning, updating, completing).
+	Listener string `json:"listener,omitempty"`
 }
 
 // ReportKind names a worker message.
@@ -61,7 +64,9 @@ type Report struct {
 	// ReplyTo, if set, receives the engine's Verdict.
 	ReplyTo string `json:"replyTo,omitempty"`
 
-	Output    map[string]any `json:"output,omitempty"`    // complete
+	Output map[string]any `json:"output,omitempty"` // complete
+	// Result is a task listener's verdict on its transition (complete).
+	Result    *TaskResult    `json:"result,omitempty"`
 	ErrorCode string         `json:"errorCode,omitempty"` // bpmnError
 	Message   string         `json:"message,omitempty"`   // bpmnError, fail
 	Vars      map[string]any `json:"vars,omitempty"`      // bpmnError
@@ -105,6 +110,12 @@ func (r *Report) Validate() error {
 	}
 	if r.Retries != nil && *r.Retries < 0 {
 		return fmt.Errorf("fail report for job %s has negative retries", r.JobID)
+	}
+	if r.Result != nil && r.Kind != Complete {
+		return fmt.Errorf("%s report for job %s has a result; only complete has one", r.Kind, r.JobID)
+	}
+	if err := r.Result.Validate(); err != nil {
+		return fmt.Errorf("complete report for job %s: %w", r.JobID, err)
 	}
 	return nil
 }

@@ -23,6 +23,10 @@
 //		return map[string]any{"receipt": resp.ID}, nil
 //	}
 //
+// A Zeebe task listener's handler may return Deny(reason) to refuse the
+// user task's transition, or Correct(corrections) to change the task as
+// it takes effect; nil accepts it as it is.
+//
 // FailWith(err, retries, backoff) overrides the task's retry policy for
 // one failure: that many more runs after backoff, or with 0 an incident
 // now (Zeebe's FailJob with retries; a connector's jobError).

@@ -240,6 +240,9 @@ func businessReport(err error) *jobs.Report {
 	if s, ok := errors.AsType[*BusinessStatus](err); ok && s.Value != "" {
 		return &jobs.Report{Kind: jobs.Status, Status: s.Value}
 	}
+	if v, ok := errors.AsType[*TaskVerdict](err); ok {
+		return &jobs.Report{Kind: jobs.Complete, Result: &v.Result}
+	}
 	return nil
 }
 

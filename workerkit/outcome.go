@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jetbpm/jetbpm/jobs"
 )
 
 // A handler's error says how its job ended. BpmnError and Status are
@@ -61,6 +63,31 @@ func (e *BusinessError) Error() string {
 		return "bpmn error " + e.Code
 	}
 	return "bpmn error " + e.Code + ": " + e.Message
+}
+
+// Deny ends a Zeebe task listener's job by denying the user task's
+// transition it hears (an assignment, an update, a completion): the
+// command is refused with reason, and the task stays as it was.
+func Deny(reason string) error {
+	return &TaskVerdict{Result: jobs.TaskResult{Denied: true, DeniedReason: reason}}
+}
+
+// Correct ends a Zeebe task listener's job by accepting the transition
+// with corrections to the task (its assignee, dates, candidates,
+// priority), applied as the transition takes effect.
+func Correct(c jobs.TaskCorrections) error {
+	return &TaskVerdict{Result: jobs.TaskResult{Corrections: &c}}
+}
+
+// TaskVerdict is the error Deny and Correct return: a task listener's
+// completion with a result, not a failure.
+type TaskVerdict struct{ Result jobs.TaskResult }
+
+func (e *TaskVerdict) Error() string {
+	if e.Result.Denied {
+		return "task listener denies: " + e.Result.DeniedReason
+	}
+	return "task listener corrects the task"
 }
 
 // BusinessStatus is the error Status returns.

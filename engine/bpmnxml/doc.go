@@ -111,7 +111,9 @@
 // minlength, maxlength, min and max).
 // Camunda 7 task listeners (camunda:taskListener: create, assignment,
 // update, complete; an expression or JavaScript) run (docs/usertasks.md
-// §4.3); zeebe:taskListeners, Java and delete/timeout task listeners,
+// §4.3), and Zeebe task listeners (zeebe:taskListeners: creating,
+// assigning, updating, completing; jobs); canceling, Java and
+// delete/timeout task listeners,
 // camunda:formHandlerClass, zeebe:taskHeaders on a user task (no job
 // carries them), a field set twice (camunda:assignee and a humanPerformer,
 // or a Camunda 7 attribute and its Zeebe counterpart) and a second form are

@@ -197,7 +197,11 @@ func (im *importer) zeebe(c, owner *elem, t *extTarget) {
 		im.zeebeListeners(c, owner, t.node)
 		return
 	case local == "taskListeners":
-		im.probs.in(owner, c, "task listeners are not supported")
+		if !userTask {
+			im.probs.in(owner, c, "applies to user tasks only")
+			return
+		}
+		im.zeebeTaskListeners(c, owner, t.node)
 		return
 	case local == "taskHeaders" && userTask:
 		im.probs.in(owner, c, "a user task is not a job: its headers would reach no worker, and the task record has none; remove them")

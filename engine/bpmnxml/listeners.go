@@ -192,14 +192,31 @@ func (im *importer) scriptListener(owner, s *elem) []model.Listener {
 // The job type and retries are constants (a FEEL string or number
 // literal too); where a listener may run is the model's to check.
 func (im *importer) zeebeListeners(c, owner *elem, n *model.Node) {
+	n.JobListeners = append(n.JobListeners, im.jobListeners(c, owner, "executionListener")...)
+}
+
+// zeebeTaskListeners reads a user task's Zeebe task listeners (jobs):
+// <zeebe:taskListeners><zeebe:taskListener eventType="completing"
+// type="audit" retries="3"/></zeebe:taskListeners>.
+func (im *importer) zeebeTaskListeners(c, owner *elem, n *model.Node) {
+	n.TaskJobListeners = append(n.TaskJobListeners, im.jobListeners(c, owner, "taskListener")...)
+}
+
+// jobListeners reads the <zeebe:NAME> listeners inside c.
+func (im *importer) jobListeners(c, owner *elem, name string) []model.JobListener {
+	var out []model.JobListener
 	for _, l := range c.children {
-		if !l.is(NamespaceZeebe, "executionListener") {
+		if !l.is(NamespaceZeebe, name) {
 			if l.name.Space == NamespaceZeebe {
-				im.probs.in(owner, l, "not supported inside zeebe:executionListeners")
+				im.probs.in(owner, l, "not supported inside zeebe:%s", c.name.Local)
 			}
 			continue
 		}
 		jl := model.JobListener{Event: strings.TrimSpace(l.attr("", "eventType"))}
+		if name == "taskListener" && jl.Event == "canceling" {
+			im.probs.in(owner, l, "eventType canceling: canceling listeners are not run yet")
+			continue
+		}
 		typ, ok := feelConst(l.attr("", "type"))
 		switch {
 		case !ok:
@@ -219,6 +236,7 @@ func (im *importer) zeebeListeners(c, owner *elem, n *model.Node) {
 			}
 			jl.Retries = count
 		}
-		n.JobListeners = append(n.JobListeners, jl)
+		out = append(out, jl)
 	}
+	return out
 }

@@ -360,8 +360,8 @@ func TestUserTaskRefusals(t *testing.T) {
 			"zeebe:formDefinition: formId: the form is already named by camunda:formKey; keep one"},
 		{"zeebe headers", zeebe(`<zeebe:taskHeaders><zeebe:header key="a" value="b"/></zeebe:taskHeaders>`), "<zeebe:taskHeaders",
 			"zeebe:taskHeaders: a user task is not a job"},
-		{"zeebe task listeners", zeebe(`<zeebe:taskListeners><zeebe:taskListener eventType="completing" type="audit"/></zeebe:taskListeners>`),
-			"<zeebe:taskListeners", "zeebe:taskListeners: task listeners are not supported"},
+		{"zeebe canceling task listener", zeebe(`<zeebe:taskListeners><zeebe:taskListener eventType="canceling" type="audit"/></zeebe:taskListeners>`),
+			"<zeebe:taskListener ", `eventType canceling: canceling listeners are not run yet`},
 		{"zeebe job", zeebe(`<zeebe:taskDefinition type="x"/>`), "<zeebe:taskDefinition",
 			"zeebe:taskDefinition: applies to service tasks, send tasks and message throw events only"},
 		{"assignment on a service task", around(`<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="x"/>

@@ -83,6 +83,22 @@ type ActivatedJob struct {
 	Retries            int            // executions left, this one included
 	Deadline           time.Time      // when the lock ends, held to the activation's timeout
 	Variables          map[string]any // never nil
+	// Listener is the event of a Zeebe listener's job (start, end;
+	// creating, assigning, updating, completing), "" for an element's.
+	Listener string
+}
+
+// Kind is the job's kind as Camunda 8 names it: BPMN_ELEMENT,
+// EXECUTION_LISTENER or TASK_LISTENER; and ListenerEvent the listener's
+// event in capitals (UNSPECIFIED for an element's job).
+func (a *ActivatedJob) Kind() (kind, event string) {
+	switch a.Listener {
+	case "":
+		return "BPMN_ELEMENT", "UNSPECIFIED"
+	case "start", "end":
+		return "EXECUTION_LISTENER", strings.ToUpper(a.Listener)
+	}
+	return "TASK_LISTENER", strings.ToUpper(a.Listener)
 }
 
 // Activate lends up to a.Max jobs. It returns none when ctx ends first.
@@ -133,7 +149,7 @@ func (j *Jobs) activated(ctx context.Context, s *lease.Lease, a Activation) (Act
 	return ActivatedJob{
 		Key: key, Type: job.Topic, ProcessInstanceKey: ik, BpmnProcessID: view.ProcessID, Version: view.Version,
 		DefinitionKey: dk, ElementID: job.Node, ElementInstanceKey: ik, CustomHeaders: headers, Worker: a.Worker,
-		Retries: s.Retries, Deadline: j.hold(key, s, j.now().Add(a.Timeout)), Variables: vars,
+		Retries: s.Retries, Deadline: j.hold(key, s, j.now().Add(a.Timeout)), Variables: vars, Listener: job.Listener,
 	}, nil
 }
 

@@ -43,17 +43,19 @@ func (r *runner) listenerJob(t *Track, n *model.Node, i int) {
 	t.State = Waiting
 	w := &Wait{ID: id, Kind: JobWait, Track: t.ID, Node: n.ID, Armed: r.env.Now, Job: st, Listener: &ListenerAt{Event: l.Event, Index: i}}
 	r.s.Waits = append(r.s.Waits, w)
-	r.s.Outbox = append(r.s.Outbox, Effect{ID: "job:" + id, Kind: EnqueueJob, Wait: id, Job: r.listenerJobOf(t, n, st)})
+	r.s.Outbox = append(r.s.Outbox, Effect{ID: "job:" + id, Kind: EnqueueJob, Wait: id, Job: r.listenerJobOf(t, n, st, l.Event)})
 }
 
-// listenerJobOf is the job of listener job state st: every variable t
-// sees, and the node's task headers, if it has any.
-func (r *runner) listenerJobOf(t *Track, n *model.Node, st *jobs.State) *jobs.Job {
+// listenerJobOf is the job of listener job state st, of event: every
+// variable t sees, and the node's task headers, if it has any.
+func (r *runner) listenerJobOf(t *Track, n *model.Node, st *jobs.State, event string) *jobs.Job {
 	var headers map[string]string
 	if n.Service != nil && n.Service.Worker != nil {
 		headers = n.Service.Worker.Headers
 	}
-	return r.jobWith(n, st, r.visible(t), headers)
+	job := r.jobWith(n, st, r.visible(t), headers)
+	job.Listener = event
+	return job
 }
 
 // listenerDone applies the outcome of listener job wait w: the next

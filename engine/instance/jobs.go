@@ -66,6 +66,10 @@ func (r *runner) topic(w *model.Worker, t *Track, locals map[string]any) (string
 
 // jobDone applies a job's terminal outcome: the track wakes once.
 func (r *runner) jobDone(w *Wait, out *jobs.Terminal) {
+	if w.Listener != nil && model.IsTaskEvent(w.Listener.Event) {
+		r.taskListenerDone(w, out)
+		return
+	}
 	if w.Listener != nil {
 		r.listenerDone(w, out)
 		return

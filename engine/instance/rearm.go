@@ -25,12 +25,22 @@ func (r *runner) rearm(ev Event) bool {
 		return false
 	case w.Kind == JobWait && w.Job != nil && w.Listener != nil:
 		t, n := r.s.track(w.Track), r.p.Node(w.Node)
-		if t == nil || n == nil || w.Listener.Index >= len(n.JobListeners) {
+		if t == nil || n == nil {
 			return false
 		}
 		st := w.Job
 		st.Seq, st.Delivery, st.Nacked, st.LockedAt = 0, 0, 0, time.Time{}
-		r.s.Outbox = append(r.s.Outbox, Effect{ID: "job:" + w.ID, Kind: EnqueueJob, Wait: w.ID, Job: r.listenerJobOf(t, n, st)})
+		var job *jobs.Job
+		switch task := r.listenedTask(w, t); {
+		case model.IsTaskEvent(w.Listener.Event) && task != nil:
+			job = r.jobWith(n, st, r.visible(t), taskHeaders(task, w.Listener.Event, ""))
+			job.Listener = w.Listener.Event
+		case !model.IsTaskEvent(w.Listener.Event) && w.Listener.Index < len(n.JobListeners):
+			job = r.listenerJobOf(t, n, st, w.Listener.Event)
+		default:
+			return false
+		}
+		r.s.Outbox = append(r.s.Outbox, Effect{ID: "job:" + w.ID, Kind: EnqueueJob, Wait: w.ID, Job: job})
 		return true
 	case w.Kind == JobWait && w.Job != nil:
 		t, n := r.s.track(w.Track), r.p.Node(w.Node)
@@ -82,4 +92,16 @@ func (r *runner) schedule(w *Wait) {
 	r.s.Outbox = append(r.s.Outbox, Effect{
 		ID: fmt.Sprintf("timer:%s:%d", w.ID, w.Firing), Kind: ScheduleTimer, Wait: w.ID, Due: w.Due, Firing: w.Firing,
 	})
+}
+
+// listenedTask is the task a task listener's job wait w describes: the
+// one it opens (creating), or t's open task.
+func (r *runner) listenedTask(w *Wait, t *Track) *Task {
+	if w.Task != nil {
+		return w.Task
+	}
+	if tw := r.s.taskWait(TaskID(r.s.ID, t.Activation)); tw != nil {
+		return tw.Task
+	}
+	return nil
 }

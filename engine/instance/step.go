@@ -174,6 +174,9 @@ type runner struct {
 	// children are the completions inside a sub-process that just
 	// completed, for its own completion (compensation.go).
 	children []*Completion
+	// resumed is the task command whose listeners are done, being applied
+	// now (tasklistenjobs.go).
+	resumed string
 }
 
 func newRunner(s *State, env Env) *runner {

@@ -3,6 +3,8 @@ package instance
 import (
 	"fmt"
 	"slices"
+
+	"github.com/jetbpm/jetbpm/engine/model"
 )
 
 // Commands on a user task are UserTaskCommand events: the partition's
@@ -33,6 +35,21 @@ func (r *runner) taskCommand(ev Event) bool {
 	if _, seen := w.Task.Outcome(ev.ID); seen {
 		return false
 	}
+	if p := w.Task.Pending; p != nil {
+		if p.Command == ev.ID {
+			return false // a redelivery of the command that waits
+		}
+		r.conflictTask(w, ev, fmt.Sprintf("task %s is %s: its %s waits for task listener %d (job type %q)",
+			c.Task, p.Event, p.Cmd.Op, p.Listener+1, r.p.Node(w.Node).TaskJobListeners[p.Listener].Type))
+		return true
+	}
+	r.applyTaskCommand(w, ev)
+	return true
+}
+
+// applyTaskCommand applies command ev to open task w.
+func (r *runner) applyTaskCommand(w *Wait, ev Event) {
+	c := ev.Task
 	switch c.Op {
 	case TaskClaim:
 		r.claimTask(w, ev)
@@ -49,7 +66,6 @@ func (r *runner) taskCommand(ev Event) bool {
 	default:
 		r.refuseTask(w, ev, fmt.Sprintf("unknown task operation %q (want claim, unclaim, assign, update, complete, error or escalate)", c.Op))
 	}
-	return true
 }
 
 // taskOutcome lists ev's outcome on task: applied when reason is "".
@@ -65,6 +81,14 @@ func (r *runner) taskOutcome(task *Task, ev Event, reason string) {
 // refuseTask lists ev as refused for reason; nothing else changes.
 func (r *runner) refuseTask(w *Wait, ev Event, reason string) {
 	r.taskOutcome(w.Task, ev, reason)
+	r.publishTask(w)
+}
+
+// conflictTask is refuseTask for a refusal the task's state makes (its
+// listeners), not the command.
+func (r *runner) conflictTask(w *Wait, ev Event, reason string) {
+	r.taskOutcome(w.Task, ev, reason)
+	w.Task.Outcomes[len(w.Task.Outcomes)-1].Conflict = true
 	r.publishTask(w)
 }
 
@@ -100,6 +124,9 @@ func (r *runner) claimTask(w *Wait, ev Event) {
 		return
 	}
 	claimed := task.Assignee == ""
+	if claimed && r.gateTask(w, ev, model.ListenAssigning, withAssignee(task, user)) {
+		return
+	}
 	if claimed {
 		before := task.clone()
 		task.Assignee, task.ClaimedBy, task.State = user, user, TaskAssigned
@@ -119,6 +146,9 @@ func (r *runner) claimTask(w *Wait, ev Event) {
 // nobody (unclaim, or assign to nobody).
 func (r *runner) assignTask(w *Wait, ev Event, user string) {
 	task := w.Task
+	if task.Assignee != user && r.gateTask(w, ev, model.ListenAssigning, withAssignee(task, user)) {
+		return
+	}
 	changed, before := task.Assignee != user, task.clone()
 	task.Assignee, task.ClaimedBy, task.State = user, "", TaskAssigned
 	if user == "" {
@@ -153,6 +183,9 @@ func (r *runner) updateTask(w *Wait, ev Event) {
 			return
 		}
 	}
+	if r.gateTask(w, ev, model.ListenUpdating, updated(task, c)) {
+		return
+	}
 	before := task.clone()
 	if c.Priority != nil {
 		task.Priority = *c.Priority
@@ -186,6 +219,9 @@ func (r *runner) endTask(w *Wait, ev Event) {
 		return
 	}
 	vars, reason := r.taskVars(c.Vars)
+	if reason == "" && c.Op == TaskComplete && r.gateTask(w, ev, model.ListenCompleting, task) {
+		return
+	}
 	if reason == "" && c.Op == TaskComplete {
 		reason = r.taskCompleting(w, vars)
 	}
@@ -230,4 +266,26 @@ func (r *runner) taskVars(vars map[string]any) (clean map[string]any, reason str
 		}
 	}
 	return clean, ""
+}
+
+// withAssignee is task as an assignment to user would leave it.
+func withAssignee(task *Task, user string) *Task {
+	after := task.clone()
+	after.Assignee = user
+	return after
+}
+
+// updated is task as update c would leave it.
+func updated(task *Task, c *TaskCommand) *Task {
+	after := task.clone()
+	if c.Priority != nil {
+		after.Priority = *c.Priority
+	}
+	if c.DueDate != nil {
+		after.DueDate = c.DueDate.UTC()
+	}
+	if c.FollowUpDate != nil {
+		after.FollowUpDate = c.FollowUpDate.UTC()
+	}
+	return after
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jetbpm/jetbpm/jobs"
 )
 
 // A user task parks its token on a wait of kind UserTaskWait that carries
@@ -83,10 +85,26 @@ type Task struct {
 	// Error is the BPMN error a user threw from the task (state completed).
 	Error *TaskError `msgpack:"error,omitempty" json:"error,omitempty"`
 
+	// Pending is a command waiting for the task's Zeebe task listeners:
+	// until they are done, other commands are refused.
+	Pending *TaskPending `msgpack:"pending,omitempty" json:"pending,omitempty"`
+
 	// Outcomes are the last MaxTaskOutcomes commands applied to the task
 	// or refused, oldest first: the API finds its command's answer here.
 	Outcomes []TaskOutcome `msgpack:"outcomes,omitempty" json:"outcomes,omitempty"`
 	Revision uint64        `msgpack:"rev" json:"revision"`
+}
+
+// TaskPending is a command on a task that waits for the task's Zeebe
+// task listeners (tasklistenjobs.go): its event (assigning, updating,
+// completing), the listener whose job runs, the command, and the
+// corrections the listeners before it made.
+type TaskPending struct {
+	Event       string                `msgpack:"event" json:"event"`
+	Listener    int                   `msgpack:"listener" json:"listener"`
+	Command     string                `msgpack:"command" json:"command"`
+	Cmd         *TaskCommand          `msgpack:"cmd" json:"-"`
+	Corrections *jobs.TaskCorrections `msgpack:"corrections,omitempty" json:"-"`
 }
 
 // TaskError is a BPMN error thrown from a user task.
@@ -107,6 +125,10 @@ type TaskOutcome struct {
 	OK     bool      `msgpack:"ok" json:"ok"`
 	Reason string    `msgpack:"reason,omitempty" json:"reason,omitempty"`
 	Time   time.Time `msgpack:"time" json:"time"`
+	// Conflict marks a refusal for the task's state, not the command's
+	// content: a task listener denied it or failed, or another command
+	// waits for the task's listeners.
+	Conflict bool `msgpack:"conflict,omitempty" json:"conflict,omitempty"`
 }
 
 // Outcome returns the outcome of command id, if the task lists it.

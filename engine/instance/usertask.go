@@ -32,6 +32,15 @@ func (r *runner) userTask(t *Track, n *model.Node) {
 		r.fault(t, n, incidents.CauseExpression, err.Error())
 		return
 	}
+	if r.openingListeners(t, n, task) {
+		return // the task opens once its creating listeners are done
+	}
+	r.openTask(t, n, task)
+}
+
+// openTask opens task, of t's visit of user task n: its wait, record,
+// facts and boundary events.
+func (r *runner) openTask(t *Track, n *model.Node, task *Task) {
 	t.State = Waiting
 	w := &Wait{ID: r.waitID(n.ID, t.Activation), Kind: UserTaskWait, Track: t.ID, Node: n.ID, Armed: r.env.Now, Task: task}
 	r.s.Waits = append(r.s.Waits, w)

@@ -26,6 +26,27 @@ type JobListener struct {
 	Retries int    `msgpack:"retries,omitempty"`
 }
 
+// Zeebe task listener events (zeebe:taskListener eventType), on a user
+// task: creating before the task is open, assigning before an assignee
+// is set or cleared, updating before an update takes effect, completing
+// before the task completes.
+const (
+	ListenCreating   = "creating"
+	ListenAssigning  = "assigning"
+	ListenUpdating   = "updating"
+	ListenCompleting = "completing"
+)
+
+// IsTaskEvent reports whether event is a Zeebe task listener's.
+func IsTaskEvent(event string) bool {
+	return event == ListenCreating || event == ListenAssigning || event == ListenUpdating || event == ListenCompleting
+}
+
+// ListenTaskJob adds a Zeebe task listener to a user task.
+func ListenTaskJob(l JobListener) NodeOption {
+	return func(n *Node) { n.TaskJobListeners = append(n.TaskJobListeners, l) }
+}
+
 // defaultListenerRetries is Zeebe's default for a listener's retries.
 const defaultListenerRetries = 3
 
@@ -95,4 +116,27 @@ func afterEventGateway(n *Node, p *Process) bool {
 		}
 	}
 	return false
+}
+
+// checkTaskJobListeners refuses Zeebe task listeners off a user task, of
+// an unknown event, or of the canceling event, which jetbpm does not run
+// yet.
+func (v *validator) checkTaskJobListeners(n *Node) {
+	for i, l := range n.TaskJobListeners {
+		what := fmt.Sprintf("task listener %d (%s, type %q)", i+1, l.Event, l.Type)
+		switch {
+		case n.Kind != UserTask:
+			v.nodef(n, "%s: only user tasks have task listeners", what)
+		case strings.TrimSpace(l.Type) == "":
+			v.nodef(n, "%s: has no job type", what)
+		case l.Retries < 0:
+			v.nodef(n, "%s: retries %d is negative", what, l.Retries)
+		case l.Event == "canceling":
+			v.nodef(n, "%s: canceling listeners are not run yet", what)
+		case !IsTaskEvent(l.Event):
+			v.nodef(n, "%s: the event %q is not creating, assigning, updating or completing", what, l.Event)
+		case len(n.TaskListeners) > 0:
+			v.nodef(n, "%s: the task has Camunda 7 task listeners too; keep one kind", what)
+		}
+	}
 }

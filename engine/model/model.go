@@ -188,6 +188,10 @@ type Node struct {
 	// JobListeners are its Zeebe execution listeners (start, end), jobs
 	// for workers, in the order declared (JobListener).
 	JobListeners []JobListener `msgpack:"jobListeners,omitempty"`
+	// TaskJobListeners are a user task's Zeebe task listeners (creating,
+	// assigning, updating, completing), jobs for workers, in the order
+	// declared (JobListener).
+	TaskJobListeners []JobListener `msgpack:"taskJobListeners,omitempty"`
 
 	// IncidentRetry is the activity's incident retry policy; nil
 	// defers to the engine's default, which retries nothing automatically.

@@ -323,6 +323,7 @@ func (v *validator) node(n *Node) {
 		}
 	}
 	v.checkJobListeners(n, p)
+	v.checkTaskJobListeners(n)
 	if len(n.TaskListeners) > 0 && n.Kind != UserTask {
 		v.nodef(n, "only user tasks have task listeners")
 	}

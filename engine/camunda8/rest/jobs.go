@@ -91,12 +91,13 @@ func (h *Handler) activateJobs(w http.ResponseWriter, r *http.Request) {
 		Jobs []activatedJob `json:"jobs"`
 	}{Jobs: make([]activatedJob, 0, len(got))}
 	for _, j := range got {
+		kind, event := j.Kind()
 		out.Jobs = append(out.Jobs, activatedJob{
 			Type: j.Type, ProcessDefinitionID: j.BpmnProcessID, ProcessDefinitionVersion: j.Version, ElementID: j.ElementID,
 			CustomHeaders: j.CustomHeaders, Worker: j.Worker, Retries: j.Retries, Deadline: j.Deadline.UnixMilli(),
 			Variables: j.Variables, TenantID: tenant, JobKey: j.Key, ProcessInstanceKey: j.ProcessInstanceKey,
-			ProcessDefinitionKey: j.DefinitionKey, ElementInstanceKey: j.ElementInstanceKey, Kind: "BPMN_ELEMENT",
-			ListenerEventType: "UNSPECIFIED", Tags: []string{},
+			ProcessDefinitionKey: j.DefinitionKey, ElementInstanceKey: j.ElementInstanceKey, Kind: kind,
+			ListenerEventType: event, Tags: []string{},
 		})
 	}
 	if r.Context().Err() != nil { // the client left: its jobs go back at once
@@ -114,16 +115,28 @@ func (h *Handler) activateJobs(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) completeJob(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Variables map[string]any `json:"variables"`
-		Result    map[string]any `json:"result"`
+		// Result is a task listener's verdict (type userTask).
+		Result *struct {
+			Type string `json:"type"`
+			jobs.TaskResult
+		} `json:"result"`
 	}
 	if !h.decode(w, r, &body) {
 		return
 	}
-	if body.Result != nil {
-		problem(w, r, http.StatusNotImplemented, "NOT_IMPLEMENTED", "a job result (for task listeners and ad-hoc subprocesses) is not supported by jetbpm")
-		return
+	rep := jobs.Report{Kind: jobs.Complete, Output: body.Variables}
+	if res := body.Result; res != nil {
+		if res.Type != "" && res.Type != "userTask" {
+			problem(w, r, http.StatusNotImplemented, "NOT_IMPLEMENTED", fmt.Sprintf("a job result of type %q (ad-hoc sub-processes) is not supported by jetbpm; userTask is", res.Type))
+			return
+		}
+		if err := res.TaskResult.Validate(); err != nil {
+			invalid(w, r, "result: %v", err)
+			return
+		}
+		rep.Result = &res.TaskResult
 	}
-	h.report(w, r, "complete", jobs.Report{Kind: jobs.Complete, Output: body.Variables})
+	h.report(w, r, "complete", rep)
 }
 
 // failJob fails a job: the worker says how many retries are left and
