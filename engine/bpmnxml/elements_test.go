@@ -414,11 +414,19 @@ func TestScriptResources(t *testing.T) {
 	}
 	for res, want := range map[string]string{
 		"deployment://other.js": `camunda:resource "deployment://other.js": no file "other.js" in this deployment`,
-		"org/acme/calc.js":      `camunda:resource "org/acme/calc.js" is on the classpath, which jetbpm does not have`,
+		"org/acme/parse.js":     `camunda:resource "org/acme/parse.js" is on Camunda 7's classpath, which jetbpm does not have: deploy parse.js with the BPMN file`,
 	} {
 		_, err := ParseIn(strings.NewReader(doc(res)), Resources{"calc.js": []byte("1")})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", res, err, want)
+		}
+	}
+	// Camunda 7's classpath is the deployment: the file of the path, or
+	// of the base name.
+	for _, res := range []string{"org/acme/calc.js", "classpath://org/acme/calc.js", "calc.js"} {
+		ps, err := ParseIn(strings.NewReader(doc(res)), Resources{"calc.js": []byte("amount * 3")})
+		if err != nil || node(t, ps[0], "t").Script.Expression != "amount * 3" {
+			t.Errorf("%s: %v", res, err)
 		}
 	}
 	if !IsDocument([]byte("\xef\xbb\xbf  <?xml version=\"1.0\"?>")) || IsDocument([]byte("var a = '<x>';")) || IsDocument(nil) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 
 	"github.com/jetbpm/jetbpm/engine/model"
@@ -16,8 +17,10 @@ type Resources map[string][]byte
 
 // ParseIn is Parse for a document deployed together with resources: a
 // JavaScript script task or parameter with camunda:resource naming one
-// of them runs that file's text. A resource on the classpath (no scheme,
-// or classpath://) cannot be read here and is refused.
+// of them runs that file's text. jetbpm has no classpath: a resource on
+// Camunda 7's classpath (no scheme, or classpath://) is the deployment's
+// file of that path, or else of that base name; without one it is
+// refused.
 func ParseIn(r io.Reader, resources Resources) ([]*model.Process, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
 	if err != nil {
@@ -46,13 +49,20 @@ func IsDocument(data []byte) bool {
 // cannot be read here; ok is false when a problem was reported on e.
 func (im *importer) scriptResource(owner, e *elem, value string) (text string, ok bool) {
 	name, deployment := strings.CutPrefix(strings.TrimSpace(value), "deployment://")
-	if !deployment {
-		im.probs.in(owner, e, "camunda:resource %q is on the classpath, which jetbpm does not have: deploy the script with the BPMN file and name it deployment://FILE", value)
-		return "", false
+	var data []byte
+	found := false
+	if deployment {
+		data, found = im.resources[name]
+	} else {
+		name = strings.TrimPrefix(name, "classpath://")
+		data, found = im.classpath(name)
 	}
-	data, found := im.resources[name]
-	if !found {
+	switch {
+	case !found && deployment:
 		im.probs.in(owner, e, "camunda:resource %q: no file %q in this deployment", value, name)
+		return "", false
+	case !found:
+		im.probs.in(owner, e, "camunda:resource %q is on Camunda 7's classpath, which jetbpm does not have: deploy %s with the BPMN file", value, path.Base(name))
 		return "", false
 	}
 	if text = strings.TrimSpace(string(data)); text == "" {
@@ -72,4 +82,21 @@ func (im *importer) jsCondition(e, c *elem) (src string, js bool) {
 		im.probs.in(e, c, "the condition is empty")
 	}
 	return src, true
+}
+
+// classpath finds the deployment's file that stands in for classpath
+// resource name: the file of that path, else the one file of its base
+// name.
+func (im *importer) classpath(name string) ([]byte, bool) {
+	if data, ok := im.resources[name]; ok {
+		return data, true
+	}
+	var found []byte
+	n := 0
+	for file, data := range im.resources {
+		if path.Base(file) == path.Base(name) {
+			found, n = data, n+1
+		}
+	}
+	return found, n == 1
 }
