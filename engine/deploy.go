@@ -231,6 +231,13 @@ func (e *Engine) topicLocks(ctx context.Context, procs []*model.Process) ([]topi
 	var out []topicLock
 	index := map[string]int{}
 	for _, p := range procs {
+		for _, l := range p.JobListeners {
+			tl := topicLock{topic: l.Type, process: p.ID, node: "(the process)", lock: l.Overrides().Resolve(e.opts.jobDefaults().For(l.Type)).LockDuration}
+			if _, ok := index[tl.topic]; !ok {
+				index[tl.topic] = len(out)
+				out = append(out, tl)
+			}
+		}
 		for _, n := range p.Nodes {
 			var wants []topicLock
 			if n.IsExternal() && n.Service.Worker.TopicExpr == "" { // a topic expression's topics are ensured as jobs are queued

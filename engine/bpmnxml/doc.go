@@ -322,8 +322,8 @@
 // Camunda 7 implementation attributes on a throw event instead of its
 // messageEventDefinition, jetbpm:publish on a throw that also runs a job
 // or names no message, scripts and
-// conditions in JVM languages (groovy, python, ...), Zeebe task listeners
-// and a process's Zeebe execution listeners, Camunda 7
+// conditions in JVM languages (groovy, python, ...), Zeebe canceling task
+// listeners, Camunda 7
 // listeners that run Java (class, delegateExpression, camunda:field, a
 // JVM script language),
 // zeebe:assignmentDefinition, zeebe:taskSchedule, zeebe:priorityDefinition

@@ -190,11 +190,14 @@ func (im *importer) zeebe(c, owner *elem, t *extTarget) {
 		im.probs.in(owner, c, "applies to user tasks only")
 		return
 	case local == "executionListeners":
-		if t == nil {
-			im.probs.in(owner, c, "execution listeners of a %s are not supported yet (only of its elements)", owner.name.Local)
-			return
+		switch {
+		case t != nil:
+			im.zeebeListeners(c, owner, &t.node.JobListeners)
+		case owner.name.Local == "process" && im.proc != nil:
+			im.zeebeListeners(c, owner, &im.proc.JobListeners)
+		default:
+			im.probs.in(owner, c, "applies to processes, activities, events and gateways only")
 		}
-		im.zeebeListeners(c, owner, t.node)
 		return
 	case local == "taskListeners":
 		if !userTask {

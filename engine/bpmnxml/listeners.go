@@ -183,7 +183,8 @@ func (im *importer) scriptListener(owner, s *elem) []model.Listener {
 	return []model.Listener{{Source: src}}
 }
 
-// zeebeListeners reads Zeebe's execution listeners (jobs) of node n:
+// zeebeListeners reads Zeebe's execution listeners (jobs) of a node or
+// a process into dst:
 //
 //	<zeebe:executionListeners>
 //	  <zeebe:executionListener eventType="start" type="audit" retries="3"/>
@@ -191,8 +192,8 @@ func (im *importer) scriptListener(owner, s *elem) []model.Listener {
 //
 // The job type and retries are constants (a FEEL string or number
 // literal too); where a listener may run is the model's to check.
-func (im *importer) zeebeListeners(c, owner *elem, n *model.Node) {
-	n.JobListeners = append(n.JobListeners, im.jobListeners(c, owner, "executionListener")...)
+func (im *importer) zeebeListeners(c, owner *elem, dst *[]model.JobListener) {
+	*dst = append(*dst, im.jobListeners(c, owner, "executionListener")...)
 }
 
 // zeebeTaskListeners reads a user task's Zeebe task listeners (jobs):

@@ -156,6 +156,15 @@ func TestZeebeExecutionListeners(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("job listeners %+v, want %+v", got, want)
 	}
+	p = mustParse(t, doc(`<bpmn:process id="p" isExecutable="true">
+<bpmn:extensionElements><zeebe:executionListeners>
+  <zeebe:executionListener eventType="start" type="open"/><zeebe:executionListener eventType="end" type="close" retries="1"/>
+</zeebe:executionListeners></bpmn:extensionElements>
+<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"/><bpmn:endEvent id="e"/>
+</bpmn:process>`))
+	if want := []model.JobListener{{Event: "start", Type: "open"}, {Event: "end", Type: "close", Retries: 1}}; !slices.Equal(p.JobListeners, want) {
+		t.Errorf("process listeners %+v, want %+v", p.JobListeners, want)
+	}
 	for _, c := range []struct{ src, want string }{
 		{`<bpmn:startEvent id="t"><bpmn:extensionElements><zeebe:executionListeners><zeebe:executionListener eventType="start" type="x"/></zeebe:executionListeners></bpmn:extensionElements></bpmn:startEvent>`,
 			`execution listener 1 (start, type "x"): Zeebe runs no start listener on a start or boundary event`},

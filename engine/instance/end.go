@@ -39,9 +39,19 @@ func (r *runner) end(t *Track, n *model.Node) {
 // endTrack removes a track that has finished and completes its scope when
 // it was the scope's last.
 func (r *runner) endTrack(t *Track) {
-	if !r.completing(t, r.p.Node(t.Node)) {
+	n := r.p.Node(t.Node)
+	if !r.completing(t, n) {
 		return
 	}
+	if t.Scope == RootScope && len(r.s.Tracks) == 1 && r.listenAt(t, n, ListenerAt{Event: model.ListenEnd, Process: true}) {
+		return // the process's end listeners run first
+	}
+	r.finishTrack(t)
+}
+
+// finishTrack removes track t, which has ended, and completes its scope
+// when it was the scope's last.
+func (r *runner) finishTrack(t *Track) {
 	r.retrySucceeded(t)
 	r.disarm(t)
 	r.s.removeTrack(t.ID)

@@ -23,25 +23,46 @@ import (
 // listenFrom queues the job of n's first listener of event at index from
 // or later and parks t on it; false when there is none.
 func (r *runner) listenFrom(t *Track, n *model.Node, event string, from int) bool {
-	for i := from; i < len(n.JobListeners); i++ {
-		if n.JobListeners[i].Event == event {
-			r.listenerJob(t, n, i)
+	return r.listenAt(t, n, ListenerAt{Event: event, Index: from})
+}
+
+// listenAt queues the job of the first listener of at's event, at its
+// index or later — n's, or the process's at n — and parks t on it;
+// false when there is none.
+func (r *runner) listenAt(t *Track, n *model.Node, at ListenerAt) bool {
+	ls := r.jobListeners(n, at)
+	for i := at.Index; i < len(ls); i++ {
+		if ls[i].Event == at.Event {
+			at.Index = i
+			r.listenerJob(t, n, at)
 			return true
 		}
 	}
 	return false
 }
 
-// listenerJob parks t on the job of n's i-th listener.
-func (r *runner) listenerJob(t *Track, n *model.Node, i int) {
-	l := &n.JobListeners[i]
+// jobListeners are the listeners at names: the process's or n's.
+func (r *runner) jobListeners(n *model.Node, at ListenerAt) []model.JobListener {
+	if at.Process {
+		return r.p.JobListeners
+	}
+	return n.JobListeners
+}
+
+// listenerJob parks t on the job of listener at, at node n.
+func (r *runner) listenerJob(t *Track, n *model.Node, at ListenerAt) {
+	l := &r.jobListeners(n, at)[at.Index]
 	topicLevel := r.env.Jobs.For(l.Type)
 	policy := l.Overrides().Resolve(topicLevel)
-	id := r.waitID(fmt.Sprintf("%s#%s%d", n.ID, l.Event, i+1), t.Activation)
+	owner := n.ID
+	if at.Process {
+		owner = "process"
+	}
+	id := r.waitID(fmt.Sprintf("%s#%s%d", owner, l.Event, at.Index+1), t.Activation)
 	st := jobs.NewState(id, l.Type, policy, r.env.Now)
 	st.Kept = policy.Trust == jobs.WorkerTrusted && policy.Equal(jobs.Overrides{}.Resolve(topicLevel))
 	t.State = Waiting
-	w := &Wait{ID: id, Kind: JobWait, Track: t.ID, Node: n.ID, Armed: r.env.Now, Job: st, Listener: &ListenerAt{Event: l.Event, Index: i}}
+	w := &Wait{ID: id, Kind: JobWait, Track: t.ID, Node: n.ID, Armed: r.env.Now, Job: st, Listener: &at}
 	r.s.Waits = append(r.s.Waits, w)
 	r.s.Outbox = append(r.s.Outbox, Effect{ID: "job:" + id, Kind: EnqueueJob, Wait: id, Job: r.listenerJobOf(t, n, st, l.Event)})
 }
@@ -63,7 +84,10 @@ func (r *runner) listenerJobOf(t *Track, n *model.Node, st *jobs.State, event st
 func (r *runner) listenerDone(w *Wait, out *jobs.Terminal) {
 	at := *w.Listener
 	t, n := r.wake(w)
-	what := fmt.Sprintf("%s execution listener %d (job type %q)", at.Event, at.Index+1, n.JobListeners[at.Index].Type)
+	what := fmt.Sprintf("%s execution listener %d (job type %q)", at.Event, at.Index+1, r.jobListeners(n, at)[at.Index].Type)
+	if at.Process {
+		what += " of the process"
+	}
 	t.Listener = &at // a fault from here on is this listener's: a retry runs it again
 	switch out.Kind {
 	case jobs.Done:
@@ -90,6 +114,10 @@ func (r *runner) listenerDone(w *Wait, out *jobs.Terminal) {
 		vars[k] = v
 	}
 	for _, k := range sortedKeys(vars) {
+		if at.Process {
+			r.storeVar(RootScope, k, vars[k]) // the process's own scope
+			continue
+		}
 		if at.Event == model.ListenStart {
 			if t.Locals == nil {
 				t.Locals = map[string]any{}
@@ -100,8 +128,14 @@ func (r *runner) listenerDone(w *Wait, out *jobs.Terminal) {
 		}
 	}
 	t.Listener = nil
+	next := at
+	next.Index++
 	switch {
-	case r.listenFrom(t, n, at.Event, at.Index+1):
+	case r.listenAt(t, n, next):
+	case at.Process && at.Event == model.ListenStart:
+		t.State = Entered // on to the start event (which has no inputs or start listeners of its own)
+	case at.Process:
+		r.finishTrack(t) // the process's end listeners ran: it completes
 	case at.Event == model.ListenStart:
 		t.State = Entered
 	default:
@@ -114,7 +148,7 @@ func (r *runner) listenerDone(w *Wait, out *jobs.Terminal) {
 func (r *runner) resumeListener(t *Track, n *model.Node) {
 	at := *t.Listener
 	t.Listener = nil
-	r.listenerJob(t, n, at.Index)
+	r.listenerJob(t, n, at)
 }
 
 // leaveEnded leaves node n, whose end listeners are done: an end event

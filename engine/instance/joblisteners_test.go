@@ -48,13 +48,13 @@ func TestJobListeners(t *testing.T) {
 	env := newEnv(build(t, b), nil)
 	s := start(t, env, map[string]any{"amount": 2})
 
-	prep := listenerWait(t, s, "work", "prep", ListenerAt{model.ListenStart, 0})
+	prep := listenerWait(t, s, "work", "prep", ListenerAt{Event: model.ListenStart, Index: 0})
 	if job := enqueued(t, s, prep); job.Input["base"] != int64(2) || job.Input["amount"] != int64(2) || job.Headers["region"] != "eu" {
 		t.Fatalf("prep's job %+v: want every variable, the inputs too, and the task's headers", job)
 	}
 	flush(s)
 	apply(t, s, env, jobDoneEvent(prep, map[string]any{"extra": 10}))
-	check := listenerWait(t, s, "work", "check", ListenerAt{model.ListenStart, 2})
+	check := listenerWait(t, s, "work", "check", ListenerAt{Event: model.ListenStart, Index: 2})
 	if job := enqueued(t, s, check); job.Input["extra"] != int64(10) || job.Policy == nil || job.Policy.Retry.MaxAttempts != 2 {
 		t.Fatalf("check's job %+v (policy %+v): want prep's extra and 2 attempts", job, job.Policy)
 	}
@@ -63,7 +63,7 @@ func TestJobListeners(t *testing.T) {
 	inc := assertIncident(t, s, "work", `start execution listener 3 (job type "check"): boom`)
 	flush(s)
 	apply(t, s, env, command(IncidentRetry, inc, "c1"))
-	again := listenerWait(t, s, "work", "check", ListenerAt{model.ListenStart, 2})
+	again := listenerWait(t, s, "work", "check", ListenerAt{Event: model.ListenStart, Index: 2})
 	if again.ID == check.ID || len(effects(s, EnqueueJob)) != 1 || enqueued(t, s, again).Input["extra"] != int64(10) {
 		t.Fatalf("the retry queued %v (first %s, input %v): want check's job alone, again, with prep's extra", effectWaits(s, EnqueueJob), check.ID, enqueued(t, s, again).Input)
 	}
@@ -78,7 +78,7 @@ func TestJobListeners(t *testing.T) {
 		t.Fatalf("the task's job input %v: want its inputs and the listeners' locals", job.Input)
 	}
 	apply(t, s, env, jobDoneEvent(work, map[string]any{"result": 5}))
-	audit := listenerWait(t, s, "work", "audit", ListenerAt{model.ListenEnd, 1})
+	audit := listenerWait(t, s, "work", "audit", ListenerAt{Event: model.ListenEnd, Index: 1})
 	if job := enqueued(t, s, audit); job.Input["total"] != int64(15) {
 		t.Fatalf("audit's job input %v: want the output total", job.Input)
 	}
@@ -100,12 +100,12 @@ func TestJobListenerKinds(t *testing.T) {
 		Sequence("s", "g", "e")
 	env := newEnv(build(t, b), nil)
 	s := start(t, env, nil)
-	route := listenerWait(t, s, "g", "route", ListenerAt{model.ListenStart, 0})
+	route := listenerWait(t, s, "g", "route", ListenerAt{Event: model.ListenStart, Index: 0})
 	apply(t, s, env, Event{ID: "x", Kind: JobOutcome, Wait: route.ID, Outcome: &jobs.Terminal{Kind: jobs.Errored, ErrorCode: "NO"}})
 	inc := assertIncident(t, s, "g", `threw BPMN error "NO"; an execution listener may not throw one`)
 	apply(t, s, env, command(IncidentRetry, inc, "c1"))
-	apply(t, s, env, jobDoneEvent(listenerWait(t, s, "g", "route", ListenerAt{model.ListenStart, 0}), map[string]any{"way": "east"}))
-	bye := listenerWait(t, s, "e", "bye", ListenerAt{model.ListenEnd, 0})
+	apply(t, s, env, jobDoneEvent(listenerWait(t, s, "g", "route", ListenerAt{Event: model.ListenStart, Index: 0}), map[string]any{"way": "east"}))
+	bye := listenerWait(t, s, "e", "bye", ListenerAt{Event: model.ListenEnd, Index: 0})
 	apply(t, s, env, jobDoneEvent(bye, map[string]any{"said": "bye"}))
 	assertStatus(t, s, Completed)
 	assertVars(t, s.Variables(), map[string]any{"said": "bye"})
@@ -130,4 +130,32 @@ func TestJobListenerRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// The process's Zeebe execution listeners: start before the start event
+// (what it completes with is a process variable), end when the last
+// token ends; a failed end listener's retry runs it again.
+func TestProcessJobListeners(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").Task("t").EndEvent("e").Sequence("s", "t", "e")
+	p := build(t, b)
+	p.JobListeners = []model.JobListener{{Event: model.ListenStart, Type: "open"}, {Event: model.ListenEnd, Type: "close"}}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	env := newEnv(p, nil)
+	s := start(t, env, nil)
+	open := listenerWait(t, s, "s", "open", ListenerAt{Event: model.ListenStart, Index: 0, Process: true})
+	if len(s.Passed) > 0 {
+		t.Fatalf("passed %v before the start listener", s.Passed)
+	}
+	apply(t, s, env, jobDoneEvent(open, map[string]any{"opened": true}))
+	closing := listenerWait(t, s, "e", "close", ListenerAt{Event: model.ListenEnd, Index: 1, Process: true})
+	assertStatus(t, s, Active)
+	apply(t, s, env, Event{ID: "f", Kind: JobOutcome, Wait: closing.ID, Outcome: &jobs.Terminal{Kind: jobs.Failed, Message: "archive down"}})
+	inc := assertIncident(t, s, "e", `end execution listener 2 (job type "close") of the process: archive down`)
+	apply(t, s, env, command(IncidentRetry, inc, "r1"))
+	again := listenerWait(t, s, "e", "close", ListenerAt{Event: model.ListenEnd, Index: 1, Process: true})
+	apply(t, s, env, jobDoneEvent(again, map[string]any{"closed": true}))
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"opened": true, "closed": true})
 }

@@ -28,6 +28,9 @@ func (r *runner) enter(t *Track, n *model.Node) bool {
 		!r.listen(t, n, r.p.Listeners, model.ListenStart, " of the process") {
 		return false // the instance starts here: the process's listeners run first
 	}
+	if t.Scope == RootScope && n.Kind == model.StartEvent && r.listenAt(t, n, ListenerAt{Event: model.ListenStart, Process: true}) {
+		return false // the process's Zeebe start listeners' jobs first
+	}
 	if len(n.Inputs) == 0 && len(n.Listeners) == 0 && len(n.JobListeners) == 0 {
 		return true
 	}

@@ -35,7 +35,7 @@ func (r *runner) rearm(ev Event) bool {
 		case model.IsTaskEvent(w.Listener.Event) && task != nil:
 			job = r.jobWith(n, st, r.visible(t), taskHeaders(task, w.Listener.Event, ""))
 			job.Listener = w.Listener.Event
-		case !model.IsTaskEvent(w.Listener.Event) && w.Listener.Index < len(n.JobListeners):
+		case !model.IsTaskEvent(w.Listener.Event) && w.Listener.Index < len(r.jobListeners(n, *w.Listener)):
 			job = r.listenerJobOf(t, n, st, w.Listener.Event)
 		default:
 			return false

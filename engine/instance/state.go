@@ -133,6 +133,9 @@ type Track struct {
 type ListenerAt struct {
 	Event string `msgpack:"event"`
 	Index int    `msgpack:"index"`
+	// Process says the listener is the process's (Process.JobListeners),
+	// run at its start event (start) or its last end (end).
+	Process bool `msgpack:"process,omitempty"`
 }
 
 // Scope is a variable scope: the process, or one activation of a sub-process.

@@ -82,6 +82,10 @@ type Process struct {
 	// when an instance starts, before its first node; end when it
 	// completes.
 	Listeners []Listener `msgpack:"listeners,omitempty"`
+	// JobListeners are the process's Zeebe execution listeners (start:
+	// before its start event; end: when its last token ends), jobs for
+	// workers (JobListener).
+	JobListeners []JobListener `msgpack:"jobListeners,omitempty"`
 	// Warnings are what its import found that deploys but does not run as
 	// written (a data association, say); a deploy reports them. They are
 	// not stored with the version.

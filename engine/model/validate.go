@@ -103,6 +103,7 @@ func (v *validator) run() {
 			v.addf("", 0, "%v", err)
 		}
 	}
+	v.processJobListeners(p)
 }
 
 func (v *validator) node(n *Node) {
