@@ -32,7 +32,7 @@
 //   - names and paths, numbers, "double quoted" strings (escapes \" \\ \' \n
 //     \r \t \uXXXX \UXXXXXX), true, false, null, list literals [1, 2],
 //     contexts {name: "x", "id": 1} (keys are names or strings; an entry
-//     that uses an earlier entry's key, {a: 1, b: a}, is refused)
+//     may use the earlier entries, {a: 1, b: a + 1})
 //   - = (equality) != < <= > >= and or + - * / ** and parentheses
 //   - a[n] with an integer literal n: 1-based as in FEEL (a[1] is the first
 //     element, a[-1] the last); any other filter a[...] is refused
@@ -45,7 +45,11 @@
 //     count(list), contains(s, sub), starts with(s, p), ends with(s, p),
 //     list contains(list, x), string join(list [, delimiter [, prefix,
 //     suffix]]) (null elements skipped; an element that is not a string is
-//     an evaluation error, where FEEL would give null); and the functions
+//     an evaluation error, where FEEL would give null); is defined(x)
+//     (x is not null: a variable set to null counts as undefined, as in
+//     Camunda 8's FEEL); floor(n), ceiling(n), abs(n), round down(n [,
+//     scale]), round up, round half up, round half down; string(x),
+//     number(s); and the functions
 //     of Camunda 8 connectors' error expressions, bpmnError(code,
 //     message [, variables]) and jobError(message [, variables [,
 //     retries [, retryBackoff]]]), which give the context they describe

@@ -1,7 +1,6 @@
 package expression
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -231,6 +230,9 @@ func (p *parser) feelPrimary() (string, *Error) {
 			if p.scope[k].refuse != "" {
 				return "", p.errAt(t, "%s", p.scope[k].refuse)
 			}
+			if p.scope[k].used != nil {
+				*p.scope[k].used = true
+			}
 			return p.scope[k].emit, nil
 		}
 	}
@@ -239,13 +241,15 @@ func (p *parser) feelPrimary() (string, *Error) {
 
 // feelContext translates a FEEL context {key: value, ...} to an
 // expr-lang map literal. A key is a name or a string. FEEL lets an entry
-// use an earlier entry of the same context by its key; the map literal
-// cannot, so such a use is refused rather than read as a variable.
+// use an earlier entry of the same context by its key, as Camunda's
+// connector templates do ({baseUrl: ..., url: baseUrl + "/x"}); then each
+// value is bound with let first, and the map made of the bindings.
 func (p *parser) feelContext() (string, *Error) {
 	open := p.next()
 	scopeLen := len(p.scope)
 	defer func() { p.scope = p.scope[:scopeLen] }()
-	var entries []string
+	var entries, lets, bound []string
+	used := false
 	seen := map[string]bool{}
 	if p.peek().isOp("}") {
 		p.next()
@@ -271,13 +275,18 @@ func (p *parser) feelContext() (string, *Error) {
 		if err != nil {
 			return "", err
 		}
+		name := p.fresh()
 		entries = append(entries, Literal(k.text)+": "+v)
+		lets = append(lets, "let "+name+" = "+v+"; ")
+		bound = append(bound, Literal(k.text)+": "+name)
 		seen[k.text] = true
-		p.scope = append(p.scope, binding{name: k.text,
-			refuse: fmt.Sprintf("unsupported FEEL context entry using the earlier entry %q", k.text)})
+		p.scope = append(p.scope, binding{name: k.text, emit: name, used: &used})
 		switch t := p.next(); {
 		case t.isOp(","):
 		case t.isOp("}"):
+			if used {
+				return "(" + strings.Join(lets, "") + "{" + strings.Join(bound, ", ") + "})", nil
+			}
 			return "{" + strings.Join(entries, ", ") + "}", nil
 		case t.kind == tokEOF:
 			return "", p.errAt(open, `missing closing "}" for "{"`)
@@ -308,10 +317,16 @@ func (p *parser) feelList(open token, closing string) ([]string, *Error) {
 	}
 }
 
-// feelFunctionName recognizes a supported (possibly two-word) function name
+// feelFunctionName recognizes a supported (possibly two- or three-word) function name
 // followed by "(" and returns it with its number of name tokens.
 func (p *parser) feelFunctionName() (string, int, bool) {
 	t, t2 := p.peek(), p.peekAt(1)
+	if t3 := p.peekAt(2); t2.kind == tokIdent && t3.kind == tokIdent && p.peekAt(3).isOp("(") {
+		name := t.text + " " + t2.text + " " + t3.text
+		if _, _, ok := feelArity(name); ok {
+			return name, 3, true
+		}
+	}
 	if t2.kind == tokIdent && p.peekAt(2).isOp("(") {
 		name := t.text + " " + t2.text
 		if _, _, ok := feelArity(name); ok {
@@ -328,8 +343,10 @@ func (p *parser) feelFunctionName() (string, int, bool) {
 // each takes.
 func feelArity(name string) (lo, hi int, ok bool) {
 	switch name {
-	case "not", "string length", "upper case", "lower case", "count":
+	case "not", "string length", "upper case", "lower case", "count", "is defined", "floor", "ceiling", "abs", "string", "number":
 		return 1, 1, true
+	case "round down", "round up", "round half up", "round half down":
+		return 1, 2, true
 	case "contains", "starts with", "ends with", "list contains":
 		return 2, 2, true
 	case "string join":
@@ -363,6 +380,20 @@ func (p *parser) feelCall(name string, words int) (string, *Error) {
 	switch name {
 	case "bpmnError", "jobError":
 		return connectorError(name, args), nil
+	case "is defined":
+		return "(" + args[0] + " != nil)", nil
+	case "floor":
+		return "floor(" + args[0] + ")", nil
+	case "ceiling":
+		return "ceil(" + args[0] + ")", nil
+	case "abs":
+		return "abs(" + args[0] + ")", nil
+	case "string":
+		return "string(" + args[0] + ")", nil
+	case "number":
+		return "float(" + args[0] + ")", nil
+	case "round down", "round up", "round half up", "round half down":
+		return p.feelRound(name, args), nil
 	case "not":
 		return "(!" + args[0] + ")", nil
 	case "string length", "count":
@@ -595,4 +626,30 @@ func (p *parser) feelBadAfterOperand(t token) *Error {
 		return p.errAt(t, "unsupported FEEL operator %q", t.text)
 	}
 	return p.errAt(t, "unexpected %s (missing operator?)", t.describe())
+}
+
+// feelRound translates FEEL's rounding functions, round down(n, scale)
+// (toward zero), round up (away from zero), round half up (half away
+// from zero) and round half down (half toward zero), scale 0 when
+// absent: the magnitude is rounded at the scale, then the sign put back.
+func (p *parser) feelRound(name string, args []string) string {
+	n, f, sign := p.fresh(), p.fresh(), p.fresh()
+	scale := "0"
+	if len(args) == 2 {
+		scale = args[1]
+	}
+	mag := "abs(" + n + ") * " + f
+	var rounded string
+	switch name {
+	case "round down":
+		rounded = "floor(" + mag + ")"
+	case "round up":
+		rounded = "ceil(" + mag + ")"
+	case "round half up":
+		rounded = "floor(" + mag + " + 0.5)"
+	default: // round half down
+		rounded = "ceil(" + mag + " - 0.5)"
+	}
+	return "(let " + n + " = " + args[0] + "; let " + f + " = 10 ** (" + scale + "); let " + sign + " = " + n + " < 0 ? -1 : 1; " +
+		sign + " * " + rounded + " / " + f + ")"
 }

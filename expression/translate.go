@@ -131,8 +131,12 @@ type parser struct {
 }
 
 // binding is a name FEEL binds inside an expression: emit is what a use
-// translates to, unless refuse says why a use cannot be translated.
-type binding struct{ name, emit, refuse string }
+// translates to, unless refuse says why a use cannot be translated; used,
+// when set, records that a use was translated.
+type binding struct {
+	name, emit, refuse string
+	used               *bool
+}
 
 func newParser(src string, start, end int, d Dialect) (*parser, *Error) {
 	toks, err := tokenize(src, start, end, d)
