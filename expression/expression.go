@@ -35,7 +35,12 @@
 //     may use the earlier entries, {a: 1, b: a + 1})
 //   - = (equality) != < <= > >= and or + - * / ** and parentheses
 //   - a[n] with an integer literal n: 1-based as in FEEL (a[1] is the first
-//     element, a[-1] the last); any other filter a[...] is refused
+//     element, a[-1] the last); a filter a[cond] — a condition that names
+//     item, compares, or combines with and/or/not — keeps the elements it
+//     holds for, an element that is a context showing its entries by name
+//     before the variables, and a path after it maps over the elements
+//     (a[v = 2].name is the list of their names); a computed index a[i]
+//     is refused
 //   - some/every x in coll {, y in coll2} satisfies pred (any/all in expr-lang)
 //   - for x in coll {, y in coll2} return expr (map in expr-lang; several
 //     iteration contexts give one flat list, x outermost; no ranges and

@@ -109,6 +109,7 @@ func (p *parser) feelPostfix() (string, *Error) {
 	}
 	var b strings.Builder
 	b.WriteString(out)
+	list := false // b is a filter's result: a path maps over its elements
 	for {
 		t := p.peek()
 		switch {
@@ -121,19 +122,81 @@ func (p *parser) feelPostfix() (string, *Error) {
 			if p.peek().isOp("(") {
 				return "", p.errAt(name, "unsupported FEEL method call %q", name.text+"(...)")
 			}
+			if list {
+				s := b.String()
+				b.Reset()
+				b.WriteString("map(" + s + " ?? [], #" + member(name.text) + ")")
+				continue
+			}
 			b.WriteString(member(name.text))
+		case t.isOp("[") && p.isFilter():
+			cond, item, err := p.feelFilter()
+			if err != nil {
+				return "", err
+			}
+			l := p.fresh()
+			s := b.String()
+			b.Reset()
+			b.WriteString("(let " + l + " = " + s + "; " + l + " == nil ? nil : filter(" + l + ", {let " + item + " = #; " + cond + "}))")
+			list = true
 		case t.isOp("["):
 			idx, err := p.feelIndex()
 			if err != nil {
 				return "", err
 			}
 			b.WriteString("?.[" + idx + "]")
+			list = false
 		case t.isOp("("):
 			return "", p.errAt(t, "unsupported FEEL function call on a computed value")
 		default:
 			return b.String(), nil
 		}
 	}
+}
+
+// isFilter reports whether the brackets ahead hold a FEEL filter — a
+// condition over the list's elements — rather than an index: they name
+// item, compare, combine with and/or/not or call a function that tests.
+// (FEEL decides at run time by the value's type; a computed index, a[i],
+// is refused at deploy, as before.)
+func (p *parser) isFilter() bool {
+	depth := 0
+	for k := 0; ; k++ {
+		t := p.peekAt(k)
+		switch {
+		case t.kind == tokEOF:
+			return false
+		case t.isOp("[") || t.isOp("(") || t.isOp("{"):
+			depth++
+		case t.isOp("]") || t.isOp(")") || t.isOp("}"):
+			depth--
+			if depth == 0 {
+				return false
+			}
+		case t.kind == tokOp && (t.text == "=" || t.text == "!=" || t.text == "<" || t.text == ">" || t.text == "<=" || t.text == ">="):
+			return true
+		case t.kind == tokIdent && (t.text == "item" || t.text == "and" || t.text == "or" || t.text == "not" ||
+			t.text == "defined" || t.text == "contains" || t.text == "with"):
+			return true
+		}
+	}
+}
+
+// feelFilter translates the condition of a FEEL filter list[cond] over
+// an element bound to the returned let-variable.
+func (p *parser) feelFilter() (cond, item string, err *Error) {
+	open := p.next()
+	item = p.fresh()
+	p.items = append(p.items, item)
+	defer func() { p.items = p.items[:len(p.items)-1] }()
+	cond, err = p.feelExpr()
+	if err != nil {
+		return "", "", err
+	}
+	if err := p.expect("]", open); err != nil {
+		return "", "", err
+	}
+	return "(" + cond + ") == true", item, nil
 }
 
 // feelIndex translates a 1-based FEEL list index to expr-lang's 0-based one.
@@ -235,6 +298,15 @@ func (p *parser) feelPrimary() (string, *Error) {
 			}
 			return p.scope[k].emit, nil
 		}
+	}
+	if n := len(p.items); n > 0 {
+		// Inside a filter: item is the element, and an element that is a
+		// context shows its entries by name, before the variables.
+		it := p.items[n-1]
+		if t.text == "item" {
+			return it, nil
+		}
+		return "(type(" + it + `) == "map" ? (` + it + member(t.text)[1:] + " ?? " + ident(t.text) + ") : " + ident(t.text) + ")", nil
 	}
 	return ident(t.text), nil
 }

@@ -128,6 +128,7 @@ type parser struct {
 	depth   int
 	names   int       // counter for generated let-variables
 	scope   []binding // FEEL quantifier variables and context keys, innermost last
+	items   []string  // the let-variables of the FEEL filters around, innermost last
 }
 
 // binding is a name FEEL binds inside an expression: emit is what a use

@@ -128,6 +128,13 @@ func TestTranslateAndEval(t *testing.T) {
 		{`= {"base": "https://x", url: base + "/orders", n: {m: url}}.n.m`, "", "https://x/orders"},
 		{`= {score: 1, s: score}.s`, "", 1},
 		{`= {price: 10, qty: 2, total: price * qty}.total`, "", 20},
+		// Filters: the elements a condition holds for; an element that is
+		// a context shows its entries by name, before the variables.
+		{`= riskLevels[item = "red"]`, "", []any{"red"}},
+		{`= count(riskLevels[item != "red" and item != "blue"])`, "", 1},
+		{`= [{v: 7, n: "a"}, {v: 8, n: "b"}][v = score][1].n`, "", "a"},
+		{`= [{value: "read", mapsTo: "GET"}, {value: "create", mapsTo: "POST"}][value = "create"].mapsTo[1]`, "", "POST"},
+		{`= missing[item > 1]`, "", nil},
 		// Camunda 8 templates' numeric and presence functions.
 		{`= if is defined(score) then "yes" else "no"`, "", "yes"},
 		{`= is defined(missing)`, "", false},
@@ -260,7 +267,7 @@ func TestTranslateRefusals(t *testing.T) {
 		{`= string join()`, `FEEL function "string join" takes (list)`, 2},
 		{`= bpmnError("E")`, `FEEL function "bpmnError" takes 2 to 3 arguments, got 1`, 2},
 		{`= a[i]`, `unsupported FEEL filter expression "[...]"`, 3},
-		{`= a[item > 1]`, `unsupported FEEL filter expression "[...]"`, 3},
+		{`= a[x + 1]`, `unsupported FEEL filter expression "[...]"`, 3},
 		{`= a[0]`, `FEEL list index 0 is invalid`, 4},
 		{`= a == b`, `unsupported FEEL operator "=="`, 4},
 		{`= a && b`, `unsupported FEEL operator "&&"`, 4},
