@@ -54,7 +54,14 @@
 //     (x is not null: a variable set to null counts as undefined, as in
 //     Camunda 8's FEEL); floor(n), ceiling(n), abs(n), round down(n [,
 //     scale]), round up, round half up, round half down; string(x),
-//     number(s); and the functions
+//     number(s); substring(s, start [, length]), substring before(s, m),
+//     substring after(s, m), replace(s, pattern, replacement [, flags]),
+//     matches(s, pattern [, flags]), split(s, pattern), trim(s) (patterns
+//     are RE2 regular expressions, flags i, s and m), append(list, x...),
+//     concatenate(lists...), sum, min, max, mean (of a list or of the
+//     arguments), distinct values(list), flatten(list), reverse(list),
+//     index of(list, x), get value(context, key) — an argument of the
+//     wrong type gives null, as in FEEL; and the functions
 //     of Camunda 8 connectors' error expressions, bpmnError(code,
 //     message [, variables]) and jobError(message [, variables [,
 //     retries [, retryBackoff]]]), which give the context they describe
@@ -111,7 +118,7 @@ func Compile(src string) (*Expression, error) {
 		return nil, terr
 	}
 	d := DialectOf(src)
-	program, err := expr.Compile(translated, expr.AllowUndefinedVariables(), expr.MaxNodes(maxNodes))
+	program, err := expr.Compile(translated, append([]expr.Option{expr.AllowUndefinedVariables(), expr.MaxNodes(maxNodes)}, feelFunctions...)...)
 	if err != nil {
 		return nil, wrapExprError(src, translated, d, err)
 	}

@@ -419,6 +419,14 @@ func feelArity(name string) (lo, hi int, ok bool) {
 		return 1, 1, true
 	case "round down", "round up", "round half up", "round half down":
 		return 1, 2, true
+	}
+	if a, ok := feelGoArity[name]; ok {
+		if a[1] < 0 {
+			return a[0], maxArgs, true
+		}
+		return a[0], a[1], true
+	}
+	switch name {
 	case "contains", "starts with", "ends with", "list contains":
 		return 2, 2, true
 	case "string join":
@@ -448,6 +456,9 @@ func (p *parser) feelCall(name string, words int) (string, *Error) {
 		return "", p.errAt(first, "FEEL function %q takes (list), (list, delimiter) or (list, delimiter, prefix, suffix), got %d argument(s)", name, len(args))
 	case len(args) < lo || len(args) > hi:
 		return "", p.errAt(first, "FEEL function %q takes %d to %d arguments, got %d", name, lo, hi, len(args))
+	}
+	if goName, ok := feelGo[name]; ok {
+		return goName + "(" + strings.Join(args, ", ") + ")", nil
 	}
 	switch name {
 	case "bpmnError", "jobError":
