@@ -38,6 +38,17 @@ const killBPMN = `<?xml version="1.0" encoding="UTF-8"?>
       <bpmn:extensionElements><zeebe:executionListeners><zeebe:executionListener eventType="end" type="kill-heard"/></zeebe:executionListeners></bpmn:extensionElements>
       <bpmn:script>execution.setVariable("tagged", "t-" + amount);
 execution.setVariable("tags", (execution.getVariable("tags") || 0) + 1);</bpmn:script></bpmn:scriptTask>
+    <bpmn:serviceTask id="triple">
+      <bpmn:extensionElements>
+        <zeebe:taskDefinition type="io.camunda:http-json:1" retries="3"/>
+        <zeebe:ioMapping>
+          <zeebe:input source="noAuth" target="authentication.type"/>
+          <zeebe:input source="GET" target="method"/>
+          <zeebe:input source="=api + &#34;/triple/&#34; + string(amount)" target="url"/>
+        </zeebe:ioMapping>
+        <zeebe:taskHeaders><zeebe:header key="resultExpression" value="={tripled: response.body.n}"/></zeebe:taskHeaders>
+      </bpmn:extensionElements>
+    </bpmn:serviceTask>
     <bpmn:intermediateCatchEvent id="await"><bpmn:messageEventDefinition messageRef="paidMsg"/></bpmn:intermediateCatchEvent>
     <bpmn:parallelGateway id="join"/>
     <bpmn:endEvent id="e"/>
@@ -47,7 +58,8 @@ execution.setVariable("tags", (execution.getVariable("tags") || 0) + 1);</bpmn:s
     <bpmn:sequenceFlow id="f4" sourceRef="pause" targetRef="double"/>
     <bpmn:sequenceFlow id="f5" sourceRef="charge" targetRef="join"/>
     <bpmn:sequenceFlow id="f6" sourceRef="double" targetRef="tag"/>
-    <bpmn:sequenceFlow id="f10" sourceRef="tag" targetRef="join"/>
+    <bpmn:sequenceFlow id="f10" sourceRef="tag" targetRef="triple"/>
+    <bpmn:sequenceFlow id="f11" sourceRef="triple" targetRef="join"/>
     <bpmn:sequenceFlow id="f7" sourceRef="join" targetRef="e">
       <bpmn:extensionElements><camunda:executionListener><camunda:script scriptFormat="javascript">execution.setVariable("listened", listened + 1)</camunda:script></camunda:executionListener></bpmn:extensionElements>
     </bpmn:sequenceFlow>
@@ -59,7 +71,7 @@ execution.setVariable("tags", (execution.getVariable("tags") || 0) + 1);</bpmn:s
 // TestKillNine runs jetbpm serve and jetbpm work as processes and SIGKILLs
 // both again and again while instances run (parallel branches: a timer
 // then a FEEL and a JavaScript script task with a Zeebe end listener (a
-// job), an external job with Camunda
+// job) and Camunda 8's REST connector (run inside serve), an external job with Camunda
 // 7 start and end execution listeners, a take listener, a message
 // catch keyed by the instance; amounts divisible by
 // 3 fail once and are retried, amounts divisible by 7 always fail and end
@@ -103,7 +115,7 @@ echo '{"heard": 1}'
 	work := startWork(t, env, "--topic", "kill", "--concurrency", "16", "--", script)
 	heard := startWork(t, env, "--topic", "kill-heard", "--concurrency", "16", "--", heardScript)
 	start := func(i int) {
-		rig.start(api.StartRequest{ProcessID: "killme", ID: fmt.Sprintf("k-%04d", i), Vars: json.RawMessage(fmt.Sprintf(`{"amount": %d, "payKey": %q}`, i, payKey(i)))})
+		rig.start(api.StartRequest{ProcessID: "killme", ID: fmt.Sprintf("k-%04d", i), Vars: json.RawMessage(fmt.Sprintf(`{"amount": %d, "payKey": %q, "api": %q}`, i, payKey(i), rig.httpAPI.URL))})
 	}
 	msgs := &killMessages{t: t, ctx: ctx, api: apiClient, env: env}
 	per := n / (kills + 1)
@@ -172,7 +184,8 @@ echo '{"heard": 1}'
 		// ran again after a kill ran from the checkpoint before it, so once.
 		if v == nil || v.Status != "completed" || v.Variables["doubled"] != float64(2*i) || v.Variables["receipt"] != fmt.Sprintf("r-%d", i) ||
 			v.Variables["paid"] != payment(i) || v.Variables["tagged"] != fmt.Sprintf("t-%d", i) || v.Variables["tags"] != float64(1) ||
-			v.Variables["listened"] != float64(2) || v.Variables["chargeEnded"] != true || v.Variables["heard"] != float64(1) {
+			v.Variables["listened"] != float64(2) || v.Variables["chargeEnded"] != true || v.Variables["heard"] != float64(1) ||
+			v.Variables["tripled"] != float64(3*i) {
 			t.Fatalf("instance %s: %+v (%v)", id, v, err)
 		}
 	}
@@ -255,8 +268,13 @@ echo '{"heard": 1}'
 			}
 		}
 	}
-	t.Logf("%d instances, %d engine kills: %d completed once each, %d held one incident each; %d jobs ran, at most %d times each, %d runs on a new delivery (retries, lock expiries); %s",
-		n, kills, n-failures, failures, len(runs), most, redeliveries, msgs)
+	// The REST connector runs inside serve: a kill can cut a call short,
+	// and the job runs again (at least once), but never fewer than once.
+	if calls := rig.calls.Load(); calls < int64(n) {
+		t.Errorf("the REST connector made %d calls for %d instances", calls, n)
+	}
+	t.Logf("%d instances, %d engine kills: %d completed once each, %d held one incident each; %d jobs ran, at most %d times each, %d runs on a new delivery (retries, lock expiries); %d REST connector calls; %s",
+		n, kills, n-failures, failures, len(runs), most, redeliveries, rig.calls.Load(), msgs)
 }
 
 // killMaxAttempts is the charge task's retry budget (its retryPolicy),

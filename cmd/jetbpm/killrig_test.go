@@ -2,8 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +35,10 @@ type killRig struct {
 	// cut, when set, is the lazy file system under serve's data: every
 	// kill is a power cut as well (powercut_test.go).
 	cut *lazyfs.FS
+	// httpAPI is the loopback API the workload's REST connector calls
+	// (serve runs the connector: --connectors http); calls counts them.
+	httpAPI *httptest.Server
+	calls   atomic.Int64
 }
 
 // newKillRig starts serve with extra flags; the rig's context bounds the
@@ -50,10 +60,25 @@ func newCutRig(t *testing.T, extra ...string) *killRig {
 }
 
 func startKillRig(t *testing.T, dir string, cut *lazyfs.FS, extra ...string) *killRig {
-	// The workload's listener jobs (topic kill-heard) are locked as its
-	// charge jobs are.
-	cfg := writeFile(t, dir, "jetbpm.yaml", "jobs:\n  topics:\n    kill-heard:\n      lockDuration: 5s\n")
-	r := &killRig{t: t, dir: dir, cut: cut, args: append([]string{"--data", filepath.Join(dir, "data"), "--listen", freeAddr(t), "--failover", "1s", "--config", cfg}, extra...)}
+	r := &killRig{t: t, dir: dir, cut: cut}
+	// The workload's REST connector calls this API: it triples the amount
+	// its path names.
+	r.httpAPI = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.calls.Add(1)
+		n, err := strconv.Atoi(strings.TrimPrefix(req.URL.Path, "/triple/"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"n": %d}`, 3*n)
+	}))
+	t.Cleanup(r.httpAPI.Close)
+	// The workload's listener jobs (topic kill-heard) and connector jobs
+	// are locked as its charge jobs are.
+	cfg := writeFile(t, dir, "jetbpm.yaml", "jobs:\n  topics:\n    kill-heard:\n      lockDuration: 5s\n    \"io.camunda:http-json:1\":\n      lockDuration: 5s\n"+
+		"connectors:\n  kinds: [http]\n  hosts: [\""+r.httpAPI.Listener.Addr().String()+"\"]\n")
+	r.args = append([]string{"--data", filepath.Join(dir, "data"), "--listen", freeAddr(t), "--failover", "1s", "--config", cfg}, extra...)
 	r.serve = startServe(t, nil, r.args...)
 	url := r.serve.waitReady()["nats_url"].(string)
 	r.env = []string{"JETBPM_NATS_URL=" + url}
