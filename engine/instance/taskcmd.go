@@ -68,8 +68,12 @@ func (r *runner) applyTaskCommand(w *Wait, ev Event) {
 	}
 }
 
-// taskOutcome lists ev's outcome on task: applied when reason is "".
+// taskOutcome lists ev's outcome on task: applied when reason is "". The
+// engine's own initial assignment is not listed.
 func (r *runner) taskOutcome(task *Task, ev Event, reason string) {
+	if ev.ID == initialAssignment {
+		return
+	}
 	task.Outcomes = append(task.Outcomes, TaskOutcome{
 		ID: ev.ID, Op: ev.Task.Op, User: ev.Task.User, OK: reason == "", Reason: reason, Time: r.env.Now,
 	})
@@ -88,7 +92,9 @@ func (r *runner) refuseTask(w *Wait, ev Event, reason string) {
 // listeners), not the command.
 func (r *runner) conflictTask(w *Wait, ev Event, reason string) {
 	r.taskOutcome(w.Task, ev, reason)
-	w.Task.Outcomes[len(w.Task.Outcomes)-1].Conflict = true
+	if n := len(w.Task.Outcomes); n > 0 && w.Task.Outcomes[n-1].ID == ev.ID {
+		w.Task.Outcomes[n-1].Conflict = true
+	}
 	r.publishTask(w)
 }
 

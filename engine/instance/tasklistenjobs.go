@@ -47,6 +47,11 @@ const (
 	HeaderEventType       = "io.camunda.zeebe:eventType"
 )
 
+// initialAssignment is the id of the assignment a task created with an
+// assignee goes through under assigning listeners: no caller waits for
+// it, so its outcome is not listed.
+const initialAssignment = "initial-assignment"
+
 // nextTaskListener is the index of n's first task listener of event at
 // from or later, -1 when there is none.
 func nextTaskListener(n *model.Node, event string, from int) int {

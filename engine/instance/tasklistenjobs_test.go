@@ -193,3 +193,28 @@ func TestTaskJobListenerInterrupted(t *testing.T) {
 	}
 	assertStatus(t, s, Completed)
 }
+
+// A task created with an assignee goes through its assigning listeners:
+// it opens unassigned, the assignment pending, and the listener's
+// correction decides who holds it; no command lists an outcome.
+func TestTaskJobListenerInitialAssignment(t *testing.T) {
+	b := approval(model.WithHuman(model.Human{Assignee: `"alice"`}),
+		model.ListenTaskJob(model.JobListener{Event: model.ListenAssigning, Type: "policy"}))
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, nil)
+	task := s.Task(userTaskWait(t, s, "review").Task.ID)
+	w, job := listenerJobAt(t, s, "review", "policy")
+	if task.Assignee != "" || task.Pending == nil || job.Headers[HeaderAssignee] != "alice" {
+		t.Fatalf("opened task %+v (pending %+v), job headers %v: want it unassigned, alice's assignment pending", task, task.Pending, job.Headers)
+	}
+	flush(s)
+	bob := "bob"
+	apply(t, s, env, listenerResult(w, &jobs.TaskResult{Corrections: &jobs.TaskCorrections{Assignee: &bob}}))
+	rec := record(t, s, task.ID)
+	if rec.Assignee != "bob" || rec.State != TaskAssigned || rec.Pending != nil || len(rec.Outcomes) != 0 {
+		t.Fatalf("after the listener: %+v", rec)
+	}
+	if got := taskFacts(s); len(got) != 1 || got[0] != "assigned:"+task.ID {
+		t.Fatalf("facts %v, want the assignment", got)
+	}
+}

@@ -42,8 +42,19 @@ func (r *runner) userTask(t *Track, n *model.Node) {
 // facts and boundary events.
 func (r *runner) openTask(t *Track, n *model.Node, task *Task) {
 	t.State = Waiting
+	// A task created with an assignee, under Zeebe assigning listeners,
+	// opens unassigned; their assignment follows (tasklistenjobs.go).
+	assignee := ""
+	if task.Assignee != "" && nextTaskListener(n, model.ListenAssigning, 0) >= 0 {
+		assignee, task.Assignee = task.Assignee, ""
+		settle(task)
+	}
 	w := &Wait{ID: r.waitID(n.ID, t.Activation), Kind: UserTaskWait, Track: t.ID, Node: n.ID, Armed: r.env.Now, Task: task}
 	r.s.Waits = append(r.s.Waits, w)
+	if assignee != "" {
+		r.gateTask(w, Event{ID: initialAssignment, Kind: UserTaskCommand, Task: &TaskCommand{Task: task.ID, Op: TaskAssign, User: assignee}},
+			model.ListenAssigning, withAssignee(task, assignee))
+	}
 	r.publishTask(w)
 	r.taskFact(task, TaskFactCreated, "")
 	if task.Assignee != "" {
