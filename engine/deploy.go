@@ -232,6 +232,9 @@ func (e *Engine) topicLocks(ctx context.Context, procs []*model.Process) ([]topi
 	index := map[string]int{}
 	for _, p := range procs {
 		for _, l := range p.JobListeners {
+			if l.TypeExpr != "" {
+				continue // ensured as its jobs are queued
+			}
 			tl := topicLock{topic: l.Type, process: p.ID, node: "(the process)", lock: l.Overrides().Resolve(e.opts.jobDefaults().For(l.Type)).LockDuration}
 			if _, ok := index[tl.topic]; !ok {
 				index[tl.topic] = len(out)
@@ -245,6 +248,9 @@ func (e *Engine) topicLocks(ctx context.Context, procs []*model.Process) ([]topi
 					lock: n.Service.Worker.Overrides().Resolve(e.opts.jobDefaults().For(n.Service.Worker.Topic)).LockDuration})
 			}
 			for _, l := range slices.Concat(n.JobListeners, n.TaskJobListeners) { // Zeebe's listeners: their workers poll before the first job
+				if l.TypeExpr != "" {
+					continue // ensured as its jobs are queued
+				}
 				wants = append(wants, topicLock{topic: l.Type, process: p.ID, node: n.ID,
 					lock: l.Overrides().Resolve(e.opts.jobDefaults().For(l.Type)).LockDuration})
 			}

@@ -221,13 +221,13 @@ func (im *importer) jobListeners(c, owner *elem, name string) []model.JobListene
 		typ, ok := feelConst(l.attr("", "type"))
 		switch {
 		case !ok:
-			im.probs.in(owner, l, "type %q: a job type expression is not supported yet; write the type", l.attr("", "type"))
-			continue
+			jl.TypeExpr = strings.TrimSpace(l.attr("", "type")) // evaluated as the listener runs
 		case typ == "":
 			im.probs.in(owner, l, "has no type (the job type a worker fetches)")
 			continue
+		default:
+			jl.Type = typ
 		}
-		jl.Type = typ
 		if r, present := l.lookup("", "retries"); present && strings.TrimSpace(r) != "" {
 			v, ok := feelConst(r)
 			count, err := strconv.Atoi(v)

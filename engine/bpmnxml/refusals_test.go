@@ -49,8 +49,6 @@ func TestRefusals(t *testing.T) {
   <camunda:executionListener event="take" expression="${x}"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:executionListener", `event "take": want start or end`},
 		{"listener without work", `<bpmn:task id="t"><bpmn:extensionElements>
   <camunda:executionListener event="end"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:executionListener", "needs an expression or a camunda:script"},
-		{"zeebe listeners", `<bpmn:task id="t"><bpmn:extensionElements>
-  <zeebe:executionListeners><zeebe:executionListener eventType="start" type="=kind"/></zeebe:executionListeners></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<zeebe:executionListener ", `type "=kind": a job type expression is not supported yet`},
 		{"task listener", `<bpmn:task id="t"><bpmn:extensionElements>
   <camunda:taskListener event="create"/></bpmn:extensionElements></bpmn:task>`, "bpmn:task", "<camunda:taskListener", "camunda:taskListener: applies to user tasks only"},
 		{"connector", `<bpmn:serviceTask id="t"><bpmn:extensionElements>

@@ -2,6 +2,7 @@ package instance
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
@@ -49,17 +50,25 @@ func (r *runner) jobListeners(n *model.Node, at ListenerAt) []model.JobListener 
 	return n.JobListeners
 }
 
-// listenerJob parks t on the job of listener at, at node n.
+// listenerJob parks t on the job of listener at, at node n; a type
+// expression that gives no type faults n, naming the listener (a retry
+// evaluates it again).
 func (r *runner) listenerJob(t *Track, n *model.Node, at ListenerAt) {
 	l := &r.jobListeners(n, at)[at.Index]
-	topicLevel := r.env.Jobs.For(l.Type)
+	typ, err := r.listenerType(t, l)
+	if err != nil {
+		t.Listener = &at
+		r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("%s execution listener %d: %v", at.Event, at.Index+1, err))
+		return
+	}
+	topicLevel := r.env.Jobs.For(typ)
 	policy := l.Overrides().Resolve(topicLevel)
 	owner := n.ID
 	if at.Process {
 		owner = "process"
 	}
 	id := r.waitID(fmt.Sprintf("%s#%s%d", owner, l.Event, at.Index+1), t.Activation)
-	st := jobs.NewState(id, l.Type, policy, r.env.Now)
+	st := jobs.NewState(id, typ, policy, r.env.Now)
 	st.Kept = policy.Trust == jobs.WorkerTrusted && policy.Equal(jobs.Overrides{}.Resolve(topicLevel))
 	t.State = Waiting
 	w := &Wait{ID: id, Kind: JobWait, Track: t.ID, Node: n.ID, Armed: r.env.Now, Job: st, Listener: &at}
@@ -161,4 +170,25 @@ func (r *runner) leaveEnded(t *Track, n *model.Node) {
 	r.journal(t, n, t.Locals, nil)
 	r.disarm(t)
 	r.leave(t, n)
+}
+
+// listenerType is the job type of listener l for track t: its literal
+// type, or what its type expression gives over what t sees.
+func (r *runner) listenerType(t *Track, l *model.JobListener) (string, error) {
+	e := l.TypeCompiled()
+	if e == nil {
+		return l.Type, nil
+	}
+	v, err := e.Eval(r.visible(t))
+	if err != nil {
+		return "", fmt.Errorf("type %q: %w", l.TypeExpr, err)
+	}
+	typ, ok := v.(string)
+	switch {
+	case !ok || strings.TrimSpace(typ) == "":
+		return "", fmt.Errorf("type %q is %s, want a non-empty string", l.TypeExpr, describe(v))
+	case len(typ) > MaxTopicLen:
+		return "", fmt.Errorf("type %q gives a type of %d bytes, at most %d", l.TypeExpr, len(typ), MaxTopicLen)
+	}
+	return typ, nil
 }

@@ -159,3 +159,23 @@ func TestProcessJobListeners(t *testing.T) {
 	assertStatus(t, s, Completed)
 	assertVars(t, s.Variables(), map[string]any{"opened": true, "closed": true})
 }
+
+// A listener's type may be an expression, evaluated as it runs; one that
+// gives no type is an incident naming the listener, and a retry
+// evaluates it again.
+func TestJobListenerTypeExpression(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").
+		Task("t", model.ListenJob(model.JobListener{Event: model.ListenEnd, TypeExpr: `="audit-" + region`})).
+		EndEvent("e").Sequence("s", "t", "e")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, map[string]any{"region": "eu"})
+	w := listenerWait(t, s, "t", "audit-eu", ListenerAt{Event: model.ListenEnd, Index: 0})
+	apply(t, s, env, jobDoneEvent(w, nil))
+	assertStatus(t, s, Completed)
+
+	s = start(t, env, map[string]any{"region": 7})
+	inc := assertIncident(t, s, "t", `end execution listener 1: type "=\"audit-\" + region"`)
+	apply(t, s, env, Event{ID: "v", Kind: SetVars, Vars: map[string]any{"region": "us"}})
+	apply(t, s, env, command(IncidentRetry, inc, "r1"))
+	listenerWait(t, s, "t", "audit-us", ListenerAt{Event: model.ListenEnd, Index: 0})
+}

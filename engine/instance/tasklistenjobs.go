@@ -66,12 +66,16 @@ func nextTaskListener(n *model.Node, event string, from int) int {
 // taskListenerJob queues the job of n's i-th task listener for track t,
 // over task as the transition would leave it, on a wait that carries
 // task when it is not open yet (creating).
-func (r *runner) taskListenerJob(t *Track, n *model.Node, i int, task *Task, action string, opening bool) {
+func (r *runner) taskListenerJob(t *Track, n *model.Node, i int, task *Task, action string, opening bool) error {
 	l := &n.TaskJobListeners[i]
-	topicLevel := r.env.Jobs.For(l.Type)
+	typ, err := r.listenerType(t, l)
+	if err != nil {
+		return fmt.Errorf("task listener %d (%s): %w", i+1, l.Event, err)
+	}
+	topicLevel := r.env.Jobs.For(typ)
 	policy := l.Overrides().Resolve(topicLevel)
 	id := r.waitID(fmt.Sprintf("%s#%s%d.%d", n.ID, l.Event, i+1, r.next()), t.Activation)
-	st := jobs.NewState(id, l.Type, policy, r.env.Now)
+	st := jobs.NewState(id, typ, policy, r.env.Now)
 	st.Kept = policy.Trust == jobs.WorkerTrusted && policy.Equal(jobs.Overrides{}.Resolve(topicLevel))
 	w := &Wait{ID: id, Kind: JobWait, Track: t.ID, Node: n.ID, Armed: r.env.Now, Job: st, Listener: &ListenerAt{Event: l.Event, Index: i}}
 	if opening {
@@ -81,6 +85,7 @@ func (r *runner) taskListenerJob(t *Track, n *model.Node, i int, task *Task, act
 	job := r.jobWith(n, st, r.visible(t), taskHeaders(task, l.Event, action))
 	job.Listener = l.Event
 	r.s.Outbox = append(r.s.Outbox, Effect{ID: "job:" + id, Kind: EnqueueJob, Wait: id, Job: job})
+	return nil
 }
 
 // taskHeaders describe task to its listener's job.
@@ -120,7 +125,9 @@ func (r *runner) openingListeners(t *Track, n *model.Node, task *Task) bool {
 		return false
 	}
 	t.State = Waiting
-	r.taskListenerJob(t, n, i, task, "create", true)
+	if err := r.taskListenerJob(t, n, i, task, "create", true); err != nil {
+		r.fault(t, n, incidents.CauseExpression, err.Error())
+	}
 	return true
 }
 
@@ -139,8 +146,11 @@ func (r *runner) gateTask(w *Wait, ev Event, event string, after *Task) bool {
 		return false
 	}
 	cmd := *ev.Task
+	if err := r.taskListenerJob(t, n, i, after, string(cmd.Op), false); err != nil {
+		r.conflictTask(w, ev, err.Error())
+		return true
+	}
 	w.Task.Pending = &TaskPending{Event: event, Listener: i, Command: ev.ID, Cmd: &cmd}
-	r.taskListenerJob(t, n, i, after, string(cmd.Op), false)
 	r.publishTask(w)
 	return true
 }
@@ -193,10 +203,14 @@ func (r *runner) taskListenerDone(lw *Wait, out *jobs.Terminal) {
 	}
 	corr := mergeCorrections(p.Corrections, out.Result)
 	if next := nextTaskListener(n, at.Event, at.Index+1); next >= 0 {
-		w.Task.Pending = &TaskPending{Event: p.Event, Listener: next, Command: p.Command, Cmd: p.Cmd, Corrections: corr}
 		after := w.Task.clone()
 		correctTask(after, corr)
-		r.taskListenerJob(t, n, next, after, string(p.Cmd.Op), false)
+		if err := r.taskListenerJob(t, n, next, after, string(p.Cmd.Op), false); err != nil {
+			w.Task.Pending = nil
+			r.conflictTask(w, ev, err.Error())
+			return
+		}
+		w.Task.Pending = &TaskPending{Event: p.Event, Listener: next, Command: p.Command, Cmd: p.Cmd, Corrections: corr}
 		r.publishTask(w)
 		return
 	}
@@ -221,7 +235,9 @@ func (r *runner) creatingDone(t *Track, n *model.Node, task *Task, at ListenerAt
 		settle(task)
 	}
 	if next := nextTaskListener(n, at.Event, at.Index+1); next >= 0 {
-		r.taskListenerJob(t, n, next, task, "create", true)
+		if err := r.taskListenerJob(t, n, next, task, "create", true); err != nil {
+			r.fault(t, n, incidents.CauseExpression, err.Error())
+		}
 		return
 	}
 	r.openTask(t, n, task)

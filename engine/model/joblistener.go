@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jetbpm/jetbpm/expression"
 	"github.com/jetbpm/jetbpm/jobs"
 )
 
@@ -21,10 +22,20 @@ import (
 // incident runs the failed listener again, not the ones before it. A
 // listener job may not throw a BPMN error: one that does is an incident.
 type JobListener struct {
-	Event   string `msgpack:"event"`
-	Type    string `msgpack:"type"`
-	Retries int    `msgpack:"retries,omitempty"`
+	Event string `msgpack:"event"`
+	Type  string `msgpack:"type"`
+	// TypeExpr, when set instead of Type, is an expression evaluated over
+	// the element's variables each time the listener runs, giving that
+	// job's type (Zeebe's type="=...").
+	TypeExpr string `msgpack:"typeExpr,omitempty"`
+	Retries  int    `msgpack:"retries,omitempty"`
+
+	typ *expression.Expression
 }
+
+// TypeCompiled returns the compiled type expression, nil for a literal
+// type.
+func (l *JobListener) TypeCompiled() *expression.Expression { return l.typ }
 
 // Zeebe task listener events (zeebe:taskListener eventType), on a user
 // task: creating before the task is open, assigning before an assignee
@@ -73,11 +84,10 @@ func ListenJob(l JobListener) NodeOption {
 // event after an event-based gateway; end on an end event other than a
 // none end event).
 func (v *validator) checkJobListeners(n *Node, p *Process) {
-	for i, l := range n.JobListeners {
-		what := fmt.Sprintf("execution listener %d (%s, type %q)", i+1, l.Event, l.Type)
-		if strings.TrimSpace(l.Type) == "" {
-			v.nodef(n, "%s: has no job type", what)
-		}
+	for i := range n.JobListeners {
+		l := &n.JobListeners[i]
+		what := fmt.Sprintf("execution listener %d (%s, type %q)", i+1, l.Event, l.Type+l.TypeExpr)
+		v.listenerType(n, l, what)
 		if l.Retries < 0 {
 			v.nodef(n, "%s: retries %d is negative", what, l.Retries)
 		}
@@ -118,17 +128,30 @@ func afterEventGateway(n *Node, p *Process) bool {
 	return false
 }
 
+// listenerType checks l's type: a literal or an expression (compiled),
+// not both, not neither.
+func (v *validator) listenerType(n *Node, l *JobListener, what string) {
+	switch {
+	case l.TypeExpr != "" && l.Type != "":
+		v.nodef(n, "%s: has both a type and a type expression; choose one", what)
+	case l.TypeExpr != "":
+		l.typ = v.compile(n, "listener type", l.TypeExpr)
+	case strings.TrimSpace(l.Type) == "":
+		v.nodef(n, "%s: has no job type", what)
+	}
+}
+
 // checkTaskJobListeners refuses Zeebe task listeners off a user task, of
 // an unknown event, or of the canceling event, which jetbpm does not run
 // yet.
 func (v *validator) checkTaskJobListeners(n *Node) {
-	for i, l := range n.TaskJobListeners {
-		what := fmt.Sprintf("task listener %d (%s, type %q)", i+1, l.Event, l.Type)
+	for i := range n.TaskJobListeners {
+		l := &n.TaskJobListeners[i]
+		what := fmt.Sprintf("task listener %d (%s, type %q)", i+1, l.Event, l.Type+l.TypeExpr)
+		v.listenerType(n, l, what)
 		switch {
 		case n.Kind != UserTask:
 			v.nodef(n, "%s: only user tasks have task listeners", what)
-		case strings.TrimSpace(l.Type) == "":
-			v.nodef(n, "%s: has no job type", what)
 		case l.Retries < 0:
 			v.nodef(n, "%s: retries %d is negative", what, l.Retries)
 		case l.Event == "canceling":
@@ -146,12 +169,20 @@ func (v *validator) checkTaskJobListeners(n *Node) {
 // type, or start listeners where a message start event's output mappings
 // pick what the instance keeps of its message (not yet).
 func (v *validator) processJobListeners(p *Process) {
-	for i, l := range p.JobListeners {
-		what := fmt.Sprintf("process execution listener %d (%s, type %q)", i+1, l.Event, l.Type)
+	for i := range p.JobListeners {
+		l := &p.JobListeners[i]
+		what := fmt.Sprintf("process execution listener %d (%s, type %q)", i+1, l.Event, l.Type+l.TypeExpr)
+		if l.TypeExpr != "" && l.Type == "" {
+			e, err := expression.Compile(l.TypeExpr)
+			if err != nil {
+				v.addf("", 0, "%s: %v", what, err)
+			}
+			l.typ = e
+		}
 		switch {
 		case l.Event != ListenStart && l.Event != ListenEnd:
 			v.addf("", 0, "%s: the event %q is not start or end", what, l.Event)
-		case strings.TrimSpace(l.Type) == "":
+		case strings.TrimSpace(l.Type) == "" && l.TypeExpr == "":
 			v.addf("", 0, "%s: has no job type", what)
 		case l.Retries < 0:
 			v.addf("", 0, "%s: retries %d is negative", what, l.Retries)
