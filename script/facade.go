@@ -34,7 +34,7 @@ func newFacade(vm *goja.Runtime, env Env) *facade {
 
 // reserved are the globals the facade owns: a variable of one of these
 // names is read with execution.getVariable only.
-var reserved = map[string]bool{"execution": true, "task": true, "S": true}
+var reserved = map[string]bool{"execution": true, "task": true, "S": true, "connector": true}
 
 func (f *facade) bind() error {
 	for _, name := range slices.Sorted(maps.Keys(f.env.Vars)) {
@@ -66,6 +66,18 @@ func (f *facade) bind() error {
 		}
 	}
 	if err := f.vm.Set("execution", ex); err != nil {
+		return err
+	}
+	// A Camunda 7 connector's output scripts read the connector's
+	// response (response, statusCode, headers) and the variables through
+	// connector, as through execution.
+	con := f.vm.NewObject()
+	for _, name := range []string{"getVariable", "getVariables", "hasVariable", "setVariable", "setVariableLocal"} {
+		if err := con.Set(name, ex.Get(name)); err != nil {
+			return err
+		}
+	}
+	if err := f.vm.Set("connector", con); err != nil {
 		return err
 	}
 	if f.task != nil {
@@ -202,11 +214,58 @@ func (f *facade) spinObject(v any) goja.Value {
 		}
 		return string(b)
 	}
+	must(o.Set("jsonPath", func(path string) goja.Value {
+		steps, err := compilePath(path)
+		if err != nil {
+			panic(f.vm.NewTypeError("S: " + err.Error()))
+		}
+		return f.spinQuery(path, evalPath(steps, v))
+	}))
 	must(o.Set("toString", text))
 	must(o.Set("toJSON", func() goja.Value { return f.vm.ToValue(v) }))
 	// Unwrapped when the script sets or returns it (export).
 	must(o.Set("__spin", true))
 	return o
+}
+
+// spinQuery is what Spin's jsonPath(path) gives: element() (the one
+// value it selects), elementList() (an array of them, with Java's
+// isEmpty(), size() and get(i) as the scripts call them), and the one
+// value's stringValue(), numberValue() and boolValue().
+func (f *facade) spinQuery(path string, found []any) goja.Value {
+	q := f.vm.NewObject()
+	one := func() any {
+		if len(found) != 1 {
+			panic(f.vm.NewTypeError(fmt.Sprintf("S: jsonPath %q selects %d elements, not one", path, len(found))))
+		}
+		return found[0]
+	}
+	must := func(err error) {
+		if err != nil {
+			panic(f.vm.NewGoError(err))
+		}
+	}
+	must(q.Set("element", func() goja.Value { return f.spinObject(one()) }))
+	must(q.Set("elementList", func() goja.Value {
+		items := make([]any, len(found))
+		for i, e := range found {
+			items[i] = f.spinObject(e)
+		}
+		list := f.vm.NewArray(items...)
+		must(list.Set("isEmpty", func() bool { return len(found) == 0 }))
+		must(list.Set("size", func() int { return len(found) }))
+		must(list.Set("get", func(i int) goja.Value {
+			if i < 0 || i >= len(found) {
+				panic(f.vm.NewTypeError(fmt.Sprintf("S: get(%d) of %d elements", i, len(found))))
+			}
+			return items[i].(goja.Value)
+		}))
+		return list
+	}))
+	must(q.Set("stringValue", func() string { s, _ := one().(string); return s }))
+	must(q.Set("numberValue", func() goja.Value { return f.vm.ToValue(one()) }))
+	must(q.Set("boolValue", func() bool { b, _ := one().(bool); return b }))
+	return q
 }
 
 // identifier reports whether name can be written as a script's variable:

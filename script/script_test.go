@@ -247,3 +247,33 @@ func TestTaskFacade(t *testing.T) {
 		t.Errorf("without a task: %v %v", res, err)
 	}
 }
+
+// Camunda 7's rest-service example's output script (parseHoliday.js,
+// Apache-2.0): the connector's response through connector, Spin's
+// jsonPath with a filter, elementList().isEmpty().
+func TestSpinJSONPathAndConnector(t *testing.T) {
+	const parseHoliday = `
+const response = connector.getVariable("response");
+const date = connector.getVariable("date");
+const holidays = S(response);
+const query = ` + "`$..[?(@.datum=='${date}')]`" + `;
+!holidays.jsonPath(query).elementList().isEmpty();`
+	response := `{"Neujahrstag": {"datum": "2014-01-01", "hinweis": ""}, "Karfreitag": {"datum": "2014-04-18", "hinweis": ""}}`
+	for date, want := range map[string]bool{"2014-04-18": true, "2014-04-19": false} {
+		res, err := run(t, parseHoliday, script.Env{Vars: map[string]any{"response": response, "date": date}}, script.Limits{})
+		if err != nil || res.Value != want {
+			t.Errorf("%s: %v (%v), want %v", date, res.Value, err, want)
+		}
+	}
+	res, err := run(t, `var q = S('{"a": [{"n": 1}, {"n": 2}]}').jsonPath("$.a[?(@.n > 1)]");
+		[q.elementList().size(), q.element().prop("n").numberValue(), S('{"x": "y"}').jsonPath("$.x").stringValue()]`, script.Env{}, script.Limits{})
+	if want := []any{int64(1), int64(2), "y"}; err != nil || !reflect.DeepEqual(res.Value, want) {
+		t.Errorf("query: %#v (%v), want %#v", res.Value, err, want)
+	}
+	if _, err := run(t, `S('{"a": [1, 2]}').jsonPath("$.a[*]").element()`, script.Env{}, script.Limits{}); err == nil || !strings.Contains(err.Error(), "selects 2 elements, not one") {
+		t.Errorf("element() of two: %v", err)
+	}
+	if _, err := run(t, `S('{}').jsonPath("a.b")`, script.Env{}, script.Limits{}); err == nil || !strings.Contains(err.Error(), "a path starts with $") {
+		t.Errorf("a bad path: %v", err)
+	}
+}

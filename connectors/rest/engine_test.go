@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -48,7 +49,7 @@ func TestRESTConnectorModel(t *testing.T) {
 	}))
 	defer api.Close()
 
-	eng := setup(t, "testdata/order.bpmn", api)
+	eng := setup(t, api, "testdata/order.bpmn")
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 
@@ -91,20 +92,24 @@ func TestRESTConnectorModel(t *testing.T) {
 	}
 }
 
-// setup runs an engine with the model of file deployed and the
-// connectors' worker, allowed to call api, with the secret SHOP_TOKEN.
-func setup(t *testing.T, file string, api *httptest.Server) *engine.Engine {
+// setup runs an engine with files deployed (a model and its scripts) and
+// the connectors' worker, allowed to call api, with the secret
+// SHOP_TOKEN.
+func setup(t *testing.T, api *httptest.Server, files ...string) *engine.Engine {
 	t.Helper()
 	env := streamstest.Start(t)
 	eng := enginetest.Open(t, env.Conn, engine.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	model, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
+	var res []engine.Resource
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = append(res, engine.Resource{Name: filepath.Base(f), XML: data})
 	}
-	defer model.Close()
-	if _, err := eng.DeployXML(ctx, model); err != nil {
+	if _, err := eng.DeployResources(ctx, res...); err != nil {
 		t.Fatal(err)
 	}
 
@@ -160,7 +165,7 @@ func TestCamunda7HTTPConnectorModel(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"state": r.Header.Get("X-Order") + " " + r.Header.Get("Content-Type") + " " + string(body)})
 	}))
 	defer api.Close()
-	eng := setup(t, "testdata/camunda7.bpmn", api)
+	eng := setup(t, api, "testdata/camunda7.bpmn")
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 
@@ -187,5 +192,40 @@ func TestCamunda7HTTPConnectorModel(t *testing.T) {
 	}
 	if pings.Load() != 2 {
 		t.Errorf("%d pings, want 2", pings.Load())
+	}
+}
+
+// Camunda 7's rest-service example, unchanged but for its URL
+// (testdata/camunda7-rest-service/SOURCES.md): the http-connector gets
+// the holidays, the output script parseHoliday.js (a classpath resource,
+// deployed beside the model) reads them with connector.getVariable and
+// Spin's jsonPath, and the gateway sends a holiday to "Pack for holiday".
+func TestCamunda7RestServiceExample(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("jahr") != "2014" || r.Header.Get("Accept") != "application/json" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"Neujahrstag":{"datum":"2014-01-01","hinweis":""},"Karfreitag":{"datum":"2014-04-18","hinweis":""}}`)
+	}))
+	defer api.Close()
+	eng := setup(t, api, "testdata/camunda7-rest-service/invokeRestService.bpmn", "testdata/camunda7-rest-service/parseHoliday.js")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	for date, task := range map[string]string{"2014-04-18": "UserTask_1", "2014-04-22": "UserTask_2"} {
+		id, err := eng.Start(ctx, "holiday", map[string]any{"date": date, "holidayApi": api.URL + "/api/?jahr=2014&nur_land=BE"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := eng.WaitUntil(ctx, id, func(v *engine.InstanceView) bool {
+			return len(v.ActiveNodes) == 1 && v.ActiveNodes[0] != "ServiceTask_1" || v.Status != instance.Active
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(v.ActiveNodes, []string{task}) || v.Variables["isHoliday"] != (task == "UserTask_1") || v.Variables["response"] != nil {
+			t.Errorf("%s: %+v, want it at %s", date, v, task)
+		}
 	}
 }
