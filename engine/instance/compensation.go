@@ -160,7 +160,9 @@ func (r *runner) compensated(t *Track, n *model.Node) {
 		return
 	}
 	if n.Kind == model.EndEvent {
-		r.endTrack(t)
+		if !r.listenFrom(t, n, model.ListenEnd, 0) { // its Zeebe end listeners first
+			r.endTrack(t)
+		}
 		return
 	}
 	r.complete(t, n, nil, nil)

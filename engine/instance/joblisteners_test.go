@@ -179,3 +179,27 @@ func TestJobListenerTypeExpression(t *testing.T) {
 	apply(t, s, env, command(IncidentRetry, inc, "r1"))
 	listenerWait(t, s, "t", "audit-us", ListenerAt{Event: model.ListenEnd, Index: 0})
 }
+
+// End listeners on end events that throw: a signal end event's after its
+// broadcast, an escalation end event's after its escalation.
+func TestJobListenersOnThrowingEndEvents(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    *model.Builder
+	}{
+		{"signal", model.NewBuilder("p").StartEvent("s").
+			SignalEndEvent("e", "done", model.ListenJob(model.JobListener{Event: model.ListenEnd, Type: "bye"})).Sequence("s", "e")},
+		{"escalation", model.NewBuilder("p").StartEvent("s").
+			EscalationEndEvent("e", "LATE", model.ListenJob(model.JobListener{Event: model.ListenEnd, Type: "bye"})).Sequence("s", "e")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(build(t, tc.b), nil)
+			s := start(t, env, nil)
+			w := listenerWait(t, s, "e", "bye", ListenerAt{Event: model.ListenEnd, Index: 0})
+			assertStatus(t, s, Active)
+			apply(t, s, env, jobDoneEvent(w, map[string]any{"said": "bye"}))
+			assertStatus(t, s, Completed)
+			assertVars(t, s.Variables(), map[string]any{"said": "bye"})
+		})
+	}
+}

@@ -81,8 +81,8 @@ func ListenJob(l JobListener) NodeOption {
 // run: where Zeebe has no such event (start on a start or boundary event,
 // end on a gateway or an error end event), and where jetbpm does not yet
 // run one (on a multi-instance activity; start on a joining gateway or an
-// event after an event-based gateway; end on an end event other than a
-// none end event).
+// event after an event-based gateway; end on a terminate or cancel end
+// event).
 func (v *validator) checkJobListeners(n *Node, p *Process) {
 	for i := range n.JobListeners {
 		l := &n.JobListeners[i]
@@ -108,8 +108,8 @@ func (v *validator) checkJobListeners(n *Node, p *Process) {
 			why = "not yet run on a joining gateway"
 		case l.Event == ListenStart && afterEventGateway(n, p):
 			why = "not yet run on an event after an event-based gateway"
-		case l.Event == ListenEnd && n.Kind == EndEvent && n.Event != NoneEvent:
-			why = "not yet run on an end event other than a none end event"
+		case l.Event == ListenEnd && n.Kind == EndEvent && (n.Event == TerminateEvent || n.Event == CancelEvent):
+			why = "not yet run on a terminate or cancel end event"
 		}
 		if why != "" {
 			v.nodef(n, "%s: %s", what, why)
