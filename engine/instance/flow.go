@@ -110,6 +110,7 @@ func (r *runner) moveTo(t *Track, node, flow string) {
 	r.s.pass(t.Node, flow)
 	r.retrySucceeded(t)
 	t.Node, t.Flow, t.State, t.Locals, t.BoundariesArmed, t.Listener = node, flow, Ready, nil, false, nil
+	t.Firing, t.Fired = false, nil
 	t.Activation = r.next()
 	t.EnteredAt = r.env.Now
 }

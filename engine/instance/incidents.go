@@ -211,7 +211,7 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 	if failed.Listener != nil {
 		// A listener's job failed: the retry runs it again, with what the
 		// node had (its inputs, the listeners before it).
-		nt.Listener, nt.Locals = failed.Listener, failed.Locals
+		nt.Listener, nt.Locals, nt.Firing, nt.Fired = failed.Listener, failed.Locals, failed.Firing, failed.Fired
 	}
 	for _, w := range r.s.Waits {
 		if w.Track == failed.ID {

@@ -145,6 +145,10 @@ func (r *runner) listenerDone(w *Wait, out *jobs.Terminal) {
 		t.State = Entered // on to the start event (which has no inputs or start listeners of its own)
 	case at.Process:
 		r.finishTrack(t) // the process's end listeners ran: it completes
+	case at.Event == model.ListenStart && t.Firing:
+		fired := t.Fired
+		t.Firing, t.Fired = false, nil
+		r.complete(t, n, t.Locals, fired) // the event happened before its listeners ran
 	case at.Event == model.ListenStart:
 		t.State = Entered
 	default:

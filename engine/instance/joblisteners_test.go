@@ -203,3 +203,25 @@ func TestJobListenersOnThrowingEndEvents(t *testing.T) {
 		})
 	}
 }
+
+// The event an event-based gateway waited for runs its start listeners
+// when it happens, then completes with what it carried.
+func TestJobListenerAfterEventGateway(t *testing.T) {
+	b := model.NewBuilder("race").StartEvent("start").EventBasedGateway("g").
+		MessageCatchEvent("paid", "paid", "orderId", model.Output("amount", "sum"),
+			model.ListenJob(model.JobListener{Event: model.ListenStart, Type: "seen"})).
+		TimerCatchEvent("late", model.Duration("PT1H")).
+		EndEvent("end").
+		Flow("start", "g").Flow("g", "paid").Flow("g", "late").Sequence("paid", "end").Sequence("late", "end")
+	s, env := run(t, b, map[string]any{"orderId": 17})
+	correlate(t, s, env, "paid", 1, map[string]any{"sum": 20})
+	w := listenerWait(t, s, "paid", "seen", ListenerAt{Event: model.ListenStart, Index: 0})
+	assertStatus(t, s, Active)
+	apply(t, s, env, Event{ID: "f", Kind: JobOutcome, Wait: w.ID, Outcome: &jobs.Terminal{Kind: jobs.Failed, Message: "down"}})
+	inc := assertIncident(t, s, "paid", "start execution listener 1")
+	apply(t, s, env, command(IncidentRetry, inc, "r1"))
+	w = listenerWait(t, s, "paid", "seen", ListenerAt{Event: model.ListenStart, Index: 0})
+	apply(t, s, env, jobDoneEvent(w, map[string]any{"note": "seen"}))
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"orderId": int64(17), "amount": int64(20)})
+}

@@ -50,6 +50,12 @@ func (r *runner) enter(t *Track, n *model.Node) bool {
 func (r *runner) fire(t *Track, n *model.Node, vars map[string]any) {
 	if r.enter(t, n) {
 		r.complete(t, n, t.Locals, vars)
+		return
+	}
+	if t.State == Waiting {
+		// Its Zeebe start listeners run first: it completes with vars
+		// after them (joblisteners.go).
+		t.Firing, t.Fired = true, vars
 	}
 }
 

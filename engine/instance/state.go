@@ -126,6 +126,11 @@ type Track struct {
 	// while the track holds its incident: a retry runs that listener
 	// again and goes on from there.
 	Listener *ListenerAt `msgpack:"listener,omitempty"`
+	// Fired is set while the start listeners of an event that has
+	// happened (an event-based gateway's) run: Firing, and the variables
+	// it completes with once they are done.
+	Firing bool           `msgpack:"firing,omitempty"`
+	Fired  map[string]any `msgpack:"fired,omitempty"`
 }
 
 // ListenerAt names one of a node's Zeebe execution listeners: its event

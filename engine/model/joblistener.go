@@ -80,9 +80,8 @@ func ListenJob(l JobListener) NodeOption {
 // checkJobListeners refuses the job listeners of n that jetbpm does not
 // run: where Zeebe has no such event (start on a start or boundary event,
 // end on a gateway or an error end event), and where jetbpm does not yet
-// run one (on a multi-instance activity; start on a joining gateway or an
-// event after an event-based gateway; end on a terminate or cancel end
-// event).
+// run one (on a multi-instance activity; start on a joining gateway; end
+// on a terminate or cancel end event).
 func (v *validator) checkJobListeners(n *Node, p *Process) {
 	for i := range n.JobListeners {
 		l := &n.JobListeners[i]
@@ -106,8 +105,6 @@ func (v *validator) checkJobListeners(n *Node, p *Process) {
 			why = "not yet run on a multi-instance activity"
 		case l.Event == ListenStart && gateway && len(p.Incoming(n.ID)) > 1:
 			why = "not yet run on a joining gateway"
-		case l.Event == ListenStart && afterEventGateway(n, p):
-			why = "not yet run on an event after an event-based gateway"
 		case l.Event == ListenEnd && n.Kind == EndEvent && (n.Event == TerminateEvent || n.Event == CancelEvent):
 			why = "not yet run on a terminate or cancel end event"
 		}
@@ -115,17 +112,6 @@ func (v *validator) checkJobListeners(n *Node, p *Process) {
 			v.nodef(n, "%s: %s", what, why)
 		}
 	}
-}
-
-// afterEventGateway reports whether n is one of an event-based gateway's
-// events.
-func afterEventGateway(n *Node, p *Process) bool {
-	for _, f := range p.Incoming(n.ID) {
-		if src := p.Node(f.Source); src != nil && src.Kind == EventBasedGateway {
-			return true
-		}
-	}
-	return false
 }
 
 // listenerType checks l's type: a literal or an expression (compiled),
