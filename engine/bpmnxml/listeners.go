@@ -231,11 +231,15 @@ func (im *importer) jobListeners(c, owner *elem, name string) []model.JobListene
 		if r, present := l.lookup("", "retries"); present && strings.TrimSpace(r) != "" {
 			v, ok := feelConst(r)
 			count, err := strconv.Atoi(v)
-			if !ok || err != nil || count < 1 {
-				im.probs.in(owner, l, "retries %q must be a positive integer constant", r)
+			switch {
+			case !ok:
+				jl.RetriesExpr = strings.TrimSpace(r) // evaluated as the listener runs
+			case err != nil || count < 1:
+				im.probs.in(owner, l, "retries %q must be a positive integer", r)
 				continue
+			default:
+				jl.Retries = count
 			}
-			jl.Retries = count
 		}
 		out = append(out, jl)
 	}

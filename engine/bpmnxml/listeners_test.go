@@ -161,9 +161,10 @@ func TestZeebeExecutionListeners(t *testing.T) {
 		}
 	}
 	p = mustParse(t, around(`<bpmn:task id="t"><bpmn:extensionElements><zeebe:executionListeners>
-  <zeebe:executionListener eventType="end" type="=&quot;audit-&quot; + region"/></zeebe:executionListeners></bpmn:extensionElements></bpmn:task>`))
-	if l := node(t, p, "t").JobListeners[0]; l.TypeExpr != `="audit-" + region` || l.Type != "" || l.TypeCompiled() == nil {
-		t.Errorf("a type expression: %+v", l)
+  <zeebe:executionListener eventType="end" type="=&quot;audit-&quot; + region" retries="=maxTries"/></zeebe:executionListeners></bpmn:extensionElements></bpmn:task>`))
+	if l := node(t, p, "t").JobListeners[0]; l.TypeExpr != `="audit-" + region` || l.Type != "" || l.TypeCompiled() == nil ||
+		l.RetriesExpr != "=maxTries" || l.RetriesCompiled() == nil {
+		t.Errorf("type and retries expressions: %+v", l)
 	}
 	p = mustParse(t, doc(`<bpmn:process id="p" isExecutable="true">
 <bpmn:extensionElements><zeebe:executionListeners>
@@ -178,7 +179,7 @@ func TestZeebeExecutionListeners(t *testing.T) {
 		{`<bpmn:startEvent id="t"><bpmn:extensionElements><zeebe:executionListeners><zeebe:executionListener eventType="start" type="x"/></zeebe:executionListeners></bpmn:extensionElements></bpmn:startEvent>`,
 			`execution listener 1 (start, type "x"): Zeebe runs no start listener on a start or boundary event`},
 		{`<bpmn:task id="t"><bpmn:extensionElements><zeebe:executionListeners><zeebe:executionListener eventType="start" type="x" retries="0"/></zeebe:executionListeners></bpmn:extensionElements></bpmn:task>`,
-			`retries "0" must be a positive integer constant`},
+			`retries "0" must be a positive integer`},
 		{`<bpmn:task id="t"><bpmn:extensionElements><zeebe:executionListeners><zeebe:executionListener eventType="start"/></zeebe:executionListeners></bpmn:extensionElements></bpmn:task>`,
 			"has no type"},
 		{`<bpmn:task id="t"><bpmn:extensionElements><zeebe:executionListeners><zeebe:executionListener eventType="start" type="=kind +"/></zeebe:executionListeners></bpmn:extensionElements></bpmn:task>`,

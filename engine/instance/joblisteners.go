@@ -55,14 +55,14 @@ func (r *runner) jobListeners(n *model.Node, at ListenerAt) []model.JobListener 
 // evaluates it again).
 func (r *runner) listenerJob(t *Track, n *model.Node, at ListenerAt) {
 	l := &r.jobListeners(n, at)[at.Index]
-	typ, err := r.listenerType(t, l)
+	typ, retries, err := r.listenerJobOptions(t, l)
 	if err != nil {
 		t.Listener = &at
 		r.fault(t, n, incidents.CauseExpression, fmt.Sprintf("%s execution listener %d: %v", at.Event, at.Index+1, err))
 		return
 	}
 	topicLevel := r.env.Jobs.For(typ)
-	policy := l.Overrides().Resolve(topicLevel)
+	policy := l.OverridesWith(retries).Resolve(topicLevel)
 	owner := n.ID
 	if at.Process {
 		owner = "process"
@@ -174,6 +174,42 @@ func (r *runner) leaveEnded(t *Track, n *model.Node) {
 	r.journal(t, n, t.Locals, nil)
 	r.disarm(t)
 	r.leave(t, n)
+}
+
+// listenerJobOptions are the job type and retries of listener l for
+// track t: literals, or what their expressions give over what t sees.
+func (r *runner) listenerJobOptions(t *Track, l *model.JobListener) (typ string, retries int, err error) {
+	if typ, err = r.listenerType(t, l); err != nil {
+		return "", 0, err
+	}
+	e := l.RetriesCompiled()
+	if e == nil {
+		return typ, l.Retries, nil
+	}
+	v, err := e.Eval(r.visible(t))
+	if err != nil {
+		return "", 0, fmt.Errorf("retries %q: %w", l.RetriesExpr, err)
+	}
+	n, ok := wholeNumber(v)
+	if !ok || n < 1 || n > maxListenerRetries {
+		return "", 0, fmt.Errorf("retries %q is %s, want a whole number from 1 to %d", l.RetriesExpr, describe(v), maxListenerRetries)
+	}
+	return typ, n, nil
+}
+
+// maxListenerRetries bounds what a retries expression may give.
+const maxListenerRetries = 1_000_000
+
+func wholeNumber(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), n == int64(int(n))
+	case float64:
+		return int(n), n == float64(int(n))
+	}
+	return 0, false
 }
 
 // listenerType is the job type of listener l for track t: its literal

@@ -225,3 +225,18 @@ func TestJobListenerAfterEventGateway(t *testing.T) {
 	assertStatus(t, s, Completed)
 	assertVars(t, s.Variables(), map[string]any{"orderId": int64(17), "amount": int64(20)})
 }
+
+// A listener's retries may be an expression too, evaluated as it runs.
+func TestJobListenerRetriesExpression(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").
+		Task("t", model.ListenJob(model.JobListener{Event: model.ListenStart, Type: "audit", RetriesExpr: "tries + 1"})).
+		EndEvent("e").Sequence("s", "t", "e")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, map[string]any{"tries": 4})
+	w := listenerWait(t, s, "t", "audit", ListenerAt{Event: model.ListenStart, Index: 0})
+	if job := enqueued(t, s, w); job.Policy == nil || job.Policy.Retry.MaxAttempts != 5 {
+		t.Fatalf("policy %+v, want 5 attempts", job.Policy)
+	}
+	s = start(t, env, map[string]any{"tries": "many"})
+	assertIncident(t, s, "t", `start execution listener 1: retries "tries + 1"`)
+}

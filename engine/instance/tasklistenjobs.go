@@ -68,12 +68,12 @@ func nextTaskListener(n *model.Node, event string, from int) int {
 // task when it is not open yet (creating).
 func (r *runner) taskListenerJob(t *Track, n *model.Node, i int, task *Task, action string, opening bool) error {
 	l := &n.TaskJobListeners[i]
-	typ, err := r.listenerType(t, l)
+	typ, retries, err := r.listenerJobOptions(t, l)
 	if err != nil {
 		return fmt.Errorf("task listener %d (%s): %w", i+1, l.Event, err)
 	}
 	topicLevel := r.env.Jobs.For(typ)
-	policy := l.Overrides().Resolve(topicLevel)
+	policy := l.OverridesWith(retries).Resolve(topicLevel)
 	id := r.waitID(fmt.Sprintf("%s#%s%d.%d", n.ID, l.Event, i+1, r.next()), t.Activation)
 	st := jobs.NewState(id, typ, policy, r.env.Now)
 	st.Kept = policy.Trust == jobs.WorkerTrusted && policy.Equal(jobs.Overrides{}.Resolve(topicLevel))

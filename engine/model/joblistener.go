@@ -29,9 +29,17 @@ type JobListener struct {
 	// job's type (Zeebe's type="=...").
 	TypeExpr string `msgpack:"typeExpr,omitempty"`
 	Retries  int    `msgpack:"retries,omitempty"`
+	// RetriesExpr, when set instead of Retries, is an expression
+	// evaluated as the listener runs, giving its retries (a whole number
+	// from 1).
+	RetriesExpr string `msgpack:"retriesExpr,omitempty"`
 
-	typ *expression.Expression
+	typ, retries *expression.Expression
 }
+
+// RetriesCompiled returns the compiled retries expression, nil for a
+// literal count.
+func (l *JobListener) RetriesCompiled() *expression.Expression { return l.retries }
 
 // TypeCompiled returns the compiled type expression, nil for a literal
 // type.
@@ -63,9 +71,12 @@ const defaultListenerRetries = 3
 
 // Overrides returns the job options of the listener's jobs: a retry
 // policy of Retries executions.
-func (l *JobListener) Overrides() jobs.Overrides {
+func (l *JobListener) Overrides() jobs.Overrides { return l.OverridesWith(l.Retries) }
+
+// OverridesWith is Overrides with retries executions (0: the default).
+func (l *JobListener) OverridesWith(retries int) jobs.Overrides {
 	spec := jobs.DefaultRetrySpec
-	spec.MaxAttempts = l.Retries
+	spec.MaxAttempts = retries
 	if spec.MaxAttempts == 0 {
 		spec.MaxAttempts = defaultListenerRetries
 	}
@@ -125,6 +136,9 @@ func (v *validator) listenerType(n *Node, l *JobListener, what string) {
 	case strings.TrimSpace(l.Type) == "":
 		v.nodef(n, "%s: has no job type", what)
 	}
+	if l.RetriesExpr != "" {
+		l.retries = v.compile(n, "listener retries", l.RetriesExpr)
+	}
 }
 
 // checkTaskJobListeners refuses Zeebe task listeners off a user task, of
@@ -164,6 +178,13 @@ func (v *validator) processJobListeners(p *Process) {
 				v.addf("", 0, "%s: %v", what, err)
 			}
 			l.typ = e
+		}
+		if l.RetriesExpr != "" {
+			e, err := expression.Compile(l.RetriesExpr)
+			if err != nil {
+				v.addf("", 0, "%s: retries: %v", what, err)
+			}
+			l.retries = e
 		}
 		switch {
 		case l.Event != ListenStart && l.Event != ListenEnd:
