@@ -223,7 +223,7 @@ func (r *runner) exclusive(t *Track, n *model.Node) {
 // forks to every outgoing flow.
 func (r *runner) parallel(t *Track, n *model.Node) {
 	in := r.p.Incoming(n.ID)
-	if len(in) > 1 {
+	if len(in) > 1 && t.State != Entered { // Entered: joined, its start listeners done
 		t.State = Joining
 		arrived := make(map[string]*Track, len(in))
 		for _, o := range r.s.Tracks {
@@ -240,6 +240,9 @@ func (r *runner) parallel(t *Track, n *model.Node) {
 			if o := arrived[f.ID]; o != t {
 				r.s.removeTrack(o.ID)
 			}
+		}
+		if r.listenFrom(t, n, model.ListenStart, 0) {
+			return // joined: its Zeebe start listeners run once, now
 		}
 	}
 	if r.ended(t, n) {

@@ -240,3 +240,19 @@ func TestJobListenerRetriesExpression(t *testing.T) {
 	s = start(t, env, map[string]any{"tries": "many"})
 	assertIncident(t, s, "t", `start execution listener 1: retries "tries + 1"`)
 }
+
+// A joining parallel gateway runs its start listeners once, when the
+// last token arrives.
+func TestJobListenerOnParallelJoin(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").ParallelGateway("fork").Task("a").Task("b").
+		ParallelGateway("join", model.ListenJob(model.JobListener{Event: model.ListenStart, Type: "joined"})).EndEvent("e").
+		Sequence("s", "fork").Flow("fork", "a").Flow("fork", "b").Flow("a", "join").Flow("b", "join").Sequence("join", "e")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, nil)
+	w := listenerWait(t, s, "join", "joined", ListenerAt{Event: model.ListenStart, Index: 0})
+	if len(s.Tracks) != 1 || len(effects(s, EnqueueJob)) != 1 {
+		t.Fatalf("tracks %d, jobs %v: want one joined track and one listener job", len(s.Tracks), effectWaits(s, EnqueueJob))
+	}
+	apply(t, s, env, jobDoneEvent(w, map[string]any{"x": 1}))
+	assertStatus(t, s, Completed)
+}
