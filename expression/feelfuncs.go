@@ -1,6 +1,7 @@
 package expression
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -234,14 +235,17 @@ func fn(name string, f func([]any) any) expr.Option {
 
 // whole reads an integer-valued number.
 func whole(v any) (int, bool) {
-	f, ok := toFloat(v)
+	f, ok := Number(v)
 	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<31 {
 		return 0, false
 	}
 	return int(f), true
 }
 
-func toFloat(v any) (float64, bool) {
+// Number reads a number of any of the types a JSON-like value or an
+// expression's result holds (float64, int, int64, int32, float32,
+// json.Number).
+func Number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case int:
 		return float64(n), true
@@ -253,6 +257,9 @@ func toFloat(v any) (float64, bool) {
 		return float64(n), true
 	case float32:
 		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
 	}
 	return 0, false
 }
@@ -327,7 +334,7 @@ func fold(a []any, f func(acc, x float64) float64, needOne bool) any {
 	}
 	var acc float64
 	for i, x := range items {
-		n, ok := toFloat(x)
+		n, ok := Number(x)
 		if !ok {
 			return nil
 		}
@@ -365,8 +372,8 @@ func containsValue(l []any, v any) bool {
 
 // feelEqual compares as FEEL does: numbers by value, the rest deeply.
 func feelEqual(a, b any) bool {
-	if x, ok := toFloat(a); ok {
-		y, ok := toFloat(b)
+	if x, ok := Number(a); ok {
+		y, ok := Number(b)
 		return ok && x == y
 	}
 	return reflect.DeepEqual(a, b) || fmt.Sprint(a) == fmt.Sprint(b) && reflect.TypeOf(a) == reflect.TypeOf(b)

@@ -138,7 +138,7 @@ func errorOutcome(v any) error {
 		if m["retries"] == nil {
 			return failure // the task's retry policy decides
 		}
-		retries, ok := number(m["retries"])
+		retries, ok := expression.Number(m["retries"])
 		if !ok || retries < 0 || retries != math.Trunc(retries) || retries > math.MaxInt32 {
 			return final(fmt.Errorf("connector: errorExpression's jobError has retries %v, want a whole number from 0", m["retries"]))
 		}
@@ -164,25 +164,10 @@ func text(v any) string {
 	case string:
 		return v
 	}
-	if n, ok := number(v); ok {
+	if n, ok := expression.Number(v); ok {
 		return strconv.FormatFloat(n, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
-}
-
-func number(v any) (float64, bool) {
-	switch v := v.(type) {
-	case float64:
-		return v, true
-	case int:
-		return float64(v), true
-	case int64:
-		return float64(v), true
-	case json.Number:
-		f, err := v.Float64()
-		return f, err == nil
-	}
-	return 0, false
 }
 
 // maxExcerpt bounds the part of a body a failure's message quotes.

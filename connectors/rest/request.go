@@ -309,13 +309,7 @@ func (d *decoder) auth(v any) Auth {
 		}
 	case "apiKey":
 		a.Name, a.Value = need("name"), field("value")
-		switch loc := field("apiKeyLocation"); loc {
-		case "", "headers":
-		case "query":
-			a.InQuery = true
-		default:
-			d.fail(inputErr("authentication.apiKeyLocation", "%q is not headers or query", loc))
-		}
+		a.InQuery = d.either("authentication.apiKeyLocation", field("apiKeyLocation"), "headers", "query")
 		if !a.InQuery && a.Name != "" && !validHeader(a.Name, a.Value) {
 			d.fail(inputErr("authentication.name", "%q is not a valid header", a.Name))
 		}
@@ -323,17 +317,24 @@ func (d *decoder) auth(v any) Auth {
 		a.TokenEndpoint = d.url("authentication.oauthTokenEndpoint", m["oauthTokenEndpoint"])
 		a.ClientID, a.ClientSecret = need("clientId"), field("clientSecret")
 		a.Scopes, a.Audience = field("scopes"), field("audience")
-		switch ca := field("clientAuthentication"); ca {
-		case "", "basicAuthHeader":
-		case "credentialsBody":
-			a.CredentialsInBody = true
-		default:
-			d.fail(inputErr("authentication.clientAuthentication", "%q is not basicAuthHeader or credentialsBody", ca))
-		}
+		a.CredentialsInBody = d.either("authentication.clientAuthentication", field("clientAuthentication"), "basicAuthHeader", "credentialsBody")
 	default:
 		d.fail(inputErr("authentication.type", "%q is not one of %s", a.Type, strings.Join(authTypes, ", ")))
 	}
 	return a
+}
+
+// either reads an input naming one of two choices, the first when
+// empty: true for the second.
+func (d *decoder) either(field, v, first, second string) bool {
+	switch v {
+	case "", first:
+		return false
+	case second:
+		return true
+	}
+	d.fail(inputErr(field, "%q is not %s or %s", v, first, second))
+	return false
 }
 
 // timeout reads a number of seconds (a number or its text), the default
