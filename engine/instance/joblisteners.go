@@ -141,11 +141,11 @@ func (r *runner) listenerDone(w *Wait, out *jobs.Terminal) {
 	next.Index++
 	switch {
 	case r.listenAt(t, n, next):
-	case at.Process && at.Event == model.ListenStart:
+	case at.Process && at.Event == model.ListenStart && !t.Firing:
 		t.State = Entered // on to the start event (which has no inputs or start listeners of its own)
-	case at.Process:
+	case at.Process && at.Event == model.ListenEnd:
 		r.finishTrack(t) // the process's end listeners ran: it completes
-	case at.Event == model.ListenStart && t.Firing:
+	case at.Event == model.ListenStart && t.Firing: // an element's, or the process's at a message start
 		fired := t.Fired
 		t.Firing, t.Fired = false, nil
 		r.complete(t, n, t.Locals, fired) // the event happened before its listeners ran

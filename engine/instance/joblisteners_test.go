@@ -256,3 +256,23 @@ func TestJobListenerOnParallelJoin(t *testing.T) {
 	apply(t, s, env, jobDoneEvent(w, map[string]any{"x": 1}))
 	assertStatus(t, s, Completed)
 }
+
+// A message start event that maps its message: the process's start
+// listeners run first, then the start event completes with the message.
+func TestProcessJobListenersAtAMessageStart(t *testing.T) {
+	b := model.NewBuilder("p").MessageStartEvent("s", "order", model.Output("total", "amount")).EndEvent("e").Sequence("s", "e")
+	p := build(t, b)
+	p.JobListeners = []model.JobListener{{Event: model.ListenStart, Type: "open"}}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	env := newEnv(p, nil)
+	s, err := StartFrom("i1", env.Env, map[string]any{"amount": 12}, Begin{Node: "s", Message: &Correlation{Name: "order", Key: "k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := listenerWait(t, s, "s", "open", ListenerAt{Event: model.ListenStart, Index: 0, Process: true})
+	apply(t, s, env, jobDoneEvent(w, map[string]any{"opened": true}))
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"total": int64(12), "opened": true})
+}

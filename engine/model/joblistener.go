@@ -165,9 +165,8 @@ func (v *validator) checkTaskJobListeners(n *Node) {
 }
 
 // processJobListeners refuses the process's Zeebe execution listeners
-// jetbpm does not run: of an event other than start or end, without a
-// type, or start listeners where a message start event's output mappings
-// pick what the instance keeps of its message (not yet).
+// of an event other than start or end, or without a type, and compiles
+// their expressions.
 func (v *validator) processJobListeners(p *Process) {
 	for i := range p.JobListeners {
 		l := &p.JobListeners[i]
@@ -193,12 +192,6 @@ func (v *validator) processJobListeners(p *Process) {
 			v.addf("", 0, "%s: has no job type", what)
 		case l.Retries < 0:
 			v.addf("", 0, "%s: retries %d is negative", what, l.Retries)
-		case l.Event == ListenStart:
-			for _, n := range p.Nodes {
-				if n.Kind == StartEvent && n.Scope == "" && n.Event == MessageEvent && len(n.Outputs) > 0 {
-					v.addf("", 0, "%s: not yet run where message start event %q maps its message with output mappings", what, n.ID)
-				}
-			}
 		}
 	}
 }
