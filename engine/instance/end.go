@@ -13,7 +13,9 @@ func (r *runner) end(t *Track, n *model.Node) {
 	r.s.pass(n.ID)
 	switch n.Event {
 	case model.TerminateEvent:
-		r.terminateScope(t.Scope)
+		if !r.listenFrom(t, n, model.ListenEnd, 0) { // its Zeebe end listeners first
+			r.terminateScope(t.Scope)
+		}
 	case model.MessageEvent:
 		r.throwMessage(t, n)
 	case model.EscalationEvent:

@@ -164,9 +164,14 @@ func (r *runner) resumeListener(t *Track, n *model.Node) {
 	r.listenerJob(t, n, at)
 }
 
-// leaveEnded leaves node n, whose end listeners are done: an end event
-// ends its track, any other node takes its outgoing flows.
+// leaveEnded leaves node n, whose end listeners are done: a terminate end
+// event terminates its scope, another end event ends its track, any other
+// node takes its outgoing flows.
 func (r *runner) leaveEnded(t *Track, n *model.Node) {
+	if n.Kind == model.EndEvent && n.Event == model.TerminateEvent {
+		r.terminateScope(t.Scope)
+		return
+	}
 	if n.Kind == model.EndEvent {
 		r.endTrack(t)
 		return

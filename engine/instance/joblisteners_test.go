@@ -276,3 +276,22 @@ func TestProcessJobListenersAtAMessageStart(t *testing.T) {
 	assertStatus(t, s, Completed)
 	assertVars(t, s.Variables(), map[string]any{"total": int64(12), "opened": true})
 }
+
+// A terminate end event's end listeners run before it terminates its
+// scope; the other tokens go on meanwhile.
+func TestJobListenerOnTerminateEnd(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").ParallelGateway("fork").
+		ServiceTask("slow", "", model.WithWorker("slow")).EndEvent("done").
+		TerminateEndEvent("stop", model.ListenJob(model.JobListener{Event: model.ListenEnd, Type: "bye"})).
+		Sequence("s", "fork").Flow("fork", "slow").Flow("fork", "stop").Sequence("slow", "done")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, nil)
+	w := listenerWait(t, s, "stop", "bye", ListenerAt{Event: model.ListenEnd, Index: 0})
+	slow := waitAt(t, s, "slow")
+	flush(s)
+	apply(t, s, env, jobDoneEvent(w, nil))
+	assertStatus(t, s, Completed)
+	if got := effectWaits(s, CancelJob); len(got) != 1 || got[0] != slow.ID {
+		t.Fatalf("cancelled jobs %v, want slow's %s", got, slow.ID)
+	}
+}

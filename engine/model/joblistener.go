@@ -92,7 +92,7 @@ func ListenJob(l JobListener) NodeOption {
 // run: where Zeebe has no such event (start on a start or boundary event,
 // end on a gateway or an error end event), and where jetbpm does not yet
 // run one (on a multi-instance activity; start on a joining inclusive
-// gateway; end on a terminate or cancel end event).
+// gateway; end on a cancel end event).
 func (v *validator) checkJobListeners(n *Node, p *Process) {
 	for i := range n.JobListeners {
 		l := &n.JobListeners[i]
@@ -116,8 +116,8 @@ func (v *validator) checkJobListeners(n *Node, p *Process) {
 			why = "not yet run on a multi-instance activity"
 		case l.Event == ListenStart && n.Kind == InclusiveGateway && len(p.Incoming(n.ID)) > 1:
 			why = "not yet run on a joining inclusive gateway"
-		case l.Event == ListenEnd && n.Kind == EndEvent && (n.Event == TerminateEvent || n.Event == CancelEvent):
-			why = "not yet run on a terminate or cancel end event"
+		case l.Event == ListenEnd && n.Kind == EndEvent && n.Event == CancelEvent:
+			why = "not yet run on a cancel end event"
 		}
 		if why != "" {
 			v.nodef(n, "%s: %s", what, why)
