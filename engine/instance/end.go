@@ -14,7 +14,7 @@ func (r *runner) end(t *Track, n *model.Node) {
 	switch n.Event {
 	case model.TerminateEvent:
 		if !r.listenFrom(t, n, model.ListenEnd, 0) { // its Zeebe end listeners first
-			r.terminateScope(t.Scope)
+			r.terminate(t, n)
 		}
 	case model.MessageEvent:
 		r.throwMessage(t, n)
@@ -97,6 +97,23 @@ func (r *runner) scopeMaybeDone(scopeID string) {
 
 // terminateScope ends every track of a scope (a terminate end event) and
 // completes the scope.
+// terminate ends the scope of terminate end event n, reached by t. At
+// the process's scope the other tokens are cancelled first and the
+// process's Zeebe end listeners run on t, as at any end of the instance.
+func (r *runner) terminate(t *Track, n *model.Node) {
+	if t.Scope == RootScope && slices.ContainsFunc(r.p.JobListeners, func(l model.JobListener) bool { return l.Event == model.ListenEnd }) {
+		for _, o := range r.tracksIn(RootScope) {
+			if o != t {
+				r.cancelTrack(o)
+			}
+		}
+		if r.listenAt(t, n, ListenerAt{Event: model.ListenEnd, Process: true}) {
+			return
+		}
+	}
+	r.terminateScope(t.Scope)
+}
+
 func (r *runner) terminateScope(scopeID string) {
 	for _, t := range r.tracksIn(scopeID) {
 		r.cancelTrack(t)

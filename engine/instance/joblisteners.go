@@ -169,7 +169,7 @@ func (r *runner) resumeListener(t *Track, n *model.Node) {
 // node takes its outgoing flows.
 func (r *runner) leaveEnded(t *Track, n *model.Node) {
 	if n.Kind == model.EndEvent && n.Event == model.TerminateEvent {
-		r.terminateScope(t.Scope)
+		r.terminate(t, n)
 		return
 	}
 	if n.Kind == model.EndEvent {

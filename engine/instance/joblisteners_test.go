@@ -295,3 +295,31 @@ func TestJobListenerOnTerminateEnd(t *testing.T) {
 		t.Fatalf("cancelled jobs %v, want slow's %s", got, slow.ID)
 	}
 }
+
+// A terminate end event that ends the instance runs the process's end
+// listeners after cancelling the other tokens.
+func TestProcessJobListenersOnTerminate(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").ParallelGateway("fork").
+		ServiceTask("slow", "", model.WithWorker("slow")).EndEvent("done").
+		TerminateEndEvent("stop").
+		Sequence("s", "fork").Flow("fork", "slow").Flow("fork", "stop").Sequence("slow", "done")
+	p := build(t, b)
+	p.JobListeners = []model.JobListener{{Event: model.ListenEnd, Type: "close"}}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	env := newEnv(p, nil)
+	s := start(t, env, nil)
+	w := listenerWait(t, s, "stop", "close", ListenerAt{Event: model.ListenEnd, Index: 0, Process: true})
+	for _, x := range s.Waits {
+		if x.Node == "slow" {
+			t.Fatalf("slow still waits: %s", dumpWaits(s))
+		}
+	}
+	if len(s.Tracks) != 1 {
+		t.Fatalf("tracks %d: want the other token gone", len(s.Tracks))
+	}
+	apply(t, s, env, jobDoneEvent(w, map[string]any{"closed": true}))
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"closed": true})
+}
