@@ -38,6 +38,9 @@ func (r *runner) inclusive(t *Track, n *model.Node) {
 		// It arrived by several flows: a retry of the fork's incident
 		// (a track at n without flow) must not join again.
 		t.Flow = ""
+		if r.listenFrom(t, n, model.ListenStart, 0) {
+			return // joined: its Zeebe start listeners run once, now
+		}
 	}
 	if taken := r.holding(t, n, fmt.Sprintf("inclusive gateway %q: no condition holds and there is no default flow", n.ID)); taken != nil && r.ended(t, n) {
 		r.take(t, taken)

@@ -323,3 +323,25 @@ func TestProcessJobListenersOnTerminate(t *testing.T) {
 	assertStatus(t, s, Completed)
 	assertVars(t, s.Variables(), map[string]any{"closed": true})
 }
+
+// A joining inclusive gateway runs its start listeners once, when it
+// fires.
+func TestJobListenerOnInclusiveJoin(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").InclusiveGateway("fork").Task("a").Task("b").
+		InclusiveGateway("join", model.ListenJob(model.JobListener{Event: model.ListenStart, Type: "joined"})).EndEvent("e").
+		Sequence("s", "fork").Flow("fork", "a", model.When("x > 0")).Flow("fork", "b", model.When("x > 1")).
+		Flow("a", "join").Flow("b", "join").Sequence("join", "e")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, map[string]any{"x": 5})
+	w := listenerWait(t, s, "join", "joined", ListenerAt{Event: model.ListenStart, Index: 0})
+	if len(s.Tracks) != 1 || len(effects(s, EnqueueJob)) != 1 {
+		t.Fatalf("tracks %d, jobs %v: want one joined track and one listener job", len(s.Tracks), effectWaits(s, EnqueueJob))
+	}
+	apply(t, s, env, jobDoneEvent(w, nil))
+	assertStatus(t, s, Completed)
+
+	s = start(t, env, map[string]any{"x": 1}) // one branch: the join fires on its token alone
+	w = listenerWait(t, s, "join", "joined", ListenerAt{Event: model.ListenStart, Index: 0})
+	apply(t, s, env, jobDoneEvent(w, nil))
+	assertStatus(t, s, Completed)
+}

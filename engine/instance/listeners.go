@@ -42,8 +42,8 @@ func (r *runner) enter(t *Track, n *model.Node) bool {
 	if !r.listen(t, n, n.Listeners, model.ListenStart, "") {
 		return false
 	}
-	if n.Kind == model.ParallelGateway && len(r.p.Incoming(n.ID)) > 1 {
-		return true // a join runs its Zeebe start listeners once, when it joins (parallel)
+	if n.Kind == model.ParallelGateway && len(r.p.Incoming(n.ID)) > 1 || n.Kind == model.InclusiveGateway && r.p.IsInclusiveJoin(n.ID) {
+		return true // a join runs its Zeebe start listeners once, when it joins (parallel, inclusive)
 	}
 	return !r.listenFrom(t, n, model.ListenStart, 0) // parked on a listener's job, else on with the work
 }

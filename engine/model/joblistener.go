@@ -91,8 +91,7 @@ func ListenJob(l JobListener) NodeOption {
 // checkJobListeners refuses the job listeners of n that jetbpm does not
 // run: where Zeebe has no such event (start on a start or boundary event,
 // end on a gateway or an error end event), and where jetbpm does not yet
-// run one (on a multi-instance activity; start on a joining inclusive
-// gateway; end on a cancel end event).
+// run one (on a multi-instance activity; end on a cancel end event).
 func (v *validator) checkJobListeners(n *Node, p *Process) {
 	for i := range n.JobListeners {
 		l := &n.JobListeners[i]
@@ -114,8 +113,6 @@ func (v *validator) checkJobListeners(n *Node, p *Process) {
 			why = "Zeebe runs no end listener on an error end event"
 		case n.Loop != nil:
 			why = "not yet run on a multi-instance activity"
-		case l.Event == ListenStart && n.Kind == InclusiveGateway && len(p.Incoming(n.ID)) > 1:
-			why = "not yet run on a joining inclusive gateway"
 		case l.Event == ListenEnd && n.Kind == EndEvent && n.Event == CancelEvent:
 			why = "not yet run on a cancel end event"
 		}
