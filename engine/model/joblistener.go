@@ -91,7 +91,8 @@ func ListenJob(l JobListener) NodeOption {
 // checkJobListeners refuses the job listeners of n that jetbpm does not
 // run: where Zeebe has no such event (start on a start or boundary event,
 // end on a gateway or an error end event), and where jetbpm does not yet
-// run one (on a multi-instance activity; end on a cancel end event).
+// run one (on a multi-instance activity); a cancel end event, which
+// Zeebe does not have, runs none.
 func (v *validator) checkJobListeners(n *Node, p *Process) {
 	for i := range n.JobListeners {
 		l := &n.JobListeners[i]
@@ -114,7 +115,7 @@ func (v *validator) checkJobListeners(n *Node, p *Process) {
 		case n.Loop != nil:
 			why = "not yet run on a multi-instance activity"
 		case l.Event == ListenEnd && n.Kind == EndEvent && n.Event == CancelEvent:
-			why = "not yet run on a cancel end event"
+			why = "Zeebe has no cancel end event (a transaction's) to run it on"
 		}
 		if why != "" {
 			v.nodef(n, "%s: %s", what, why)
