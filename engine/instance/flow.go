@@ -354,8 +354,12 @@ func (r *runner) complete(t *Track, n *model.Node, locals, results map[string]an
 		return
 	}
 	if t.Inner {
-		if len(n.Listeners) > 0 {
+		if len(n.Listeners) > 0 || len(n.JobListeners) > 0 {
 			if t.Locals = locals; !r.ended(t, n) {
+				return
+			}
+			if r.listenFrom(t, n, model.ListenEnd, 0) {
+				t.Results, t.ResultNames = values, names // the iteration completes after them (leaveEnded)
 				return
 			}
 		}

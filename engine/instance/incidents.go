@@ -212,6 +212,7 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 		// A listener's job failed: the retry runs it again, with what the
 		// node had (its inputs, the listeners before it).
 		nt.Listener, nt.Locals, nt.Firing, nt.Fired = failed.Listener, failed.Locals, failed.Firing, failed.Fired
+		nt.Results, nt.ResultNames = failed.Results, failed.ResultNames
 	}
 	for _, w := range r.s.Waits {
 		if w.Track == failed.ID {

@@ -164,10 +164,18 @@ func (r *runner) resumeListener(t *Track, n *model.Node) {
 	r.listenerJob(t, n, at)
 }
 
-// leaveEnded leaves node n, whose end listeners are done: a terminate end
-// event terminates its scope, another end event ends its track, any other
-// node takes its outgoing flows.
+// leaveEnded leaves node n, whose end listeners are done: an iteration of
+// a multi-instance activity completes, a terminate end event terminates
+// its scope, another end event ends its track, any other node takes its
+// outgoing flows.
 func (r *runner) leaveEnded(t *Track, n *model.Node) {
+	if t.Inner {
+		values, names := t.Results, t.ResultNames
+		t.Results, t.ResultNames = nil, nil
+		r.journal(t, n, t.Locals, values)
+		r.completeIteration(t, names, values)
+		return
+	}
 	if n.Kind == model.EndEvent && n.Event == model.TerminateEvent {
 		r.terminate(t, n)
 		return

@@ -345,3 +345,42 @@ func TestJobListenerOnInclusiveJoin(t *testing.T) {
 	apply(t, s, env, jobDoneEvent(w, nil))
 	assertStatus(t, s, Completed)
 }
+
+// On a multi-instance activity the listeners run for each iteration: its
+// start listener's variables are the iteration's, its end listener runs
+// before the iteration's output element is collected.
+func TestJobListenersPerIteration(t *testing.T) {
+	b := model.NewBuilder("p").StartEvent("s").
+		Task("each", model.WithLoop(model.Loop{Collection: "items", ElementVariable: "item", OutputCollection: "outs", OutputElement: "tag + item"}),
+			model.ListenJob(model.JobListener{Event: model.ListenStart, Type: "prep"}),
+			model.ListenJob(model.JobListener{Event: model.ListenEnd, Type: "post"})).
+		EndEvent("e").Sequence("s", "each", "e")
+	env := newEnv(build(t, b), nil)
+	s := start(t, env, map[string]any{"items": []any{"a", "b"}})
+	var preps []*Wait
+	for _, w := range s.Waits {
+		if w.Listener != nil && w.Job.Topic == "prep" {
+			preps = append(preps, w)
+		}
+	}
+	if len(preps) != 2 {
+		t.Fatalf("prep jobs %s, want one per iteration", dumpWaits(s))
+	}
+	for i, w := range preps {
+		apply(t, s, env, jobDoneEvent(w, map[string]any{"tag": []string{"x-", "y-"}[i]}))
+	}
+	var posts []*Wait
+	for _, w := range s.Waits {
+		if w.Listener != nil && w.Job.Topic == "post" {
+			posts = append(posts, w)
+		}
+	}
+	if len(posts) != 2 {
+		t.Fatalf("post jobs %s, want one per iteration", dumpWaits(s))
+	}
+	for _, w := range posts {
+		apply(t, s, env, jobDoneEvent(w, nil))
+	}
+	assertStatus(t, s, Completed)
+	assertVars(t, s.Variables(), map[string]any{"items": []any{"a", "b"}, "outs": []any{"x-a", "y-b"}})
+}

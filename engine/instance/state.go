@@ -131,6 +131,10 @@ type Track struct {
 	// it completes with once they are done.
 	Firing bool           `msgpack:"firing,omitempty"`
 	Fired  map[string]any `msgpack:"fired,omitempty"`
+	// Results and ResultNames are a multi-instance iteration's outputs,
+	// held while its end listeners run.
+	Results     map[string]any `msgpack:"results,omitempty"`
+	ResultNames []string       `msgpack:"resultNames,omitempty"`
 }
 
 // ListenerAt names one of a node's Zeebe execution listeners: its event

@@ -91,8 +91,8 @@ func ListenJob(l JobListener) NodeOption {
 // checkJobListeners refuses the job listeners of n that jetbpm does not
 // run: where Zeebe has no such event (start on a start or boundary event,
 // end on a gateway or an error end event), and where jetbpm does not yet
-// run one (on a multi-instance activity); a cancel end event, which
-// Zeebe does not have, runs none.
+// run one; a cancel end event, which Zeebe does not have, runs none. On a
+// multi-instance activity they run for each iteration.
 func (v *validator) checkJobListeners(n *Node, p *Process) {
 	for i := range n.JobListeners {
 		l := &n.JobListeners[i]
@@ -112,8 +112,6 @@ func (v *validator) checkJobListeners(n *Node, p *Process) {
 			why = "Zeebe runs no end listener on a gateway"
 		case l.Event == ListenEnd && n.Kind == EndEvent && n.Event == ErrorEvent:
 			why = "Zeebe runs no end listener on an error end event"
-		case n.Loop != nil:
-			why = "not yet run on a multi-instance activity"
 		case l.Event == ListenEnd && n.Kind == EndEvent && n.Event == CancelEvent:
 			why = "Zeebe has no cancel end event (a transaction's) to run it on"
 		}
