@@ -52,9 +52,9 @@ func (im *importer) executionListener(c, owner *elem, dst listenerDst) {
 func (im *importer) taskListener(c, owner *elem, n *model.Node) {
 	event := strings.TrimSpace(c.attr("", "event"))
 	switch event {
-	case model.ListenCreate, model.ListenAssignment, model.ListenUpdate, model.ListenComplete:
-	case "delete", "timeout":
-		im.probs.in(owner, c, "task listener event %q is not supported (create, assignment, update and complete are); a notifier can subscribe to the task facts", event)
+	case model.ListenCreate, model.ListenAssignment, model.ListenUpdate, model.ListenComplete, model.ListenDelete:
+	case "timeout":
+		im.probs.in(owner, c, "task listener event %q is not supported (create, assignment, update, complete and delete are); a timer boundary event that does not interrupt, or a notifier on the task facts, does its work", event)
 		return
 	case "":
 		im.probs.in(owner, c, "a task listener needs an event (create, assignment, update or complete)")

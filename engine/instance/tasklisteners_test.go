@@ -2,6 +2,7 @@ package instance
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jetbpm/jetbpm/engine/model"
@@ -92,5 +93,36 @@ func TestTaskListenerFailures(t *testing.T) {
 	assertIncident(t, s, "review", "create task listener 1", "setPriority: want a whole number from 0 to 100")
 	if len(records(s)) != 0 {
 		t.Errorf("a task whose create listener failed was published: %+v", records(s))
+	}
+}
+
+// A delete task listener runs when the task is canceled: what it sets is
+// written; its failure stays on the canceled record, the cancellation
+// stands.
+func TestDeleteTaskListener(t *testing.T) {
+	for _, tc := range []struct {
+		name, source, wantErr string
+		wantVar               any
+	}{
+		{"sets", `"cleaned"`, "", "cleaned"},
+		{"fails", `missing + 1`, "delete task listener 1", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := approval(model.ListenTask(model.Listener{Event: model.ListenDelete, Source: tc.source, Set: "cleanup"})).
+				TimerBoundary("late", "review", model.Duration("PT1H"), true).EndEvent("gone").Sequence("late", "gone")
+			env := newEnv(build(t, b), nil)
+			s := start(t, env, nil)
+			task := openTask(t, s, "review")
+			flush(s)
+			fire(t, s, env, "late")
+			rec := record(t, s, task.ID)
+			if rec.State != TaskCanceled || !strings.Contains(rec.ListenerError, tc.wantErr) || (tc.wantErr == "") != (rec.ListenerError == "") {
+				t.Fatalf("record %+v, want canceled with listener error %q", rec, tc.wantErr)
+			}
+			assertStatus(t, s, Completed)
+			if got := s.Variables()["cleanup"]; got != tc.wantVar {
+				t.Errorf("cleanup = %v, want %v", got, tc.wantVar)
+			}
+		})
 	}
 }

@@ -84,6 +84,9 @@ type Task struct {
 	EndedAt     time.Time `msgpack:"endedAt,omitempty" json:"endedAt,omitzero"`
 	// Error is the BPMN error a user threw from the task (state completed).
 	Error *TaskError `msgpack:"error,omitempty" json:"error,omitempty"`
+	// ListenerError is why a delete task listener failed as the task was
+	// canceled (the cancellation stands).
+	ListenerError string `msgpack:"listenerError,omitempty" json:"listenerError,omitempty"`
 
 	// Pending is a command waiting for the task's Zeebe task listeners:
 	// until they are done, other commands are refused.

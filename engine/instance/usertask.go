@@ -284,6 +284,27 @@ func (r *runner) cancelTask(w *Wait) {
 		return
 	}
 	w.Task.State, w.Task.EndedAt = TaskCanceled, r.env.Now
+	r.taskDeleted(w)
 	r.publishTask(w)
 	r.taskFact(w.Task, TaskFactCanceled, "")
+}
+
+// taskDeleted runs the delete task listeners of w's task, which was just
+// canceled: what they set is written; a failure cannot undo the
+// cancellation (Camunda 7 would roll the command back), so it is kept on
+// the task's record (ListenerError).
+func (r *runner) taskDeleted(w *Wait) {
+	if r.p == nil {
+		return // an abort without the process: no listener can run
+	}
+	t, n := r.s.track(w.Track), r.p.Node(w.Node)
+	if t == nil || n == nil || !model.Listens(n.TaskListeners, model.ListenDelete) {
+		return
+	}
+	sets, err := r.taskListen(t, n, w.Task, model.ListenDelete, nil)
+	if err != nil {
+		w.Task.ListenerError = err.Error()
+		return
+	}
+	r.writeSets(t, sets)
 }

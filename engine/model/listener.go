@@ -17,12 +17,14 @@ const (
 
 // Task listener events (Camunda 7's camunda:taskListener on a user task):
 // create when the task is created, assignment when it gets an assignee,
-// update when a command changes it, complete before it completes.
+// update when a command changes it, complete before it completes, delete
+// when it is canceled (its token left it without completing it).
 const (
 	ListenCreate     = "create"
 	ListenAssignment = "assignment"
 	ListenUpdate     = "update"
 	ListenComplete   = "complete"
+	ListenDelete     = "delete"
 )
 
 // Listener is a Camunda 7 execution listener, run inline, in the step,
@@ -73,7 +75,7 @@ func Listens(ls []Listener, event string) bool {
 // allowed) and compiles its source; a problem is an error naming it.
 func (l *Listener) compile(element string, i int, allowed ...string) error {
 	what := fmt.Sprintf("execution listener %d (%s)", i+1, l.Event)
-	if l.Event == ListenCreate || l.Event == ListenAssignment || l.Event == ListenUpdate || l.Event == ListenComplete {
+	if l.Event == ListenCreate || l.Event == ListenAssignment || l.Event == ListenUpdate || l.Event == ListenComplete || l.Event == ListenDelete {
 		what = fmt.Sprintf("task listener %d (%s)", i+1, l.Event)
 	}
 	ok := false

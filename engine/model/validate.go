@@ -329,7 +329,7 @@ func (v *validator) node(n *Node) {
 		v.nodef(n, "only user tasks have task listeners")
 	}
 	for i := range n.TaskListeners {
-		if err := n.TaskListeners[i].compile(n.ID+"/task", i, ListenCreate, ListenAssignment, ListenUpdate, ListenComplete); err != nil {
+		if err := n.TaskListeners[i].compile(n.ID+"/task", i, ListenCreate, ListenAssignment, ListenUpdate, ListenComplete, ListenDelete); err != nil {
 			v.nodef(n, "%v", err)
 		}
 	}
