@@ -231,40 +231,36 @@ func (e *Engine) topicLocks(ctx context.Context, procs []*model.Process) ([]topi
 	var out []topicLock
 	index := map[string]int{}
 	for _, p := range procs {
-		for _, l := range p.JobListeners {
-			if l.TypeExpr != "" {
-				continue // ensured as its jobs are queued
-			}
-			tl := topicLock{topic: l.Type, process: p.ID, node: "(the process)", lock: l.Overrides().Resolve(e.opts.jobDefaults().For(l.Type)).LockDuration}
-			if _, ok := index[tl.topic]; !ok {
-				index[tl.topic] = len(out)
-				out = append(out, tl)
+		var wants []topicLock
+		// Zeebe's listeners' topics too: their workers poll before the
+		// first job. A topic expression's topics are ensured as jobs are
+		// queued.
+		listeners := func(node string, ls ...model.JobListener) {
+			for _, l := range ls {
+				if l.TypeExpr == "" {
+					wants = append(wants, topicLock{topic: l.Type, process: p.ID, node: node,
+						lock: l.Overrides().Resolve(e.opts.jobDefaults().For(l.Type)).LockDuration})
+				}
 			}
 		}
+		listeners("(the process)", p.JobListeners...)
 		for _, n := range p.Nodes {
-			var wants []topicLock
-			if n.IsExternal() && n.Service.Worker.TopicExpr == "" { // a topic expression's topics are ensured as jobs are queued
+			if n.IsExternal() && n.Service.Worker.TopicExpr == "" {
 				wants = append(wants, topicLock{topic: n.Service.Worker.Topic, process: p.ID, node: n.ID,
 					lock: n.Service.Worker.Overrides().Resolve(e.opts.jobDefaults().For(n.Service.Worker.Topic)).LockDuration})
 			}
-			for _, l := range slices.Concat(n.JobListeners, n.TaskJobListeners) { // Zeebe's listeners: their workers poll before the first job
-				if l.TypeExpr != "" {
-					continue // ensured as its jobs are queued
-				}
-				wants = append(wants, topicLock{topic: l.Type, process: p.ID, node: n.ID,
-					lock: l.Overrides().Resolve(e.opts.jobDefaults().For(l.Type)).LockDuration})
+			listeners(n.ID, slices.Concat(n.JobListeners, n.TaskJobListeners)...)
+		}
+		for _, tl := range wants {
+			i, ok := index[tl.topic]
+			if !ok {
+				index[tl.topic] = len(out)
+				out = append(out, tl)
+				continue
 			}
-			for _, tl := range wants {
-				i, ok := index[tl.topic]
-				if !ok {
-					index[tl.topic] = len(out)
-					out = append(out, tl)
-					continue
-				}
-				if first := out[i]; first.lock != tl.lock {
-					return nil, fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, service %q of process %s a %s lock; the lock is per topic",
-						ErrInvalid, p.ID, n.ID, tl.lock, tl.topic, first.node, first.process, first.lock)
-				}
+			if first := out[i]; first.lock != tl.lock {
+				return nil, fmt.Errorf("%w: process %s: service %q wants a %s lock on topic %q, service %q of process %s a %s lock; the lock is per topic",
+					ErrInvalid, p.ID, tl.node, tl.lock, tl.topic, first.node, first.process, first.lock)
 			}
 		}
 	}

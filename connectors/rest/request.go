@@ -80,12 +80,12 @@ func DecodeRequest(input map[string]any, secrets func(string) (string, bool)) (*
 		d.fail(inputErr("method", "%q is not one of %s", r.Method, strings.Join(methods, ", ")))
 	}
 	r.URL = d.url("url", input["url"])
-	for k, v := range d.strings("queryParameters", input["queryParameters"]) {
-		if r.URL != nil {
-			q := r.URL.Query()
+	if params := d.strings("queryParameters", input["queryParameters"]); len(params) > 0 && r.URL != nil {
+		q := r.URL.Query()
+		for k, v := range params {
 			q.Add(k, v)
-			r.URL.RawQuery = q.Encode()
 		}
+		r.URL.RawQuery = q.Encode()
 	}
 	for k, v := range d.strings("headers", input["headers"]) {
 		if !validHeader(k, v) {

@@ -357,24 +357,23 @@ func TestJobListenersPerIteration(t *testing.T) {
 		EndEvent("e").Sequence("s", "each", "e")
 	env := newEnv(build(t, b), nil)
 	s := start(t, env, map[string]any{"items": []any{"a", "b"}})
-	var preps []*Wait
-	for _, w := range s.Waits {
-		if w.Listener != nil && w.Job.Topic == "prep" {
-			preps = append(preps, w)
+	listenerWaits := func(topic string) []*Wait {
+		var out []*Wait
+		for _, w := range s.Waits {
+			if w.Listener != nil && w.Job.Topic == topic {
+				out = append(out, w)
+			}
 		}
+		return out
 	}
+	preps := listenerWaits("prep")
 	if len(preps) != 2 {
 		t.Fatalf("prep jobs %s, want one per iteration", dumpWaits(s))
 	}
 	for i, w := range preps {
 		apply(t, s, env, jobDoneEvent(w, map[string]any{"tag": []string{"x-", "y-"}[i]}))
 	}
-	var posts []*Wait
-	for _, w := range s.Waits {
-		if w.Listener != nil && w.Job.Topic == "post" {
-			posts = append(posts, w)
-		}
-	}
+	posts := listenerWaits("post")
 	if len(posts) != 2 {
 		t.Fatalf("post jobs %s, want one per iteration", dumpWaits(s))
 	}
