@@ -1,12 +1,15 @@
 package engine_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetbpm/jetbpm/engine"
 	"github.com/jetbpm/jetbpm/engine/enginetest"
 	"github.com/jetbpm/jetbpm/engine/instance"
+	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
@@ -151,4 +154,84 @@ func TestCamundaTaskListenersRun(t *testing.T) {
 	if v := waitDone(t, eng, "r-1"); v.Status != instance.Completed || v.Variables["decidedBy"] != "boss" || v.Variables["decision"] != "approve" {
 		t.Fatalf("r-1: %s %v", v.Status, v.Variables)
 	}
+}
+
+// reviewTimeouts is a Camunda 7 user task with timeout task listeners as
+// the Modeler writes them: "nag" raises the task's priority on a cycle,
+// "escalate" hands it to the boss once, and fails until the boss is known.
+const reviewTimeouts = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" id="d">
+  <bpmn:process id="review-timeouts" isExecutable="true">
+    <bpmn:startEvent id="s"/>
+    <bpmn:userTask id="review" name="Review">
+      <bpmn:extensionElements>
+        <camunda:taskListener event="timeout" id="nag">
+          <camunda:script scriptFormat="javascript">task.setPriority(task.getPriority() + 10); execution.setVariable("nags", nags + 1);</camunda:script>
+          <bpmn:timerEventDefinition id="TimerEventDefinition_1"><bpmn:timeCycle xsi:type="bpmn:tFormalExpression">R2/PT0.1S</bpmn:timeCycle></bpmn:timerEventDefinition>
+        </camunda:taskListener>
+        <camunda:taskListener event="timeout" id="escalate">
+          <camunda:script scriptFormat="javascript">if (!execution.hasVariable("boss")) { throw new Error("who is the boss?"); }
+task.setAssignee(execution.getVariable("boss"));</camunda:script>
+          <bpmn:timerEventDefinition id="TimerEventDefinition_2"><bpmn:timeDuration xsi:type="bpmn:tFormalExpression">PT0.3S</bpmn:timeDuration></bpmn:timerEventDefinition>
+        </camunda:taskListener>
+      </bpmn:extensionElements>
+    </bpmn:userTask>
+    <bpmn:endEvent id="e"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="review"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="review" targetRef="e"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// Camunda 7 timeout task listeners run end to end: the nag's cycle raises
+// the open task's priority twice; the escalation fails into an incident
+// at the task while the task stays open, and a retry once the boss is
+// known assigns it; the task then completes as any.
+func TestCamundaTimeoutListenersRun(t *testing.T) {
+	t.Parallel()
+	env := streamstest.Start(t, streamstest.WithPartitions(1))
+	eng := enginetest.Open(t, env.Conn, withSync(env, engine.Options{}))
+	if _, err := eng.DeployXML(bounded(t), strings.NewReader(reviewTimeouts)); err != nil {
+		t.Fatal(err)
+	}
+	startTask(t, eng, "review-timeouts", "rt-1", map[string]any{"nags": 0})
+	id := taskAt(t, eng, "rt-1", "review")
+	v := awaitView(t, eng, "rt-1", "nagged twice and escalated", func(v *engine.InstanceView) bool {
+		return v.Variables["nags"] == int64(2) && len(v.Incidents) == 1
+	})
+	if inc := v.Incidents[0]; inc.Node != "review" || !strings.Contains(inc.Cause, `timeout task listener "escalate"`) || !strings.Contains(inc.Cause, "who is the boss?") {
+		t.Fatalf("incident %+v", inc)
+	}
+	// The task's record is written after the checkpoint the view shows.
+	awaitTask(t, eng, id, "nagged twice, not escalated", func(rec *instance.Task) bool {
+		return !rec.State.Finished() && rec.Priority == instance.DefaultTaskPriority+20 && rec.Assignee == ""
+	})
+	if _, err := eng.SetVariables(bounded(t), "rt-1", map[string]any{"boss": "ada"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.RetryIncident(bounded(t), v.Incidents[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	awaitView(t, eng, "rt-1", "past the incident", func(v *engine.InstanceView) bool { return len(v.Incidents) == 0 })
+	awaitTask(t, eng, id, "escalated to ada", func(rec *instance.Task) bool { return rec.Assignee == "ada" && !rec.State.Finished() })
+	if _, err := eng.CompleteTask(bounded(t), id, "ada", nil); err != nil {
+		t.Fatal(err)
+	}
+	if v := waitDone(t, eng, "rt-1"); v.Status != instance.Completed || v.Variables["nags"] != int64(2) {
+		t.Fatalf("rt-1: %s %v", v.Status, v.Variables)
+	}
+}
+
+// awaitTask waits until task id's record satisfies cond.
+func awaitTask(t *testing.T, eng *engine.Engine, id, what string, cond func(*instance.Task) bool) {
+	t.Helper()
+	testwait.Until(t, 20*time.Second, "task "+id+" "+what, func() error {
+		rec, err := eng.Task(bounded(t), id)
+		if err != nil {
+			return err
+		}
+		if !cond(rec) {
+			return fmt.Errorf("record %+v", rec)
+		}
+		return nil
+	})
 }

@@ -17,13 +17,21 @@ import (
 	"github.com/jetbpm/jetbpm/internal/testwait"
 )
 
-// userTaskCutBPMN waits at a user task.
+// userTaskCutBPMN waits at a user task, whose Camunda 7 timeout listener
+// counts three nags while it is open.
 const userTaskCutBPMN = `<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">
   <bpmn:process id="approve" isExecutable="true">
     <bpmn:startEvent id="s"/>
     <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="ok"/>
-    <bpmn:userTask id="ok"/>
+    <bpmn:userTask id="ok">
+      <bpmn:extensionElements>
+        <camunda:taskListener event="timeout" id="nag">
+          <camunda:script scriptFormat="javascript">execution.setVariable("nags", (execution.getVariable("nags") || 0) + 1)</camunda:script>
+          <bpmn:timerEventDefinition><bpmn:timeCycle>R3/PT0.05S</bpmn:timeCycle></bpmn:timerEventDefinition>
+        </camunda:taskListener>
+      </bpmn:extensionElements>
+    </bpmn:userTask>
     <bpmn:sequenceFlow id="f2" sourceRef="ok" targetRef="e"/>
     <bpmn:endEvent id="e"/>
   </bpmn:process>
@@ -36,7 +44,10 @@ const userTaskCutBPMN = `<?xml version="1.0" encoding="UTF-8"?>
 // the cut lands at a seeded random point after the round's answers.
 // Afterwards every acknowledged start exists, every acknowledged
 // completion and resolution holds (its instance completed, its incident
-// resolved), and everything else is still waiting where it was.
+// resolved), and everything else is still waiting where it was; the
+// user task's timeout listener ran at most three times on a completed
+// task and exactly three on one still open (each round starts one that
+// stays open through the cuts that follow) — none lost, none run twice.
 // JETBPM_SOAK=1 cuts 50 times.
 func TestPowerCutDoors(t *testing.T) {
 	rounds := 10
@@ -53,6 +64,7 @@ func TestPowerCutDoors(t *testing.T) {
 
 	var (
 		waiting, completed []string // approve instances
+		kept               []string // approve instances never completed
 		failing, resolved  []string // calc instances
 	)
 	var base string
@@ -64,6 +76,8 @@ func TestPowerCutDoors(t *testing.T) {
 			postOK(t, base+"/v1/processes/approve/instances", map[string]any{"id": id})
 			started = append(started, id)
 		}
+		kept = append(kept, fmt.Sprintf("keep-%d", r))
+		postOK(t, base+"/v1/processes/approve/instances", map[string]any{"id": kept[len(kept)-1]})
 		for range 2 {
 			var out struct {
 				ID string `json:"id"`
@@ -100,6 +114,9 @@ func TestPowerCutDoors(t *testing.T) {
 
 	for _, id := range completed {
 		awaitStatus(t, rig, id, instance.Completed)
+		if n := nags(t, rig, id); n > 3 {
+			t.Errorf("instance %s: the timeout listener ran %d times, want at most 3", id, n)
+		}
 	}
 	for _, id := range resolved {
 		awaitStatus(t, rig, id, instance.Completed)
@@ -111,14 +128,40 @@ func TestPowerCutDoors(t *testing.T) {
 			t.Fatalf("instance %s: incidents %+v, want one, resolved", id, recs)
 		}
 	}
-	for _, id := range waiting {
+	for _, id := range append(waiting, kept...) {
 		openTask(t, rig, base, id)
+		testwait.Until(t, 30*time.Second, "instance "+id+"'s three nags", func() error {
+			if n := nags(t, rig, id); n != 3 {
+				return fmt.Errorf("nags = %d", n)
+			}
+			return nil
+		})
 	}
 	for _, id := range failing {
 		openIncident(t, rig, id)
 	}
 	t.Logf("%d cuts: %d tasks completed, %d incidents resolved, %d tasks and %d incidents left open, all as acknowledged",
-		rounds, len(completed), len(resolved), len(waiting), len(failing))
+		rounds, len(completed), len(resolved), len(waiting)+len(kept), len(failing))
+}
+
+// nags is how often instance id's timeout listener ran.
+func nags(t *testing.T, rig *killRig, id string) int {
+	t.Helper()
+	v, err := rig.api.Instance(rig.ctx, id)
+	if err != nil {
+		t.Fatalf("instance %s: %v", id, err)
+	}
+	switch n := v.Variables["nags"].(type) {
+	case nil:
+		return 0
+	case int64:
+		return int(n)
+	case float64:
+		return int(n)
+	default:
+		t.Fatalf("instance %s: nags = %v (%T)", id, n, n)
+		return 0
+	}
 }
 
 // postOK posts body as JSON to u and fails the test unless it is answered

@@ -110,10 +110,10 @@
 // long, boolean, date or enum, with the constraints required, readonly,
 // minlength, maxlength, min and max).
 // Camunda 7 task listeners (camunda:taskListener: create, assignment,
-// update, complete, delete; an expression or JavaScript) run (docs/usertasks.md
-// §4.3), and Zeebe task listeners (zeebe:taskListeners: creating,
-// assigning, updating, completing; jobs); canceling, Java and timeout
-// task listeners,
+// update, complete, delete, and timeout with the timerEventDefinition
+// inside it; an expression or JavaScript) run (docs/usertasks.md §4.3),
+// and Zeebe task listeners (zeebe:taskListeners: creating, assigning,
+// updating, completing; jobs); canceling and Java task listeners,
 // camunda:formHandlerClass, zeebe:taskHeaders on a user task (no job
 // carries them), a field set twice (camunda:assignee and a humanPerformer,
 // or a Camunda 7 attribute and its Zeebe counterpart) and a second form are

@@ -312,6 +312,12 @@ func (im *importer) errorRef(e, d *elem, n *model.Node) {
 // timer reads a timerEventDefinition's single timeDuration, timeDate or
 // timeCycle.
 func (im *importer) timer(e, d *elem, n *model.Node) {
+	n.Timer = im.timerOf(e, d) // nil: Validate reports the missing definition
+}
+
+// timerOf reads timerEventDefinition d of element e; nil when it has no
+// timer or a problem was reported.
+func (im *importer) timerOf(e, d *elem) *model.Timer {
 	types := map[string]model.TimerType{"timeDuration": model.TimerDuration, "timeDate": model.TimerDate, "timeCycle": model.TimerCycle}
 	var t *model.Timer
 	for _, c := range d.children {
@@ -321,19 +327,19 @@ func (im *importer) timer(e, d *elem, n *model.Node) {
 		}
 		if t != nil {
 			im.probs.in(e, c, "a timer has one of timeDuration, timeDate and timeCycle, not several")
-			return
+			return nil
 		}
 		v, expr, msg := timerValue(c.text)
 		if msg != "" {
 			im.probs.in(e, c, "%s", msg)
-			return
+			return nil
 		}
 		if tt == model.TimerDuration && !im.zeebeModel {
 			v = camundaDuration(v)
 		}
 		t = &model.Timer{Type: tt, Value: v, Expr: expr, Quartz: tt == model.TimerCycle && im.camunda7}
 	}
-	n.Timer = t // nil: Validate reports the missing definition
+	return t
 }
 
 // camundaDuration reads a Camunda 7 timeDuration written as a repeating

@@ -53,17 +53,50 @@ func (im *importer) taskListener(c, owner *elem, n *model.Node) {
 	event := strings.TrimSpace(c.attr("", "event"))
 	switch event {
 	case model.ListenCreate, model.ListenAssignment, model.ListenUpdate, model.ListenComplete, model.ListenDelete:
-	case "timeout":
-		im.probs.in(owner, c, "task listener event %q is not supported (create, assignment, update, complete and delete are); a timer boundary event that does not interrupt, or a notifier on the task facts, does its work", event)
+	case model.ListenTimeout:
+		im.timeoutListener(c, owner, n)
 		return
 	case "":
-		im.probs.in(owner, c, "a task listener needs an event (create, assignment, update or complete)")
+		im.probs.in(owner, c, "a task listener needs an event (create, assignment, update, complete, delete or timeout)")
 		return
 	default:
-		im.probs.in(owner, c, "task listener event %q: want create, assignment, update or complete", event)
+		im.probs.in(owner, c, "task listener event %q: want create, assignment, update, complete, delete or timeout", event)
 		return
 	}
 	im.listener(c, owner, "a task listener", event, &n.TaskListeners)
+}
+
+// timeoutListener imports timeout task listener c: its work, as any task
+// listener's, and its timer, the timerEventDefinition inside it (Camunda
+// 7 names the listener by its id).
+func (im *importer) timeoutListener(c, owner *elem, n *model.Node) {
+	var def *elem
+	work := *c
+	work.children = nil
+	for _, k := range c.children {
+		if k.is(NamespaceBPMN, "timerEventDefinition") && def == nil {
+			def = k
+			continue
+		}
+		work.children = append(work.children, k)
+	}
+	if def == nil {
+		im.probs.in(owner, c, "a timeout task listener needs a timerEventDefinition (a timeDuration, timeDate or timeCycle)")
+		return
+	}
+	before := len(im.probs.errs)
+	tm := im.timerOf(owner, def)
+	if tm == nil {
+		if len(im.probs.errs) == before {
+			im.probs.in(owner, def, "a timeout task listener's timerEventDefinition needs a timeDuration, timeDate or timeCycle")
+		}
+		return
+	}
+	from := len(n.TaskListeners)
+	im.listener(&work, owner, "a task listener", model.ListenTimeout, &n.TaskListeners)
+	for i := from; i < len(n.TaskListeners); i++ {
+		n.TaskListeners[i].ID, n.TaskListeners[i].Timer = c.attr("", "id"), tm
+	}
 }
 
 // listener reads the work of listener c (what names its kind in a

@@ -1,6 +1,7 @@
 package bpmnxml
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,52 @@ func TestCamundaTaskListeners(t *testing.T) {
 		if g.Event != w.Event || g.Field != w.Field || g.Set != w.Set || g.Local != w.Local || g.Source != w.Source || g.Language != w.Language {
 			t.Errorf("task listener %d = %+v, want %+v", i+1, g, w)
 		}
+	}
+}
+
+// A timeout task listener (Camunda 7.15+) carries its timer inside it: a
+// duration, a date or a cycle, literal or an expression; its id names it.
+func TestCamundaTimeoutTaskListeners(t *testing.T) {
+	p := mustParse(t, around(`<bpmn:userTask id="t"><bpmn:extensionElements>
+  <camunda:taskListener event="timeout" id="remind" expression="${task.setPriority(90)}">
+    <bpmn:timerEventDefinition id="TimerEventDefinition_1"><bpmn:timeDuration xsi:type="bpmn:tFormalExpression">PT1H</bpmn:timeDuration></bpmn:timerEventDefinition>
+  </camunda:taskListener>
+  <camunda:taskListener event="timeout">
+    <camunda:script scriptFormat="javascript">execution.setVariable("nagged", true)</camunda:script>
+    <bpmn:timerEventDefinition><bpmn:timeCycle>R3/PT10M</bpmn:timeCycle></bpmn:timerEventDefinition>
+  </camunda:taskListener>
+  <camunda:taskListener event="timeout" expression="${execution.setVariable('late', true)}">
+    <bpmn:timerEventDefinition><bpmn:timeDate>${deadline}</bpmn:timeDate></bpmn:timerEventDefinition>
+  </camunda:taskListener>
+</bpmn:extensionElements></bpmn:userTask>`))
+	ls := node(t, p, "t").TaskListeners
+	if len(ls) != 3 {
+		t.Fatalf("task listeners %+v, want 3", ls)
+	}
+	want := []struct {
+		id, field, set string
+		timer          model.Timer
+	}{
+		{"remind", "priority", "", model.Timer{Type: model.TimerDuration, Value: "PT1H"}},
+		{"", "", "", model.Timer{Type: model.TimerCycle, Value: "R3/PT10M", Quartz: true}},
+		{"", "", "late", model.Timer{Type: model.TimerDate, Expr: "${deadline}"}},
+	}
+	for i, w := range want {
+		g := ls[i]
+		if g.Event != model.ListenTimeout || g.ID != w.id || g.Field != w.field || g.Set != w.set || g.Timer == nil ||
+			g.Timer.Type != w.timer.Type || g.Timer.Value != w.timer.Value || g.Timer.Expr != w.timer.Expr || g.Timer.Quartz != w.timer.Quartz {
+			t.Errorf("timeout listener %d = %+v (timer %+v), want %+v", i+1, g, g.Timer, w)
+		}
+	}
+	if ls[1].Language != "javascript" || ls[1].Name(1) != "2" || ls[0].Name(0) != `"remind"` {
+		t.Errorf("listener 2 %+v; names %s, %s", ls[1], ls[0].Name(0), ls[1].Name(1))
+	}
+	bad := around(`<bpmn:userTask id="t"><bpmn:extensionElements>
+  <camunda:taskListener event="timeout" expression="${x}">
+  <bpmn:timerEventDefinition><bpmn:timeDuration>soon</bpmn:timeDuration></bpmn:timerEventDefinition></camunda:taskListener>
+</bpmn:extensionElements></bpmn:userTask>`)
+	if err := parseErr(t, bad); !strings.Contains(err.Error(), fmt.Sprintf(`element "t" (line %d): userTask: task listener 1 (timeout): duration "soon" is not ISO-8601`, lineOf(t, bad, "<bpmn:userTask"))) {
+		t.Errorf("a bad duration: %v", err)
 	}
 }
 

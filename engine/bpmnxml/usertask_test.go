@@ -326,12 +326,16 @@ func TestUserTaskRefusals(t *testing.T) {
 			"camunda:formHandlerClass runs Java code on the task's form; not supported"},
 		{"task listener", zeebe(`<camunda:taskListener event="create" class="org.example.Notify"/>`), "<camunda:taskListener",
 			"camunda:taskListener: a task listener with camunda:class runs Java code, which jetbpm cannot run"},
-		{"timeout task listener", zeebe(`<camunda:taskListener event="timeout" expression="${x}"/>`), "<camunda:taskListener",
-			`camunda:taskListener: task listener event "timeout" is not supported`},
-		{"timeout task listener", zeebe(`<camunda:taskListener event="timeout" expression="${x}"/>`), "<camunda:taskListener",
-			`camunda:taskListener: task listener event "timeout" is not supported`},
+		{"timeout task listener without a timer", zeebe(`<camunda:taskListener event="timeout" expression="${x}"/>`), "<camunda:taskListener",
+			`camunda:taskListener: a timeout task listener needs a timerEventDefinition`},
+		{"timeout task listener with an empty timer", zeebe(`<camunda:taskListener event="timeout" expression="${x}">
+  <bpmn:timerEventDefinition/></camunda:taskListener>`), "<bpmn:timerEventDefinition",
+			`bpmn:timerEventDefinition: a timeout task listener's timerEventDefinition needs a timeDuration, timeDate or timeCycle`},
+		{"timeout task listener in Java", zeebe(`<camunda:taskListener event="timeout" id="remind" class="org.example.Remind">
+  <bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></camunda:taskListener>`), "<camunda:taskListener",
+			"camunda:taskListener: a task listener with camunda:class runs Java code"},
 		{"task listener without event", zeebe(`<camunda:taskListener expression="${x}"/>`), "<camunda:taskListener",
-			"a task listener needs an event (create, assignment, update or complete)"},
+			"a task listener needs an event (create, assignment, update, complete, delete or timeout)"},
 		{"task listener calling a bean", zeebe(`<camunda:taskListener event="create" expression="${task.setDescription('x')}"/>`), "<camunda:taskListener",
 			`the calls jetbpm runs here are`},
 		{"humanPerformer and assignee", around(`<bpmn:userTask id="t" camunda:assignee="alice"><bpmn:humanPerformer><bpmn:resourceAssignmentExpression>

@@ -56,8 +56,14 @@ func (r *runner) raise(t *Track, n *model.Node, class, cause string) {
 		inc = nil
 	}
 	if inc == nil {
+		id := r.waitID(n.ID, t.Activation)
+		if isTimeout(t.Listener) {
+			// The task stays open: each of its listener's failures is
+			// an incident of its own.
+			id = r.waitID(fmt.Sprintf("%s#timeout%d.%d", n.ID, t.Listener.Index+1, r.next()), t.Activation)
+		}
 		inc = &Incident{Track: t.ID, Record: incidents.Record{
-			ID: r.waitID(n.ID, t.Activation), Instance: r.s.ID, ProcessID: r.s.ProcessID, Version: r.s.Version,
+			ID: id, Instance: r.s.ID, ProcessID: r.s.ProcessID, Version: r.s.Version,
 			Node: n.ID, FirstFailure: r.env.Now, State: incidents.Open,
 		}}
 		r.s.Incidents = append(r.s.Incidents, inc)
@@ -208,6 +214,9 @@ func (r *runner) retryIncident(inc *Incident, cmd string) {
 	}
 	nt := r.spawn(inc.Node, failed.Scope, failed.ID, failed.Flow)
 	nt.BoundariesArmed, nt.Inner = failed.BoundariesArmed, failed.Inner
+	if isTimeout(failed.Listener) {
+		nt.Activation, nt.EnteredAt = failed.Activation, failed.EnteredAt // the same visit: its task is open
+	}
 	if failed.Listener != nil {
 		// A listener's job failed: the retry runs it again, with what the
 		// node had (its inputs, the listeners before it).
@@ -244,7 +253,10 @@ func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any)
 		r.bug("incident %s has no track or node", inc.ID)
 	}
 	r.closeIncident(inc, incidents.Resolved, incidents.ResolvedKind, cmd, "")
-	failed.Activation = r.next()
+	timeout := isTimeout(failed.Listener)
+	if !timeout {
+		failed.Activation = r.next()
+	}
 	names := sortedKeys(vars)
 	values := make(map[string]any, len(vars))
 	for _, k := range names {
@@ -253,6 +265,14 @@ func (r *runner) resolveIncident(inc *Incident, cmd string, vars map[string]any)
 			return
 		}
 		values[k] = v
+	}
+	if timeout {
+		// The listener's work is taken as done; its task stays open.
+		for _, k := range names {
+			r.storeVar(failed.Scope, k, values[k])
+		}
+		failed.Listener, failed.State = nil, Waiting
+		return
 	}
 	if failed.Loop != nil {
 		r.cancelIterations(failed)

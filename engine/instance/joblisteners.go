@@ -161,6 +161,12 @@ func (r *runner) listenerDone(w *Wait, out *jobs.Terminal) {
 func (r *runner) resumeListener(t *Track, n *model.Node) {
 	at := *t.Listener
 	t.Listener = nil
+	if isTimeout(&at) {
+		t.State = Waiting // at its open task
+		r.timeoutListen(t, n, at)
+		r.retrySucceeded(t)
+		return
+	}
 	r.listenerJob(t, n, at)
 }
 

@@ -195,12 +195,15 @@ const (
 	// EventSubTimer is the timer start event of an event sub-process,
 	// armed for an activation of its scope (Wait.Scope, no track).
 	EventSubTimer WaitKind = "eventSubTimer"
+	// TaskTimeoutWait is the timer of a user task's timeout task listener
+	// (Listener names it), armed while the task is open.
+	TaskTimeoutWait WaitKind = "taskTimeout"
 )
 
 // Timer reports whether waits of kind k are woken by a timer (a schedule
 // on their timer subject).
 func (k WaitKind) Timer() bool {
-	return k == TimerWait || k == BoundaryWait || k == IncidentRetryWait || k == OperationWatch || k == EventSubTimer
+	return k == TimerWait || k == BoundaryWait || k == IncidentRetryWait || k == OperationWatch || k == EventSubTimer || k == TaskTimeoutWait
 }
 
 // Wait is something the instance is parked on. Its ID is the key an event

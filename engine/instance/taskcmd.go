@@ -243,6 +243,10 @@ func (r *runner) endTask(w *Wait, ev Event) {
 	r.publishTask(w)
 	r.taskFact(task, TaskFactCompleted, c.User)
 	t, n := r.wake(w)
+	if isTimeout(t.Listener) {
+		t.Listener = nil
+		r.overtake(t, "the task ended")
+	}
 	if c.Op == TaskComplete {
 		r.complete(t, n, t.Locals, vars)
 		return

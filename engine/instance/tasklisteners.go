@@ -40,17 +40,27 @@ func (r *runner) taskListen(t *Track, n *model.Node, task *Task, event string, v
 			seen = r.visible(t)
 			maps.Copy(seen, vars)
 		}
-		got, err := r.taskListener(t, n, l, task, seen)
+		got, err := r.taskListenerAt(t, n, i, task, seen)
 		if err != nil {
-			return nil, fmt.Errorf("%s task listener %d: %w", event, i+1, err)
+			return nil, err
 		}
-		for _, set := range got {
-			if set.Value, err = r.checkValue(set.Name, set.Value); err != nil {
-				return nil, fmt.Errorf("%s task listener %d: %w", event, i+1, err)
-			}
-			seen[set.Name] = set.Value
-			sets = append(sets, set)
-		}
+		sets = append(sets, got...)
+	}
+	return sets, nil
+}
+
+// taskListenerAt runs n's i-th task listener on task over vars, which
+// gets what it sets; it returns that, checked, and an error names the
+// listener.
+func (r *runner) taskListenerAt(t *Track, n *model.Node, i int, task *Task, vars map[string]any) ([]script.Set, error) {
+	l := &n.TaskListeners[i]
+	sets, err := r.taskListener(t, n, l, task, vars)
+	for j := 0; err == nil && j < len(sets); j++ {
+		sets[j].Value, err = r.checkValue(sets[j].Name, sets[j].Value)
+		vars[sets[j].Name] = sets[j].Value
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s task listener %s: %w", l.Event, l.Name(i), err)
 	}
 	return sets, nil
 }

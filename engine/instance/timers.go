@@ -215,6 +215,10 @@ func (r *runner) timerFired(w *Wait) {
 		r.bug("wait %q at unknown node %q", w.ID, w.Node)
 	}
 	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
+	if w.Kind == TaskTimeoutWait {
+		r.taskTimedOut(t, n, w)
+		return
+	}
 	if w.Kind == IncidentRetryWait {
 		if inc := r.s.incidentOf(t.ID); inc != nil {
 			inc.RetryDue = timeZero

@@ -41,6 +41,11 @@ func (r *runner) userTask(t *Track, n *model.Node) {
 // openTask opens task, of t's visit of user task n: its wait, record,
 // facts and boundary events.
 func (r *runner) openTask(t *Track, n *model.Node, task *Task) {
+	timeouts, err := r.taskTimeouts(t, n)
+	if err != nil {
+		r.fault(t, n, incidents.CauseExpression, err.Error())
+		return
+	}
 	t.State = Waiting
 	// A task created with an assignee, under Zeebe assigning listeners,
 	// opens unassigned; their assignment follows (tasklistenjobs.go).
@@ -60,6 +65,7 @@ func (r *runner) openTask(t *Track, n *model.Node, task *Task) {
 	if task.Assignee != "" {
 		r.taskFact(task, TaskFactAssigned, "")
 	}
+	r.armTaskTimeouts(t, n, timeouts)
 	if !r.armBoundaries(t, n) {
 		return // a failed message boundary took the task back (cancelTask)
 	}

@@ -67,14 +67,20 @@ func taskFacts(s *State) []string {
 	return out
 }
 
-// openTask returns the task of the only wait at node.
+// openTask returns the task of the only wait at node other than its
+// timeout listeners' timers.
 func openTask(t testing.TB, s *State, node string) *Task {
 	t.Helper()
-	w := waitAt(t, s, node)
-	if w.Kind != UserTaskWait || w.Task == nil {
-		t.Fatalf("wait at %s is %+v, want a user task wait", node, w)
+	var found []*Wait
+	for _, w := range s.Waits {
+		if w.Node == node && w.Kind != TaskTimeoutWait {
+			found = append(found, w)
+		}
 	}
-	return s.Task(w.Task.ID)
+	if len(found) != 1 || found[0].Kind != UserTaskWait || found[0].Task == nil {
+		t.Fatalf("waits at %s: %s, want one user task wait", node, dumpWaits(s))
+	}
+	return s.Task(found[0].Task.ID)
 }
 
 // lastOutcome returns the newest outcome on rec, checking it is command id's.

@@ -18,13 +18,16 @@ const (
 // Task listener events (Camunda 7's camunda:taskListener on a user task):
 // create when the task is created, assignment when it gets an assignee,
 // update when a command changes it, complete before it completes, delete
-// when it is canceled (its token left it without completing it).
+// when it is canceled (its token left it without completing it), timeout
+// when its timer (Listener.Timer, counted from the task's creation) fires
+// while the task is open.
 const (
 	ListenCreate     = "create"
 	ListenAssignment = "assignment"
 	ListenUpdate     = "update"
 	ListenComplete   = "complete"
 	ListenDelete     = "delete"
+	ListenTimeout    = "timeout"
 )
 
 // Listener is a Camunda 7 execution listener, run inline, in the step,
@@ -43,8 +46,14 @@ const (
 // "priority"), or dropped when both are "". An execution listener that
 // fails raises an incident at its element; a task listener's failure is
 // its task's (docs/usertasks.md).
+//
+// A timeout task listener has a Timer (a duration, date or cycle, as a
+// timer event's) and may have an ID (camunda:taskListener's id), which
+// names it; it runs each time its timer fires and leaves the task open.
 type Listener struct {
 	Event    string `msgpack:"event"`
+	ID       string `msgpack:"id,omitempty"`
+	Timer    *Timer `msgpack:"timer,omitempty"`
 	Set      string `msgpack:"set,omitempty"`
 	Field    string `msgpack:"field,omitempty"`
 	Local    bool   `msgpack:"local,omitempty"`
@@ -75,7 +84,8 @@ func Listens(ls []Listener, event string) bool {
 // allowed) and compiles its source; a problem is an error naming it.
 func (l *Listener) compile(element string, i int, allowed ...string) error {
 	what := fmt.Sprintf("execution listener %d (%s)", i+1, l.Event)
-	if l.Event == ListenCreate || l.Event == ListenAssignment || l.Event == ListenUpdate || l.Event == ListenComplete || l.Event == ListenDelete {
+	switch l.Event {
+	case ListenCreate, ListenAssignment, ListenUpdate, ListenComplete, ListenDelete, ListenTimeout:
 		what = fmt.Sprintf("task listener %d (%s)", i+1, l.Event)
 	}
 	ok := false
@@ -90,6 +100,9 @@ func (l *Listener) compile(element string, i int, allowed ...string) error {
 	}
 	if l.Field != "" && (l.Field != "assignee" && l.Field != "priority" || l.Set != "" || l.Language != "") {
 		return fmt.Errorf("%s: field %q: an expression sets the assignee or the priority, and nothing else", what, l.Field)
+	}
+	if err := l.compileTimer(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	switch l.Language {
 	case "":
@@ -108,6 +121,29 @@ func (l *Listener) compile(element string, i int, allowed ...string) error {
 		return fmt.Errorf("%s: language %q is not supported (javascript, or an expression)", what, l.Language)
 	}
 	return nil
+}
+
+// compileTimer checks that a timeout listener has a timer, and no other
+// listener has one, and compiles or parses it.
+func (l *Listener) compileTimer() error {
+	switch {
+	case l.Event != ListenTimeout && l.Timer != nil:
+		return fmt.Errorf("only a timeout listener has a timer")
+	case l.Event != ListenTimeout:
+		return nil
+	case l.Timer == nil:
+		return fmt.Errorf("has no timer definition (a timerEventDefinition with a timeDuration, timeDate or timeCycle)")
+	}
+	return l.Timer.compile()
+}
+
+// Name names the listener in messages: its ID, quoted, if it has one,
+// else its position, i (from 0).
+func (l *Listener) Name(i int) string {
+	if l.ID != "" {
+		return fmt.Sprintf("%q", l.ID)
+	}
+	return fmt.Sprint(i + 1)
 }
 
 // Listen adds an execution listener (start or end) to a node.

@@ -171,6 +171,24 @@ func (t *Timer) IsCron() bool { return t.spec.cron != nil }
 // Repeats reports whether the timer can fire more than once.
 func (t *Timer) Repeats() bool { return t.Type == TimerCycle && t.spec.repeats != 1 }
 
+// compile checks t: an expression is compiled, a literal parsed.
+func (t *Timer) compile() error {
+	if t.Expr == "" {
+		return t.parse()
+	}
+	switch t.Type {
+	case TimerDuration, TimerDate, TimerCycle:
+	default:
+		return fmt.Errorf("unknown timer type %q (want duration, date or cycle)", t.Type)
+	}
+	e, err := expression.Compile(t.Expr)
+	if err != nil {
+		return fmt.Errorf("timer %s: %w", t.Type, err)
+	}
+	t.expr = e
+	return nil
+}
+
 func (t *Timer) parse() error {
 	v := strings.TrimSpace(t.Value)
 	switch t.Type {

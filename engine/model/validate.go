@@ -329,7 +329,7 @@ func (v *validator) node(n *Node) {
 		v.nodef(n, "only user tasks have task listeners")
 	}
 	for i := range n.TaskListeners {
-		if err := n.TaskListeners[i].compile(n.ID+"/task", i, ListenCreate, ListenAssignment, ListenUpdate, ListenComplete, ListenDelete); err != nil {
+		if err := n.TaskListeners[i].compile(n.ID+"/task", i, ListenCreate, ListenAssignment, ListenUpdate, ListenComplete, ListenDelete, ListenTimeout); err != nil {
 			v.nodef(n, "%v", err)
 		}
 	}
@@ -427,16 +427,7 @@ func (v *validator) timer(n *Node) {
 		v.nodef(n, "has no timer definition")
 		return
 	}
-	if n.Timer.Expr != "" {
-		n.Timer.expr = v.compile(n, "timer "+string(n.Timer.Type), n.Timer.Expr)
-		switch n.Timer.Type {
-		case TimerDuration, TimerDate, TimerCycle:
-		default:
-			v.nodef(n, "unknown timer type %q (want duration, date or cycle)", n.Timer.Type)
-		}
-		return
-	}
-	if err := n.Timer.parse(); err != nil {
+	if err := n.Timer.compile(); err != nil {
 		v.nodef(n, "%v", err)
 	}
 }
