@@ -42,8 +42,8 @@ func TestBackupAndRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(saved) != 17 {
-		t.Errorf("saved %d streams, want every jetbpm stream (17)", len(saved))
+	if len(saved) != 18 {
+		t.Errorf("saved %d streams, want every jetbpm stream (18)", len(saved))
 	}
 	for _, name := range []string{"KV_jetbpm-instances.json", "KV_jetbpm-instances.snapshot", "JETBPM_JOBS.snapshot"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {

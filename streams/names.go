@@ -70,6 +70,24 @@ const (
 	// (docs/reliability.md, "A damaged store"). They stay until an
 	// operator acts on them.
 	LostBucket = "jetbpm-lost"
+	// OwnersBucket holds the engine nodes' heartbeats (OwnerNodeKey) and
+	// the partitions' leases (OwnerPartitionKey); a key not rewritten for
+	// the bucket's TTL, the failover, expires (docs/engine.md §6.1).
+	OwnersBucket = "jetbpm-owners"
+)
+
+// OwnerNodeKey keys engine node id's heartbeat in OwnersBucket;
+// OwnerNodePrefix starts every such key.
+func OwnerNodeKey(id string) string { return OwnerNodePrefix + id }
+
+// OwnerPartitionKey keys partition p's lease in OwnersBucket;
+// OwnerPartitionPrefix starts every such key.
+func OwnerPartitionKey(p int) string { return OwnerPartitionPrefix + strconv.Itoa(p) }
+
+// Key prefixes of OwnersBucket.
+const (
+	OwnerNodePrefix      = "node."
+	OwnerPartitionPrefix = "part."
 )
 
 // MetaPartitionsKey stores the partition count; every engine node reads it.

@@ -324,5 +324,16 @@ func provisionBuckets(ctx context.Context, js jetstream.JetStream, cfg Config, l
 		c.MaxValueSize = maxValue
 		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
 	}, log)
+	if err != nil {
+		return err
+	}
+	// Leases and heartbeats live for the failover on the server's clock;
+	// an expiry leaves a marker, so watchers hear of it
+	// (docs/engine.md §6.1).
+	_, err = ensureKV(ctx, js, OwnersBucket, func(c *jetstream.KeyValueConfig) {
+		c.History = 1
+		c.TTL, c.LimitMarkerTTL = cfg.Failover, cfg.Failover
+		c.Storage, c.Replicas = cfg.Storage, cfg.Replicas
+	}, log)
 	return err
 }

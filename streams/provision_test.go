@@ -59,8 +59,8 @@ func TestProvisionIsIdempotent(t *testing.T) {
 	// incidents, messages, tasks, lost, signals, Camunda 8 keys); four consumers
 	// per partition, the message buffer count, the signals and the timer
 	// starts consumers.
-	if len(before.Streams) != 17 || len(before.Consumers) != 15 {
-		t.Fatalf("provisioned %d streams and %d consumers, want 17 and 15: %v", len(before.Streams), len(before.Consumers), before.Created)
+	if len(before.Streams) != 18 || len(before.Consumers) != 15 {
+		t.Fatalf("provisioned %d streams and %d consumers, want 18 and 15: %v", len(before.Streams), len(before.Consumers), before.Created)
 	}
 
 	log, rec := recordLogs()

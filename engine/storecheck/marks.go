@@ -77,10 +77,12 @@ func New(cfg Config) *Checker {
 }
 
 // marked is whether a stream's last sequence is marked: every jetbpm
-// stream and bucket but the two the check itself writes.
+// stream and bucket but the two the check itself writes and the owners
+// bucket, whose leases and heartbeats live for seconds (losing some is
+// no damage: they are written again, or their holders' leases taken).
 func marked(name string) bool {
 	switch name {
-	case streams.KVStream(streams.MetaBucket), streams.KVStream(streams.LostBucket):
+	case streams.KVStream(streams.MetaBucket), streams.KVStream(streams.LostBucket), streams.KVStream(streams.OwnersBucket):
 		return false
 	}
 	return streams.Jetbpm(name)

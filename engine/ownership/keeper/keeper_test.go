@@ -1,0 +1,171 @@
+package keeper_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetbpm/jetbpm/engine/ownership"
+	"github.com/jetbpm/jetbpm/engine/ownership/keeper"
+	"github.com/jetbpm/jetbpm/internal/testwait"
+	"github.com/jetbpm/jetbpm/streams"
+	"github.com/jetbpm/jetbpm/streams/streamstest"
+)
+
+// stepping records which node steps which partition, and fails the test
+// when a node starts a partition another has not stopped.
+type stepping struct {
+	t      *testing.T
+	mu     sync.Mutex
+	by     map[int]string
+	epochs map[int]uint64
+}
+
+func newStepping(t *testing.T) *stepping {
+	return &stepping{t: t, by: map[int]string{}, epochs: map[int]uint64{}}
+}
+
+func (s *stepping) start(node string, p int, epoch uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other := s.by[p]; other != "" {
+		s.t.Errorf("%s starts partition %d while %s steps it", node, p, other)
+	}
+	if epoch <= s.epochs[p] {
+		s.t.Errorf("%s starts partition %d at epoch %d, after epoch %d", node, p, epoch, s.epochs[p])
+	}
+	s.by[p], s.epochs[p] = node, epoch
+}
+
+func (s *stepping) stop(node string, p int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.by[p] != node {
+		s.t.Errorf("%s stops partition %d, which %q steps", node, p, s.by[p])
+	}
+	delete(s.by, p)
+}
+
+// counts returns how many partitions each node steps.
+func (s *stepping) counts() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for _, n := range s.by {
+		out[n]++
+	}
+	return out
+}
+
+type node struct {
+	id     string
+	nc     *nats.Conn
+	stop   context.CancelFunc
+	done   chan struct{}
+	keeper *keeper.Keeper
+}
+
+// startNode runs a keeper for node id on a connection of its own.
+func startNode(t *testing.T, env *streamstest.Env, s *stepping, id string) *node {
+	t.Helper()
+	nc := env.NewConn(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), streams.OwnersBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := keeper.New(keeper.Config{
+		KV: kv, Node: keeper.Node{ID: id, Partitions: env.Layout.Partitions},
+		Take:    func(p int, epoch uint64) { s.start(id, p, epoch) },
+		Release: func(p int) { s.stop(id, p) },
+		Unpin:   func(context.Context, int) error { return nil },
+		Log:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &node{id: id, nc: nc, stop: cancel, done: make(chan struct{}), keeper: k}
+	go func() {
+		defer close(n.done)
+		if err := k.Run(ctx); err != nil {
+			t.Errorf("keeper %s: %v", id, err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-n.done })
+	return n
+}
+
+// balanced waits until the nodes step every partition, each its quota.
+func balanced(t *testing.T, s *stepping, p int, within time.Duration, nodes ...*node) {
+	t.Helper()
+	var ids []string
+	for _, n := range nodes {
+		ids = append(ids, n.id)
+	}
+	testwait.Until(t, within, fmt.Sprintf("%v to share %d partitions", ids, p), func() error {
+		counts := s.counts()
+		total := 0
+		for _, id := range ids {
+			if q := ownership.Quota(id, ids, p); counts[id] != q {
+				return fmt.Errorf("%s steps %d, quota %d (%v)", id, counts[id], q, counts)
+			}
+			total += counts[id]
+		}
+		if total != p {
+			return fmt.Errorf("%d of %d partitions stepped (%v)", total, p, counts)
+		}
+		return nil
+	})
+}
+
+// Nodes that join share the partitions by quota, and a node that stops
+// hands its partitions over at once — long before their leases could
+// expire (the failover is 10 s) — and no partition is ever stepped by
+// two nodes.
+func TestKeepersShareAndHandOver(t *testing.T) {
+	env := streamstest.Start(t, streamstest.WithPartitions(8))
+	s := newStepping(t)
+	a := startNode(t, env, s, "a")
+	balanced(t, s, 8, 5*time.Second, a)
+	b := startNode(t, env, s, "b")
+	balanced(t, s, 8, 5*time.Second, a, b)
+	c := startNode(t, env, s, "c")
+	balanced(t, s, 8, 5*time.Second, a, b, c)
+
+	stopped := time.Now()
+	b.stop()
+	<-b.done
+	balanced(t, s, 8, 5*time.Second, a, c)
+	t.Logf("b's partitions moved %s after it stopped", time.Since(stopped).Round(time.Millisecond))
+	if v := a.keeper.View(); len(v.Leases) != 8 {
+		t.Errorf("a sees %d leases, want 8: %+v", len(v.Leases), v)
+	}
+}
+
+// A node cut off from NATS stops its partitions before their leases
+// expire; the others take them after the failover, and never while the
+// cut-off node still steps them.
+func TestKeeperFencesItselfWhenCutOff(t *testing.T) {
+	env := streamstest.Start(t, streamstest.WithPartitions(4), streamstest.WithFastFailover(time.Second))
+	s := newStepping(t)
+	a := startNode(t, env, s, "a")
+	balanced(t, s, 4, 5*time.Second, a)
+	b := startNode(t, env, s, "b")
+	balanced(t, s, 4, 5*time.Second, a, b)
+
+	cut := time.Now()
+	a.nc.Close()
+	balanced(t, s, 4, 10*time.Second, b)
+	t.Logf("a's partitions moved to b %s after a was cut off (failover 1s)", time.Since(cut).Round(time.Millisecond))
+}
