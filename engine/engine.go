@@ -68,6 +68,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/messages"
 	"github.com/jetbpm/jetbpm/engine/operations"
 	"github.com/jetbpm/jetbpm/engine/outbox"
+	"github.com/jetbpm/jetbpm/engine/ownership/keeper"
 	"github.com/jetbpm/jetbpm/engine/partition"
 	"github.com/jetbpm/jetbpm/engine/signals"
 	"github.com/jetbpm/jetbpm/engine/storecheck"
@@ -170,6 +171,12 @@ type Options struct {
 	// Set it alike on every node.
 	History history.Level
 
+	// NodeID names this node among the engine nodes sharing the store
+	// (docs/engine.md §6.1): in its heartbeat and its partitions' leases.
+	// The default is a random id per Open. Two running nodes must not
+	// share one.
+	NodeID string
+
 	// crashAfterWrite, set by tests, is asked after every committed
 	// checkpoint write; true abandons the batch as a crash would.
 	// crashAfterEntryWrite is the same for message partition entries.
@@ -187,6 +194,10 @@ type Options struct {
 	// messagePartitionsOnly, set by tests, runs no instance partitions, so
 	// a test can play the instances' side of the message partitions.
 	messagePartitionsOnly bool
+	// wrote, set by tests, is told of every checkpoint write of an
+	// instance partition: the partition, the epoch of the lease it was
+	// stepped under, the instance and the revision.
+	wrote func(p int, epoch uint64, instanceID string, rev uint64)
 	// dieBeforeTimerSchedule and dieAfterTimerStart, set by tests, make
 	// a deploy stop after its batch, before it arms its timer starts, and
 	// a timer start fire's handler stop after it started instance id.
@@ -323,12 +334,17 @@ type Engine struct {
 	tasks     jetstream.KeyValue
 	taskIndex *index.Tasks     // the open and recently finished tasks, for Tasks
 	instIndex *index.Instances // a summary of every instance, for Instances
-	// parts are this node's instance partitions, by number (none with
-	// messagePartitionsOnly): Start hands them its starts.
-	parts []*partition.Partition
-	// pinned carries the partitions whose pin moved to this node to the
-	// sweeper (sweep.go); meta is the bucket of cluster settings, where
-	// a session that closed cleanly says so.
+	// slots are the partitions, by number, and the instance partition of
+	// each this node steps (holding.go); keeper keeps this node's share
+	// of them, holding what stepping one needs.
+	slots   []*slot
+	keeper  *keeper.Keeper
+	holding *holding
+	// runCtx ends when the node closes.
+	runCtx context.Context
+	// pinned carries the partitions this node takes to the sweeper
+	// (sweep.go); meta is the bucket of cluster settings, where a session
+	// that closed cleanly says so.
 	pinned  chan int
 	meta    jetstream.KeyValue
 	metrics *engineMetrics
@@ -447,7 +463,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	signals.Handle(e.pub)
 	e.ops.Handle(e.pub)
 	runCtx, cancel := context.WithCancel(context.Background())
-	e.cancel = cancel
+	e.cancel, e.runCtx = cancel, runCtx
 	e.done.Go(func() { e.taskIndex.Run(runCtx) })
 	e.done.Go(func() { e.instIndex.Run(runCtx) })
 	e.done.Go(func() { e.defs.Follow(runCtx, e.log) })
@@ -518,33 +534,19 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 			}
 		},
 		CrashAfterWrite: e.opts.crashAfterWrite, HeldBack: e.opts.heldBack, QuarantineRedelivery: e.opts.quarantineRedelivery,
-		Pinned: func(p int) {
-			select {
-			case e.pinned <- p:
-			default: // the sweeper is busy with enough already
-			}
-		},
 	}
-	for p := range layout.Partitions {
-		if !opts.messagePartitionsOnly {
-			part, err := partition.New(ctx, partCfg, p)
-			if err != nil {
-				return fail(fmt.Errorf("engine: %w", err))
-			}
-			e.parts = append(e.parts, part)
-			e.done.Go(func() { part.Run(runCtx) })
-		}
-		mp, err := messages.NewPartition(ctx, msgCfg, entries, p)
-		if err != nil {
-			return fail(fmt.Errorf("engine: %w", err))
-		}
-		e.done.Go(func() { mp.Run(runCtx) })
+	if err := e.openHolding(ctx, partCfg, msgCfg, entries); err != nil {
+		return fail(err)
 	}
 	if !opts.messagePartitionsOnly {
 		e.done.Go(func() { e.signals.Run(runCtx) })
 		e.done.Go(func() { e.timers.Run(runCtx) })
 	}
-	if len(e.parts) > 0 {
+	// The partitions this node takes start now.
+	if err := e.startKeeper(ctx, runCtx); err != nil {
+		return fail(err)
+	}
+	if !opts.messagePartitionsOnly {
 		e.done.Go(func() { e.sweeper(runCtx, e.pinned) })
 	}
 	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.Session())
@@ -585,7 +587,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	}
 	// Every outbox this session wrote is published: a sweep need not
 	// look at its direct creates.
-	if len(e.parts) > 0 {
+	if !e.opts.messagePartitionsOnly {
 		if err := e.markClosed(ctx); err != nil {
 			e.log.Warn("engine: close: could not record the clean close; the next node to open republishes this node's last direct starts' effects (harmless)", "err", err)
 		}

@@ -14,6 +14,13 @@ import (
 // as if the process died right there.
 func CrashAfterWrite(opts *Options, fn func(instanceID string) bool) { opts.crashAfterWrite = fn }
 
+// Wrote installs a hook on opts that is told of every checkpoint write of
+// an instance partition: the partition, the epoch of the lease it was
+// stepped under, the instance and the revision.
+func Wrote(opts *Options, fn func(p int, epoch uint64, instanceID string, rev uint64)) {
+	opts.wrote = fn
+}
+
 // Swept installs a hook on opts that is told the instances each sweep of
 // direct creates recovers (p < 0: the sweep when the node opens).
 func Swept(opts *Options, fn func(p int, recovered []string)) { opts.swept = fn }

@@ -87,13 +87,14 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	env := checkpoint.Envelope{Instance: o.id, Start: req}
 	// Queued where another node holds the partition: it would republish a
 	// direct create's outbox when it first loads the instance.
-	if e.opts.QueuedStarts || len(e.parts) == 0 || e.parts[e.partitionOf(o.id)].Elsewhere() {
+	part := e.held(e.partitionOf(o.id))
+	if e.opts.QueuedStarts || part == nil {
 		if err := e.send(ctx, env, "start:"+o.id); err != nil {
 			return "", err
 		}
 		return o.id, nil
 	}
-	if err := e.startDirect(ctx, env); err != nil {
+	if err := e.startDirect(ctx, part, env); err != nil {
 		return o.id, err
 	}
 	return o.id, nil
@@ -101,7 +102,7 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 
 // startDirect has this node's partition loop create the instance of env
 // (docs/engine.md §4.1), after the checks send makes of a stored start.
-func (e *Engine) startDirect(ctx context.Context, env checkpoint.Envelope) error {
+func (e *Engine) startDirect(ctx context.Context, part *partition.Partition, env checkpoint.Envelope) error {
 	body, err := streams.Marshal(env)
 	if err != nil {
 		return err
@@ -112,9 +113,14 @@ func (e *Engine) startDirect(ctx context.Context, env checkpoint.Envelope) error
 	if err := e.writable(); err != nil {
 		return fmt.Errorf("instance %s: %w", env.Instance, err)
 	}
-	if err := e.parts[e.partitionOf(env.Instance)].Start(ctx, env.Instance, env.Start); err != nil {
+	if err := part.Start(ctx, env.Instance, env.Start); err != nil {
 		if errors.Is(err, partition.ErrStopped) {
-			err = ErrClosed
+			if e.isClosed() {
+				return fmt.Errorf("instance %s: start: %w", env.Instance, ErrClosed)
+			}
+			// This node let the partition go meanwhile: the start was
+			// not taken, and is stored for the node that steps it now.
+			return e.send(ctx, env, "start:"+env.Instance)
 		}
 		return fmt.Errorf("instance %s: start: %w", env.Instance, err)
 	}

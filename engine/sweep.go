@@ -13,9 +13,9 @@ import (
 // of it, so only a session's last moments can leave one behind.
 const SweepWindow = 2 * time.Minute
 
-// pinSweepWindow is the window of a sweep after a partition's pin moved to
-// this node: the node that held it stopped at least the pin's TTL (the
-// failover, seconds) before.
+// pinSweepWindow is the window of a sweep after this node took a
+// partition's lease: the node that held it let it go, or stopped at least
+// the lease's TTL (the failover, seconds) before.
 const pinSweepWindow = 2 * SweepWindow
 
 // closedPrefix keys, in the meta bucket, the sessions that closed cleanly:
@@ -25,11 +25,19 @@ const pinSweepWindow = 2 * SweepWindow
 const closedPrefix = "closed."
 
 // sweeper sweeps every partition once this node's instance index has
-// caught up, then each partition whose pin moves to this node (pinned),
+// caught up, then each partition this node takes (pinned),
 // until ctx ends.
 func (e *Engine) sweeper(ctx context.Context, pinned <-chan int) {
 	if !e.awaitIndex(ctx) {
 		return
+	}
+	// The first sweep looks at every partition held by then.
+	for drained := false; !drained; {
+		select {
+		case <-pinned:
+		default:
+			drained = true
+		}
 	}
 	e.sweep(ctx, -1, SweepWindow, true)
 	for {
@@ -80,8 +88,10 @@ func (e *Engine) sweep(ctx context.Context, p int, window time.Duration, forget 
 	var recovered []string
 	for _, id := range ids {
 		if part := e.partitionOf(id); p < 0 || part == p {
-			e.parts[part].Recover(id)
-			recovered = append(recovered, id)
+			if held := e.held(part); held != nil {
+				held.Recover(id)
+				recovered = append(recovered, id)
+			}
 		}
 	}
 	if len(recovered) > 0 {

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -44,6 +45,10 @@ const (
 	DefaultFailover        = 10 * time.Second
 )
 
+// ErrPartitions is Provision's refusal of a partition count other than the
+// store's: it is fixed when the store is created (docs/engine.md §6.1).
+var ErrPartitions = errors.New("streams: the partition count is fixed when the store is created")
+
 // dupWindow is the Nats-Msg-Id de-duplication window of every stream; the
 // engine's idempotent re-publish of effects relies on it.
 const dupWindow = 2 * time.Minute
@@ -53,9 +58,9 @@ const dupWindow = 2 * time.Minute
 // whose settings match is left alone, a changed setting (replicas, facts max
 // age) is applied in place, and no message is ever deleted.
 //
-// The partition count is stored by the first Provision and wins over later
-// ones: a different cfg.Partitions is ignored with a warning. The returned
-// Layout holds the stored count.
+// The partition count is stored by the first Provision and fixed: a later
+// Provision with a different cfg.Partitions is refused (ErrPartitions),
+// one with none takes the stored count. The returned Layout holds it.
 func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (Layout, error) {
 	explicitPartitions := cfg.Partitions != 0
 	cfg, err := cfg.withDefaults()
@@ -78,8 +83,8 @@ func Provision(ctx context.Context, js jetstream.JetStream, cfg Config) (Layout,
 		return Layout{}, err
 	}
 	if explicitPartitions && partitions != cfg.Partitions {
-		log.Warn("partition count is fixed at first provisioning; ignoring the configured count",
-			"configured", cfg.Partitions, "stored", partitions)
+		return Layout{}, fmt.Errorf("%w: %d partitions were asked for, but the store was created with %d; run every node with --partitions %d (or without it)",
+			ErrPartitions, cfg.Partitions, partitions, partitions)
 	}
 
 	if err := provisionStreams(ctx, js, cfg, log); err != nil {

@@ -197,22 +197,15 @@ func TestProvisionPartitionCountIsFixed(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	log, rec := recordLogs()
-	layout, err := streams.Provision(ctx, js, streams.Config{Partitions: 5, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if layout.Partitions != 3 {
-		t.Errorf("second Provision returned %d partitions, want the stored 3", layout.Partitions)
-	}
-	if got := rec.matching("WARN", "partition count", "configured=5", "stored=3"); len(got) != 1 {
-		t.Errorf("want one warning about the ignored count, got %v", rec.lines)
+	_, err := streams.Provision(ctx, js, streams.Config{Partitions: 5, Logger: quietLogger()})
+	if !errors.Is(err, streams.ErrPartitions) || !strings.Contains(err.Error(), "5 partitions were asked for, but the store was created with 3") {
+		t.Errorf("a second Provision with another count: %v, want it refused naming both counts", err)
 	}
 	if _, err := js.Consumer(ctx, streams.EventsStream, streams.PartitionConsumer(3)); !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		t.Errorf("consumer for partition 3 of 3: %v", err)
 	}
 
-	log, rec = recordLogs()
+	log, rec := recordLogs()
 	if layout, err := streams.Provision(ctx, js, streams.Config{Logger: log}); err != nil || layout.Partitions != 3 {
 		t.Errorf("Provision with the default count = %+v, %v", layout, err)
 	}

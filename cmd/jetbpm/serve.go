@@ -67,10 +67,13 @@ type serveOptions struct {
 	httpInsecure         bool
 	auth                 *httpauth.Authenticator
 	replicas, partitions int
-	failover             time.Duration
-	conn                 *connFlags
-	log                  *logFlags
-	connectors           *connectorFlags
+	// partitionsGiven: --partitions (or the file's partitions) was
+	// given; else an existing store keeps its count.
+	partitionsGiven bool
+	failover        time.Duration
+	conn            *connFlags
+	log             *logFlags
+	connectors      *connectorFlags
 	// engine holds the engine options the configuration file sets.
 	engine engine.Options
 }
@@ -116,6 +119,7 @@ func parseServe(args []string) (*serveOptions, error) {
 		return nil, usageErrorf("serve", "unexpected argument %q", rest[0])
 	}
 	given := givenFlags(fs)
+	o.partitionsGiven = given["partitions"]
 	natsURLFrom := "--nats-url"
 	if o.config != "" {
 		cfg, err := config.Load(o.config)
@@ -126,6 +130,9 @@ func parseServe(args []string) (*serveOptions, error) {
 			return nil, err
 		}
 		o.engine = cfg.Engine
+		if _, ok := cfg.Flags["partitions"]; ok {
+			o.partitionsGiven = true
+		}
 		if s, ok := cfg.Flags["nats-url"]; ok && o.conn.url == s.Value {
 			natsURLFrom = fmt.Sprintf("nats.url (%s:%d)", o.config, s.Line)
 		}
@@ -288,8 +295,12 @@ func start(ctx context.Context, o serveOptions, logger *slog.Logger, stops *[]fu
 		if err != nil {
 			return fmt.Errorf("jetstream: %w", err)
 		}
+		partitions := 0 // an existing store's count, a new one's default
+		if o.partitionsGiven {
+			partitions = o.partitions
+		}
 		layout, err = streams.Provision(ctx, js, streams.Config{
-			Replicas: o.replicas, Partitions: o.partitions, Logger: logger,
+			Replicas: o.replicas, Partitions: partitions, Logger: logger,
 			Failover: o.failover, EventAckWait: 3 * o.failover,
 		})
 		if err != nil {

@@ -75,3 +75,23 @@ func TestServeBusyPorts(t *testing.T) {
 		}
 	}
 }
+
+// The partition count is fixed when the store is created: serve on it
+// with another --partitions is refused, naming both counts; without
+// --partitions it keeps the store's.
+func TestServeRefusesAnotherPartitionCount(t *testing.T) {
+	data := t.TempDir()
+	p := startServe(t, nil, "--data", data, "--listen", freeAddr(t), "--partitions", "4")
+	p.waitReady()
+	p.stop()
+
+	_, stderr, code := runJetbpm(t, nil, "serve", "--data", data, "--listen", freeAddr(t), "--http", freeAddr(t), "--grpc", freeAddr(t), "--partitions", "8")
+	if code != 1 || !strings.Contains(stderr, "8 partitions were asked for, but the store was created with 4; run every node with --partitions 4 (or without it)") {
+		t.Errorf("serve --partitions 8 on a store of 4: exit %d, stderr %q", code, stderr)
+	}
+	p = startServe(t, nil, "--data", data, "--listen", freeAddr(t))
+	if rec := p.waitReady(); rec["partitions"] != 4.0 {
+		t.Errorf("serve without --partitions on a store of 4: ready %v", rec)
+	}
+	p.stop()
+}

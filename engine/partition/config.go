@@ -100,10 +100,9 @@ type Config struct {
 	// CrashAfterWrite, for tests only, is asked after every committed
 	// checkpoint write; true abandons the batch as a crash would.
 	CrashAfterWrite func(instanceID string) bool
-	// Pinned is told, without blocking, when one of the partition's
-	// consumers delivers with a pin it had not seen: the server moved the
-	// partition to this node (docs/engine.md §4.1, the sweep).
-	Pinned func(partition int)
+	// Wrote, for tests only, is told of every checkpoint write the store
+	// acknowledged: the instance and the revision it got.
+	Wrote func(instanceID string, rev uint64)
 
 	// HeldBack, for tests only, is told of each instance whose events
 	// wait for its committing batch (pipeline.go).

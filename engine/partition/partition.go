@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,7 +20,8 @@ import (
 )
 
 // A Partition applies the events of one partition of the events stream,
-// and the workers' reports about its jobs. The server pins the
+// and the workers' reports about its jobs, while this node holds the
+// partition's lease (docs/engine.md §6.1). The server pins the
 // partition's consumers to one engine node at a time; the checkpoint
 // compare-and-set fences the moments when two nodes overlap.
 type Partition struct {
@@ -36,11 +36,6 @@ type Partition struct {
 	// stopped is closed when Run returns.
 	direct  chan *direct
 	stopped chan struct{}
-	// pins are the last pins the events and the reports consumer
-	// delivered under; elsewhere says another node holds the partition
-	// (holding.go).
-	pins      [2]atomic.Value // string
-	elsewhere atomic.Bool
 	// quarantined are the instances whose checkpoint is damaged: not
 	// stepped, their events held (quarantine.go). The loop's own.
 	quarantined map[string]bool
@@ -65,10 +60,7 @@ func New(ctx context.Context, cfg *Config, n int) (*Partition, error) {
 // Run consumes the partition's events and reports until ctx ends, then
 // applies what was already received.
 func (p *Partition) Run(ctx context.Context) {
-	holderCtx, stopHolder := context.WithCancel(ctx)
-	holder := make(chan struct{})
-	go func() { defer close(holder); p.watchHolder(holderCtx) }()
-	defer func() { stopHolder(); <-holder; close(p.stopped) }()
+	defer close(p.stopped)
 	batch := p.cfg.BatchSize
 	msgs := make(chan jetstream.Msg, 2*batch)
 	for ctx.Err() == nil {
@@ -113,16 +105,7 @@ func (p *Partition) Run(ctx context.Context) {
 }
 
 func (p *Partition) consume(cons jetstream.Consumer, msgs chan jetstream.Msg, batch int) (jetstream.ConsumeContext, error) {
-	pin := &p.pins[p.consumerIndex(cons)] // written by this callback only
-	return cons.Consume(func(m jetstream.Msg) {
-		if got := m.Headers().Get(pinHeader); got != "" && got != pin.Load() {
-			pin.Store(got)
-			if p.cfg.Pinned != nil {
-				p.cfg.Pinned(p.n)
-			}
-		}
-		msgs <- m
-	},
+	return cons.Consume(func(m jetstream.Msg) { msgs <- m },
 		jetstream.PullPriorityGroup(streams.PriorityGroup),
 		jetstream.PullMaxMessages(batch),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
@@ -131,9 +114,6 @@ func (p *Partition) consume(cons jetstream.Consumer, msgs chan jetstream.Msg, ba
 			}
 		}))
 }
-
-// pinHeader names the pin a pinned consumer's delivery was made under.
-const pinHeader = "Nats-Pin-Id"
 
 // drain applies received messages until cc has closed.
 func (p *Partition) drain(cc jetstream.ConsumeContext, msgs chan jetstream.Msg, batch int) {
@@ -526,6 +506,9 @@ func (p *Partition) awaitWrite(ctx context.Context, g *group) {
 	select {
 	case ack := <-g.write.Ok():
 		g.rev = ack.Sequence
+		if p.cfg.Wrote != nil {
+			p.cfg.Wrote(g.id, g.rev)
+		}
 	case err := <-g.write.Err():
 		g.err = err
 		if checkpoint.IsConflict(err) {

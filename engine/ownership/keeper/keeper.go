@@ -87,6 +87,11 @@ type Keeper struct {
 	log      *slog.Logger
 	failover time.Duration
 	released chan int
+	// ready is closed once the keeper has acted on a full view of the
+	// bucket for the first time, or failed to start (err).
+	ready     chan struct{}
+	readyOnce sync.Once
+	err       error
 
 	mu      sync.Mutex
 	nodes   map[string]Node
@@ -109,7 +114,7 @@ func New(cfg Config) (*Keeper, error) {
 		cfg.Node.Started = time.Now().UTC()
 	}
 	return &Keeper{
-		cfg: cfg, log: cfg.Log.With("node", cfg.Node.ID), released: make(chan int),
+		cfg: cfg, log: cfg.Log.With("node", cfg.Node.ID), released: make(chan int), ready: make(chan struct{}),
 		nodes: map[string]Node{}, leases: map[int]Lease{}, holding: map[int]*holding{},
 	}, nil
 }
@@ -118,7 +123,13 @@ func New(cfg Config) (*Keeper, error) {
 // it holds over (stops it, unpins it, deletes its lease) and deletes its
 // heartbeat. It returns an error only when it cannot start: the bucket
 // cannot be read.
-func (k *Keeper) Run(ctx context.Context) error {
+func (k *Keeper) Run(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			k.err = err
+			k.readyOnce.Do(func() { close(k.ready) })
+		}
+	}()
 	status, err := k.cfg.KV.Status(ctx)
 	if err != nil {
 		return fmt.Errorf("keeper: bucket %s: %w", streams.OwnersBucket, err)
@@ -176,7 +187,20 @@ func (k *Keeper) Run(ctx context.Context) error {
 		}
 		if synced {
 			k.act()
+			k.readyOnce.Do(func() { close(k.ready) })
 		}
+	}
+}
+
+// Ready waits until the keeper has acted on a full view of the bucket
+// once — taken the free partitions of its quota, on a fresh store all of
+// them — or ctx ends; an error says why the keeper could not start.
+func (k *Keeper) Ready(ctx context.Context) error {
+	select {
+	case <-k.ready:
+		return k.err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -28,7 +28,7 @@ func TestExample(t *testing.T) {
 	}
 	wantFlags := map[string]string{
 		"data": "./jetbpm-data", "listen": "127.0.0.1:4222", "http": "127.0.0.1:9464",
-		"log-format": "auto", "log-level": "info", "replicas": "1", "partitions": "8", "failover": "10s",
+		"log-format": "auto", "log-level": "info", "replicas": "1", "failover": "10s",
 		"durability": "sync", "history": "full",
 	}
 	if len(c.Flags) != len(wantFlags) {
