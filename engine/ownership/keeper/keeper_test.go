@@ -148,9 +148,19 @@ func TestKeepersShareAndHandOver(t *testing.T) {
 	<-b.done
 	balanced(t, s, 8, 5*time.Second, a, c)
 	t.Logf("b's partitions moved %s after it stopped", time.Since(stopped).Round(time.Millisecond))
-	if v := a.keeper.View(); len(v.Leases) != 8 {
-		t.Errorf("a sees %d leases, want 8: %+v", len(v.Leases), v)
-	}
+	// a's view follows the bucket's watch.
+	testwait.Until(t, 5*time.Second, "a to see the 8 leases of a and c", func() error {
+		v := a.keeper.View()
+		for _, l := range v.Leases {
+			if l.Node != "a" && l.Node != "c" {
+				return fmt.Errorf("a lease of %s: %+v", l.Node, v)
+			}
+		}
+		if len(v.Leases) != 8 || len(v.Nodes) != 2 {
+			return fmt.Errorf("a sees %d leases and %d nodes: %+v", len(v.Leases), len(v.Nodes), v)
+		}
+		return nil
+	})
 }
 
 // A node cut off from NATS stops its partitions before their leases
