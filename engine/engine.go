@@ -549,6 +549,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	if !opts.messagePartitionsOnly {
 		e.done.Go(func() { e.sweeper(runCtx, e.pinned) })
 	}
+	e.registerClusterMetrics(opts.Metrics)
 	e.log.Info("engine started", "partitions", layout.Partitions, "session", e.pub.Session())
 	return e, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/engine/ownership"
+	"github.com/jetbpm/jetbpm/internal/metrics"
 	"github.com/jetbpm/jetbpm/internal/testwait"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 )
@@ -155,4 +157,63 @@ func TestPartitionsMoveBetweenNodesUnderLoad(t *testing.T) {
 		t.Error("no partition changed holders while it was written")
 	}
 	t.Logf("%d holder changes seen in the writes", moves)
+}
+
+// Cluster shows the nodes, each partition's holder and its backlog: with
+// no instance partition stepped, stored starts wait, counted, with the
+// age of the oldest.
+func TestClusterShowsHoldersAndBacklog(t *testing.T) {
+	env := streamstest.Start(t, streamstest.WithPartitions(2))
+	opts := engine.Options{NodeID: "only", Logger: quietLog, QueuedStarts: true}
+	engine.MessagePartitionsOnly(&opts)
+	clock := time.Now().Add(time.Hour)
+	opts.Now = func() time.Time { return clock }
+	eng := enginetest.Open(t, env.NewConn(t), withSync(env, opts))
+	if _, err := eng.Deploy(bounded(t), build(t, model.NewBuilder("waits").StartEvent("s").EndEvent("e").Sequence("s", "e"))); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := eng.Start(bounded(t), "waits", nil, engine.InstanceID(fmt.Sprintf("w-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := eng.Cluster(bounded(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Node != "only" || v.Partitions != 2 || len(v.Nodes) != 1 || v.Nodes[0].ID != "only" || len(v.Partition) != 2 {
+		t.Fatalf("cluster %+v", v)
+	}
+	var pending uint64
+	for _, p := range v.Partition {
+		if p.Node != "only" || p.Since.IsZero() {
+			t.Errorf("partition %d: %+v, want held by only", p.Partition, p)
+		}
+		if p.Pending > 0 && (p.OldestSeconds < 3500 || p.OldestSeconds > 3700) {
+			t.Errorf("partition %d: oldest %.0f s old by a clock an hour ahead", p.Partition, p.OldestSeconds)
+		}
+		pending += p.Pending
+	}
+	if pending != 5 {
+		t.Errorf("pending %d, want the 5 stored starts: %+v", pending, v.Partition)
+	}
+}
+
+// /metrics shows which partitions the node holds and their backlog.
+func TestClusterMetrics(t *testing.T) {
+	env := streamstest.Start(t, streamstest.WithPartitions(2))
+	reg := metrics.NewRegistry()
+	enginetest.Open(t, env.NewConn(t), withSync(env, engine.Options{Logger: quietLog, Metrics: reg}))
+	var b strings.Builder
+	if err := reg.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`jetbpm_partition_held{partition="0"} 1`, `jetbpm_partition_held{partition="1"} 1`,
+		`jetbpm_partition_pending{partition="0"} 0`, `jetbpm_partition_oldest_seconds{partition="1"} 0`,
+	} {
+		if !strings.Contains(b.String(), want+"\n") {
+			t.Errorf("metrics lack %s:\n%s", want, b.String())
+		}
+	}
 }

@@ -65,6 +65,9 @@ func commands() []command {
 			{name: "store dismiss", summary: "close a damage record: what it names is accepted as lost (--reason)", usage: storeDismissUsage, run: runStoreDismiss},
 			{name: "store recreate", summary: "start a new instance in place of a lost one, from its start event", usage: storeRecreateUsage, run: runStoreRecreate},
 		}},
+		{name: "cluster", summary: "show the engine nodes and the partitions each holds (status)", usage: clusterUsage, run: runCluster, subs: []command{
+			{name: "cluster status", summary: "list the engine nodes, each partition's holder and backlog; exit 1 if one has none", usage: clusterStatusUsage, run: runClusterStatus},
+		}},
 		{name: "backup", summary: "save every jetbpm stream and bucket into a directory (JetStream snapshots)", usage: backupUsage, run: runBackup},
 		{name: "restore", summary: "restore a backup into serve's stopped store (--data) or a NATS server", usage: restoreUsage, run: runRestore},
 		{name: "work", summary: "run a worker: a command per job of an external task topic", usage: workUsage, run: runWork},

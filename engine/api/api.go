@@ -65,6 +65,10 @@ const (
 	// start a new instance in place of a lost one.
 	OpStoreDismiss  = "store.dismiss"
 	OpStoreRecreate = "store.recreate"
+
+	// OpClusterStatus answers the engine nodes, which partitions each
+	// holds and each partition's backlog (docs/engine.md §6.1).
+	OpClusterStatus = "cluster.status"
 )
 
 // DeployRequest carries BPMN XML documents.

@@ -187,7 +187,18 @@ func (c *Client) call(ctx context.Context, op string, req, out any) error {
 	return json.Unmarshal(r.Result, out)
 }
 
-// StoreCheck checks the store for damage now and lists the damage records.
+// ClusterStatus returns the engine nodes, the partitions each holds and
+// each partition's backlog, as the node that answers knows them.
+func (c *Client) ClusterStatus(ctx context.Context) (*engine.ClusterView, error) {
+	var out engine.ClusterView
+	if err := c.call(ctx, OpClusterStatus, struct{}{}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// StoreCheck asks the engine to check the store now and lists the
+// damage records.
 func (c *Client) StoreCheck(ctx context.Context) (*StoreCheckResponse, error) {
 	var out StoreCheckResponse
 	if err := c.call(ctx, OpStoreCheck, struct{}{}, &out); err != nil {

@@ -115,6 +115,12 @@ func (h *Handler) Do(ctx context.Context, op string, data []byte) (any, error) {
 			return nil, err
 		}
 		return h.eng.Trigger(ctx, req.ID, req.Node, vars, requestID(req.RequestID)...)
+	case OpClusterStatus:
+		var req struct{}
+		if err := decode(&req); err != nil {
+			return nil, err
+		}
+		return h.eng.Cluster(ctx)
 	case OpStoreCheck:
 		var req struct{}
 		if err := decode(&req); err != nil {

@@ -254,9 +254,10 @@ func (k *Keeper) act() {
 		holders[p] = k.cfg.Node.ID // whatever the watch has not shown yet
 	}
 	plan := ownership.Decide(k.cfg.Node.ID, live, holders, k.cfg.Node.Partitions)
+	changed := false
 	for _, p := range plan.Release {
 		if h := k.holding[p]; h != nil && !h.releasing {
-			h.releasing = true
+			h.releasing, changed = true, true
 			k.log.Info("handing a partition over", "partition", p, "quota", plan.Quota)
 			go k.release(p)
 		}
@@ -274,7 +275,11 @@ func (k *Keeper) act() {
 		}
 		if k.take(p) {
 			held++
+			changed = true
 		}
+	}
+	if changed {
+		k.heartbeat() // the others see what it holds now
 	}
 }
 
@@ -446,6 +451,9 @@ func (k *Keeper) handOver(w jetstream.KeyWatcher) {
 		k.log.Warn("heartbeat not deleted; it expires", "err", err)
 	}
 }
+
+// ID is this node's id.
+func (k *Keeper) ID() string { return k.cfg.Node.ID }
 
 // Holds reports whether the node holds partition p, and under which
 // epoch.
