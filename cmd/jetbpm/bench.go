@@ -50,7 +50,7 @@ func runBench(ctx context.Context, args []string) error {
 	fs.IntVar(&cfg.Workers, "workers", 4, "`N` worker connections")
 	fs.StringVar(&cfg.Worker, "worker", "nats", "the workers' protocol: `nats` (workerkit), zeebe-grpc (Zeebe clients' gRPC, through the gateway) or c8rest (Camunda 8's REST API, /v2)")
 	fs.IntVar(&cfg.Partitions, "partitions", 8, "`N` instance partitions of the embedded server")
-	fs.IntVar(&cfg.Engines, "engines", 1, "`N` engine nodes sharing the server (each its own connection; partitions pinned among them)")
+	fs.IntVar(&cfg.Engines, "engines", 1, "`N` engine nodes sharing the server's partitions: the first in this process, the others `jetbpm serve` processes of this binary")
 	fs.StringVar(&cfg.Durability, "durability", "sync", "`LEVEL` of the embedded server: sync (serve's default: the engine syncs the store before it answers or acknowledges), os, or always (the server syncs every write, as an external server with sync_interval: always)")
 	historyLevel := fs.String("history", "full", "`LEVEL` of history of the engines: full, instances or incidents (docs/engine.md §8.2)")
 	fs.BoolVar(&cfg.QueuedStarts, "queued-starts", false, "store a start event per start, as before direct starts (docs/engine.md §4.1), to compare")
@@ -79,6 +79,13 @@ func runBench(ctx context.Context, args []string) error {
 		return usageErrorf("bench", "--park-first needs --instances")
 	}
 	cfg.Baseline = !noBaseline
+	if cfg.Engines > 1 {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		cfg.EngineCommand = []string{self}
+	}
 	// Per-job records would swamp the run: warnings at least.
 	logs.level = max(logs.level, slog.LevelWarn)
 	cfg.Logger = logs.logger(os.Stderr)

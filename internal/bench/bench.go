@@ -46,10 +46,20 @@ type Config struct {
 	Baseline   bool // also measure the raw JetStream lifecycle
 	Partitions int  // default 8
 	// Engines is how many engine nodes share the server (default 1), each
-	// on its own connection; the loader spreads its starts over them and
-	// the server pins each partition to one of them.
+	// on its own connection; they share the partitions by lease
+	// (docs/engine.md §6.1). The first runs in the bench's process; with
+	// EngineCommand the others are processes of their own, else the
+	// loader spreads its starts over them all in this process.
 	Engines int
-	NATSURL string
+	// EngineCommand, when set, runs engine nodes 2..Engines as
+	// `EngineCommand serve --nats-url ...` processes (the jetbpm binary):
+	// the loader starts every instance through the first node, and each
+	// node's completions are read from its /metrics. Scenarios with
+	// in-process operations cannot use it (a serve has none of them); the
+	// processes sync nothing themselves (the server's policy applies to
+	// their writes).
+	EngineCommand []string
+	NATSURL       string
 	// Durability is the embedded server's level (not with NATSURL): "sync"
 	// as serve's default (the engine syncs the store before it answers or
 	// acknowledges: a group commit), "always" (the server syncs every write
@@ -150,6 +160,9 @@ func (c *Config) defaults() error {
 	if c.Engines <= 0 {
 		c.Engines = 1
 	}
+	if c.Engines > 1 && len(c.EngineCommand) > 0 && len(scenarios[c.Scenario].ops) > 0 {
+		return fmt.Errorf("scenario %s runs in-process operations, which engine node processes do not have: run it with one engine node", c.Scenario)
+	}
 	if c.Partitions <= 0 {
 		c.Partitions = streams.DefaultPartitions
 	}
@@ -215,7 +228,7 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 		}
 		e.cleanup = append(e.cleanup, func() { os.RemoveAll(dir) })
 		port := -1
-		srv, err := embedded.Start(embedded.Config{StoreDir: dir, Port: port, NoListen: !cfg.WorkersTCP, SyncAlways: cfg.Durability == "always", Logger: cfg.Logger})
+		srv, err := embedded.Start(embedded.Config{StoreDir: dir, Port: port, NoListen: !cfg.WorkersTCP && len(cfg.EngineCommand) == 0, SyncAlways: cfg.Durability == "always", Logger: cfg.Logger})
 		if err != nil {
 			e.close()
 			return nil, err
@@ -268,8 +281,20 @@ func setup(ctx context.Context, cfg Config, sc *scenario) (*env, error) {
 			defer cancel()
 			_ = eng.Close(ctx)
 		})
+		if len(cfg.EngineCommand) > 0 {
+			break // the other nodes are processes
+		}
 	}
 	e.eng = e.engines[0]
+	for i := 1; i < cfg.Engines && len(cfg.EngineCommand) > 0; i++ {
+		n, err := startNode(ctx, cfg.EngineCommand, e.url, cfg, i)
+		if err != nil {
+			e.close()
+			return nil, err
+		}
+		e.cleanup = append(e.cleanup, n.stop)
+		e.completed = append(e.completed, n.completed)
+	}
 	return e, nil
 }
 
@@ -298,7 +323,13 @@ func (e *env) completedCounts(want int64) []int64 {
 func completedFacts(reg *metrics.Registry) int64 {
 	var b strings.Builder
 	_ = reg.WriteText(&b)
-	for line := range strings.Lines(b.String()) {
+	return completedIn(b.String())
+}
+
+// completedIn reads the count of completed instances from a node's
+// metrics text.
+func completedIn(text string) int64 {
+	for line := range strings.Lines(text) {
 		if v, ok := strings.CutPrefix(line, `jetbpm_instance_facts_total{kind="completed"} `); ok {
 			n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			return int64(n)

@@ -145,7 +145,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if res.Baseline != nil && res.Baseline.JobsPerSec > 0 {
 		res.Ratio = res.InstancesPerSec / res.Baseline.JobsPerSec
 	}
-	if len(e.engines) > 1 {
+	if cfg.Engines > 1 {
 		res.EngineCompleted = e.completedCounts(tr.completed.Load())
 	}
 	if f := tr.failed.Load(); f > 0 {
