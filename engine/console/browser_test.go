@@ -280,6 +280,11 @@ func TestBrowserOverview(t *testing.T) {
 	f.start(t, "o3")
 	b.waitText(`#total-incidents`, "2")
 	b.waitText(`#recent`, "incident raised")
+	// The cluster panel: this one node holds every partition.
+	b.waitText(`#cluster-summary`, "1 engine node shares")
+	if got := b.text(`#cluster tr[data-partition="0"] .holder`); got == "" || got == "none" {
+		t.Errorf("partition 0's holder shows %q, want this node", got)
+	}
 	b.screenshot("overview")
 }
 

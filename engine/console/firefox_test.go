@@ -380,6 +380,7 @@ func TestFirefoxPages(t *testing.T) {
 	b.waitText(`#total-incidents`, "1")
 	b.waitText(`#total-tasks`, "1")
 	b.waitText(`#live`, "live") // the event stream (EventSource) is open
+	b.waitText(`#cluster-summary`, "1 engine node shares")
 
 	b.open("/processes/charge")
 	b.waitText(`.djs-overlays[data-container-id="charge-card"]`, "1")
