@@ -145,11 +145,7 @@ func emptyNil(s []string) []string {
 // listeners when it has an assignee, and writes what they set.
 func (r *runner) taskCreated(t *Track, n *model.Node, task *Task) error {
 	sets, err := r.taskListen(t, n, task, model.ListenCreate, nil)
-	if err == nil && task.Assignee != "" {
-		var more []script.Set
-		more, err = r.taskListen(t, n, task, model.ListenAssignment, setMap(sets))
-		sets = append(sets, more...)
-	}
+	sets, err = r.thenAssignment(t, n, task, "", sets, err)
 	if err != nil {
 		return err
 	}
@@ -216,11 +212,7 @@ func (r *runner) taskChanged(w *Wait, before *Task) (reason string) {
 	}
 	task := w.Task
 	sets, err := r.taskListen(t, n, task, model.ListenUpdate, nil)
-	if err == nil && task.Assignee != "" && task.Assignee != before.Assignee {
-		var more []script.Set
-		more, err = r.taskListen(t, n, task, model.ListenAssignment, setMap(sets))
-		sets = append(sets, more...)
-	}
+	sets, err = r.thenAssignment(t, n, task, before.Assignee, sets, err)
 	if err != nil {
 		r.restore(task, before)
 		return err.Error()
@@ -228,4 +220,16 @@ func (r *runner) taskChanged(w *Wait, before *Task) (reason string) {
 	settle(task)
 	r.writeSets(t, sets)
 	return ""
+}
+
+// thenAssignment runs task's assignment listeners after other listeners
+// ran (sets and err are theirs) when those left the task assigned to
+// someone other than was, its assignee before them; it returns every
+// listener's sets, or the first error.
+func (r *runner) thenAssignment(t *Track, n *model.Node, task *Task, was string, sets []script.Set, err error) ([]script.Set, error) {
+	if err != nil || task.Assignee == "" || task.Assignee == was {
+		return sets, err
+	}
+	more, err := r.taskListen(t, n, task, model.ListenAssignment, setMap(sets))
+	return append(sets, more...), err
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/incidents"
-	"github.com/jetbpm/jetbpm/script"
 )
 
 // Camunda 7's timeout task listeners (camunda:taskListener event
@@ -102,11 +101,7 @@ func (r *runner) timeoutListen(t *Track, n *model.Node, at ListenerAt) {
 	task, before := w.Task, w.Task.clone()
 	vars := r.visible(t)
 	sets, err := r.taskListenerAt(t, n, at.Index, task, vars)
-	if err == nil && task.Assignee != "" && task.Assignee != before.Assignee {
-		var more []script.Set
-		more, err = r.taskListen(t, n, task, model.ListenAssignment, setMap(sets))
-		sets = append(sets, more...)
-	}
+	sets, err = r.thenAssignment(t, n, task, before.Assignee, sets, err)
 	if err != nil {
 		r.restore(task, before)
 		t.Listener = &at
