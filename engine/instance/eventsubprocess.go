@@ -145,7 +145,7 @@ func (r *runner) eventSubTimerFired(w *Wait) {
 	}
 	r.s.Waits = slices.DeleteFunc(r.s.Waits, func(x *Wait) bool { return x == w })
 	if !r.p.Node(start.Scope).Interrupting {
-		if due, ok := r.waitTimer(start, w).Following(w.Armed, w.Due, w.Firing+1); ok {
+		if due, ok := r.waitTimer(start.Timer, w).Following(w.Armed, w.Due, w.Firing+1); ok {
 			r.arm(&Wait{ID: w.ID, Kind: EventSubTimer, Scope: w.Scope, Node: w.Node, Due: due, Armed: w.Armed, Firing: w.Firing + 1, Timer: w.Timer})
 		}
 	}

@@ -75,14 +75,7 @@ func (r *runner) taskTimedOut(t *Track, n *model.Node, w *Wait) {
 	if at.Index >= len(n.TaskListeners) {
 		r.bug("timeout wait %q names task listener %d of %q, which has %d", w.ID, at.Index, n.ID, len(n.TaskListeners))
 	}
-	tm := n.TaskListeners[at.Index].Timer
-	if w.Timer != "" {
-		var err error
-		if tm, err = tm.WithValue(w.Timer); err != nil {
-			r.bug("timeout wait %q: value %q no longer parses: %v", w.ID, w.Timer, err)
-		}
-	}
-	if due, ok := tm.Following(w.Armed, w.Due, w.Firing+1); ok {
+	if due, ok := r.waitTimer(n.TaskListeners[at.Index].Timer, w).Following(w.Armed, w.Due, w.Firing+1); ok {
 		next := *w
 		next.Due, next.Firing = due, w.Firing+1
 		r.arm(&next)

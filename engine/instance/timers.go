@@ -26,12 +26,13 @@ func resolveTimer(n *model.Node, vars map[string]any) (*model.Timer, string, err
 	return tm, tm.Value, nil
 }
 
-// waitTimer returns the timer timer wait w at node n was armed with.
-func (r *runner) waitTimer(n *model.Node, w *Wait) *model.Timer {
+// waitTimer returns the timer timer wait w was armed with: base (the
+// model's), with the value its expression gave, if any.
+func (r *runner) waitTimer(base *model.Timer, w *Wait) *model.Timer {
 	if w.Timer == "" {
-		return n.Timer
+		return base
 	}
-	tm, err := n.Timer.WithValue(w.Timer)
+	tm, err := base.WithValue(w.Timer)
 	if err != nil {
 		r.bug("timer wait %q: value %q no longer parses: %v", w.ID, w.Timer, err)
 	}
@@ -241,7 +242,7 @@ func (r *runner) timerFired(w *Wait) {
 		return
 	}
 	r.spawn(n.ID, t.Scope, t.ID, "")
-	if due, ok := r.waitTimer(n, w).Following(w.Armed, w.Due, w.Firing+1); ok {
+	if due, ok := r.waitTimer(n.Timer, w).Following(w.Armed, w.Due, w.Firing+1); ok {
 		r.arm(&Wait{ID: w.ID, Kind: BoundaryWait, Track: w.Track, Node: w.Node, Due: due, Armed: w.Armed, Firing: w.Firing + 1, Timer: w.Timer})
 	}
 }
