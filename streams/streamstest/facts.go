@@ -3,6 +3,7 @@ package streamstest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,28 +15,45 @@ import (
 // StoredFacts replays the facts stream as a late subscriber does and
 // returns every fact stored now on subjects matching filter (e.g.
 // streams.FactFilter(streams.FactMessage, "paid")), decoded from JSON as
-// T, in stream order.
+// T, in stream order. A replay that fails fails the test.
 func StoredFacts[T any](t testing.TB, ctx context.Context, js jetstream.JetStream, filter string) []T {
 	t.Helper()
-	cons, err := js.OrderedConsumer(ctx, streams.FactsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+	facts, err := ReadFacts[T](ctx, js, filter)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return facts
+}
+
+// ReadFacts is StoredFacts returning its error, for a caller that replays
+// again while a cluster recovers.
+func ReadFacts[T any](ctx context.Context, js jetstream.JetStream, filter string) ([]T, error) {
+	cons, err := js.OrderedConsumer(ctx, streams.FactsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}})
+	if err != nil {
+		return nil, err
 	}
 	info, err := cons.Info(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var facts []T
-	for left := info.NumPending; left > 0; left-- {
-		msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	for uint64(len(facts)) < info.NumPending {
+		batch, err := cons.Fetch(int(min(info.NumPending-uint64(len(facts)), 256)), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
-			t.Fatalf("replay of the facts on %s: %d of %d: %v", filter, len(facts), info.NumPending, err)
+			return nil, fmt.Errorf("replay of the facts on %s: %d of %d: %w", filter, len(facts), info.NumPending, err)
 		}
-		var f T
-		if err := json.Unmarshal(msg.Data(), &f); err != nil {
-			t.Fatalf("fact on %s: %v", msg.Subject(), err)
+		got := 0
+		for msg := range batch.Messages() {
+			var f T
+			if err := json.Unmarshal(msg.Data(), &f); err != nil {
+				return nil, fmt.Errorf("fact on %s: %w", msg.Subject(), err)
+			}
+			facts = append(facts, f)
+			got++
 		}
-		facts = append(facts, f)
+		if err := batch.Error(); err != nil || got == 0 {
+			return nil, fmt.Errorf("replay of the facts on %s: %d of %d: %v", filter, len(facts), info.NumPending, err)
+		}
 	}
-	return facts
+	return facts, nil
 }

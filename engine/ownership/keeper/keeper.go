@@ -8,6 +8,14 @@
 // holder that has not renewed a lease for 3/4 of the failover stops that
 // partition, so it has stopped before any other node can take it.
 //
+// Expiry is also judged on the server's clock, never this node's: a
+// heartbeat or lease whose server timestamp is a failover or more older
+// than the newest the watch has shown is stale, whether or not its
+// expiry was heard. A replica that missed an expiry (a NATS node
+// restarted after a SIGKILL has been seen to serve a dead node's
+// heartbeat to new watchers for minutes) so cannot keep a dead node
+// counted, or a partition held, in a new node's view.
+//
 //	k := keeper.New(keeper.Config{KV: owners, Node: keeper.Node{ID: id, Partitions: 8},
 //		Take: start, Release: stop, Unpin: unpin})
 //	go k.Run(ctx) // until ctx ends; then it hands everything over
@@ -97,6 +105,11 @@ type Keeper struct {
 	nodes   map[string]Node
 	leases  map[int]Lease
 	holding map[int]*holding
+	// written is the server's timestamp of each key's latest entry the
+	// watch showed, newest the latest of all: the server's "now" as far
+	// as this node knows it.
+	written map[string]time.Time
+	newest  time.Time
 }
 
 // New returns a keeper for cfg; Run starts it.
@@ -115,7 +128,7 @@ func New(cfg Config) (*Keeper, error) {
 	}
 	return &Keeper{
 		cfg: cfg, log: cfg.Log.With("node", cfg.Node.ID), released: make(chan int), ready: make(chan struct{}),
-		nodes: map[string]Node{}, leases: map[int]Lease{}, holding: map[int]*holding{},
+		nodes: map[string]Node{}, leases: map[int]Lease{}, holding: map[int]*holding{}, written: map[string]time.Time{},
 	}, nil
 }
 
@@ -209,6 +222,10 @@ func (k *Keeper) apply(e jetstream.KeyValueEntry) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	gone := e.Operation() != jetstream.KeyValuePut
+	k.written[e.Key()] = e.Created()
+	if e.Created().After(k.newest) {
+		k.newest = e.Created()
+	}
 	switch key := e.Key(); {
 	case strings.HasPrefix(key, streams.OwnerNodePrefix):
 		id := strings.TrimPrefix(key, streams.OwnerNodePrefix)
@@ -237,17 +254,45 @@ func (k *Keeper) apply(e jetstream.KeyValueEntry) {
 	}
 }
 
+// stale reports whether key's latest entry is a failover or more older
+// than the newest entry seen, on the server's clock; k.mu is held.
+func (k *Keeper) stale(key string) bool {
+	return k.newest.Sub(k.written[key]) >= k.failover
+}
+
+// freshNodes are the nodes whose heartbeats are not stale; k.mu is held.
+func (k *Keeper) freshNodes() map[string]Node {
+	out := make(map[string]Node, len(k.nodes))
+	for id, n := range k.nodes {
+		if !k.stale(streams.OwnerNodeKey(id)) {
+			out[id] = n
+		}
+	}
+	return out
+}
+
+// freshLeases are the leases that are not stale; k.mu is held.
+func (k *Keeper) freshLeases() map[int]Lease {
+	out := make(map[int]Lease, len(k.leases))
+	for p, l := range k.leases {
+		if !k.stale(streams.OwnerPartitionKey(p)) {
+			out[p] = l
+		}
+	}
+	return out
+}
+
 // act does what ownership.Decide plans for this node.
 func (k *Keeper) act() {
 	k.mu.Lock()
 	var live []string
-	for id, n := range k.nodes {
+	for id, n := range k.freshNodes() {
 		if n.Partitions == k.cfg.Node.Partitions {
 			live = append(live, id)
 		}
 	}
 	holders := make(map[int]string, len(k.leases))
-	for p, l := range k.leases {
+	for p, l := range k.freshLeases() {
 		holders[p] = l.Node
 	}
 	for p := range k.holding {
@@ -300,6 +345,7 @@ func (k *Keeper) take(p int) bool {
 	k.mu.Lock()
 	k.holding[p] = &holding{rev: rev, acked: now}
 	k.leases[p] = Lease{Node: k.cfg.Node.ID, Since: now.UTC()}
+	k.written[streams.OwnerPartitionKey(p)] = k.newest // written just now: as new as anything seen
 	k.mu.Unlock()
 	// The node that held it before may have died holding the pin.
 	ctx, cancel = context.WithTimeout(context.Background(), k.failover/4)
@@ -468,7 +514,7 @@ func (k *Keeper) Holds(p int) (epoch uint64, ok bool) {
 }
 
 // View is what a keeper knows of the cluster: the live nodes and the
-// leases.
+// leases, stale ones left out.
 type View struct {
 	Nodes  []Node
 	Leases map[int]Lease
@@ -478,9 +524,10 @@ type View struct {
 func (k *Keeper) View() View {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	v := View{Leases: maps.Clone(k.leases)}
-	for _, id := range slices.Sorted(maps.Keys(k.nodes)) {
-		v.Nodes = append(v.Nodes, k.nodes[id])
+	v := View{Leases: k.freshLeases()}
+	nodes := k.freshNodes()
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
+		v.Nodes = append(v.Nodes, nodes[id])
 	}
 	return v
 }

@@ -75,6 +75,12 @@ type node struct {
 // startNode runs a keeper for node id on a connection of its own.
 func startNode(t *testing.T, env *streamstest.Env, s *stepping, id string) *node {
 	t.Helper()
+	return startNodeOn(t, env, s, id, func(kv jetstream.KeyValue) jetstream.KeyValue { return kv })
+}
+
+// startNodeOn is startNode with the keeper's bucket seen through wrap.
+func startNodeOn(t *testing.T, env *streamstest.Env, s *stepping, id string, wrap func(jetstream.KeyValue) jetstream.KeyValue) *node {
+	t.Helper()
 	nc := env.NewConn(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -85,7 +91,7 @@ func startNode(t *testing.T, env *streamstest.Env, s *stepping, id string) *node
 		t.Fatal(err)
 	}
 	k, err := keeper.New(keeper.Config{
-		KV: kv, Node: keeper.Node{ID: id, Partitions: env.Layout.Partitions},
+		KV: wrap(kv), Node: keeper.Node{ID: id, Partitions: env.Layout.Partitions},
 		Take:    func(p int, epoch uint64) { s.start(id, p, epoch) },
 		Release: func(p int) { s.stop(id, p) },
 		Unpin:   func(context.Context, int) error { return nil },
@@ -179,3 +185,71 @@ func TestKeeperFencesItselfWhenCutOff(t *testing.T) {
 	balanced(t, s, 4, 10*time.Second, b)
 	t.Logf("a's partitions moved to b %s after a was cut off (failover 1s)", time.Since(cut).Round(time.Millisecond))
 }
+
+// A replica that missed an expiry can show a new watcher a dead node's
+// heartbeat and leases long after they expired (seen with a NATS node
+// restarted after a SIGKILL, TestClusterLosesAnEngineAndANATSNode). A
+// keeper judges them by the server's timestamps: entries a failover or
+// more older than the newest it has seen are stale, so a node alone with
+// such ghosts takes every partition, the ghost's too, and does not list
+// the ghost.
+func TestKeeperIgnoresStaleEntries(t *testing.T) {
+	env := streamstest.Start(t, streamstest.WithPartitions(8), streamstest.WithFastFailover(time.Second))
+	s := newStepping(t)
+	long := time.Now().Add(-time.Minute)
+	ghosts := []jetstream.KeyValueEntry{
+		entry{key: streams.OwnerNodeKey("ghost"), value: `{"id":"ghost","partitions":8,"holds":[3]}`, created: long},
+		entry{key: streams.OwnerPartitionKey(3), value: `{"node":"ghost"}`, created: long},
+	}
+	a := startNodeOn(t, env, s, "a", func(kv jetstream.KeyValue) jetstream.KeyValue { return haunted{kv, ghosts} })
+	balanced(t, s, 8, 5*time.Second, a)
+	v := a.keeper.View()
+	if len(v.Nodes) != 1 || v.Nodes[0].ID != "a" || v.Leases[3].Node != "a" {
+		t.Errorf("a's view %+v, want a alone holding partition 3", v)
+	}
+}
+
+// haunted is a bucket whose watches first show ghost entries.
+type haunted struct {
+	jetstream.KeyValue
+	ghosts []jetstream.KeyValueEntry
+}
+
+func (h haunted) WatchAll(ctx context.Context, opts ...jetstream.WatchOpt) (jetstream.KeyWatcher, error) {
+	w, err := h.KeyValue.WatchAll(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan jetstream.KeyValueEntry)
+	go func() {
+		defer close(out)
+		for _, g := range h.ghosts {
+			out <- g
+		}
+		for e := range w.Updates() {
+			out <- e
+		}
+	}()
+	return hauntedWatch{w, out}, nil
+}
+
+type hauntedWatch struct {
+	jetstream.KeyWatcher
+	updates chan jetstream.KeyValueEntry
+}
+
+func (w hauntedWatch) Updates() <-chan jetstream.KeyValueEntry { return w.updates }
+
+// entry is a bucket entry made up by a test.
+type entry struct {
+	key, value string
+	created    time.Time
+}
+
+func (e entry) Bucket() string                  { return streams.OwnersBucket }
+func (e entry) Key() string                     { return e.key }
+func (e entry) Value() []byte                   { return []byte(e.value) }
+func (e entry) Revision() uint64                { return 1 }
+func (e entry) Created() time.Time              { return e.created }
+func (e entry) Delta() uint64                   { return 0 }
+func (e entry) Operation() jetstream.KeyValueOp { return jetstream.KeyValuePut }
