@@ -73,7 +73,7 @@ bench:
 
 # soak runs the long kill -9 workload (2,000 instances, 10 engine kills),
 # the long power-cut workloads (200 cuts of TestKillNine's, 30 each of the
-# Zeebe worker's and compensation's) and the cluster test, then fuzzes every fuzz target for FUZZTIME each
+# Zeebe worker's and compensation's) and the cluster tests, then fuzzes every fuzz target for FUZZTIME each
 # (make test runs the short workload and the fuzz seeds).
 FUZZTIME ?= 60s
 FUZZ = ./jobs:FuzzDecide ./engine/partition:FuzzDecodeReport ./engine/messages:FuzzDecodeMessage ./expression:FuzzTranslate \
@@ -82,7 +82,7 @@ FUZZ = ./jobs:FuzzDecide ./engine/partition:FuzzDecodeReport ./engine/messages:F
 	./engine/httpapi:FuzzRequest ./internal/httpauth:FuzzParse ./engine/camunda7:FuzzDecodeVariables \
 	./expression:FuzzComposite ./engine/camunda8:FuzzKey ./engine/camunda8/zeebegrpc:FuzzVariables ./engine/lost:FuzzDecodeFile
 soak:
-	JETBPM_SOAK=1 go test -race -count=1 -run 'TestKillNine|TestPowerCut|TestClusterSurvivesNodeLosses' -v ./cmd/jetbpm ./engine
+	JETBPM_SOAK=1 go test -race -count=1 -run 'TestKillNine|TestPowerCut|TestClusterSurvivesNodeLosses|TestClusterLosesAnEngineAndANATSNode' -v ./cmd/jetbpm ./engine
 	@for t in $(FUZZ); do \
 		echo "fuzz $$t for $(FUZZTIME)"; \
 		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; \

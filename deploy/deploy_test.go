@@ -17,6 +17,30 @@ import (
 // go run so nothing needs installing.
 const helmModule = "helm.sh/helm/v4/cmd/helm@v4.3.2"
 
+// kubeconformModule checks the rendered objects against the schemas in
+// testdata/schemas (Kubernetes v1.31.0 and prometheus-operator v0.85.0,
+// standalone and strict, made by testdata/schemas/gen.go: kubeconform's
+// own schemas are on GitHub, which this machine cannot reach).
+const kubeconformModule = "github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0"
+
+// kubeconform checks the YAML documents in text strictly and returns its
+// report and whether every object was valid.
+func kubeconform(t *testing.T, text string) (string, bool) {
+	t.Helper()
+	file := t.TempDir() + "/rendered.yaml"
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "run", kubeconformModule, "-strict", "-summary",
+		"-schema-location", "testdata/schemas/{{ .ResourceKind }}{{ .KindSuffix }}.json", file)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("kubeconform: %v\n%s", err, out)
+	}
+	return string(out), err == nil
+}
+
 // helm runs helm with args on the chart and returns its stdout.
 func helm(t *testing.T, args ...string) string {
 	t.Helper()
@@ -67,7 +91,8 @@ func dig(v any, path ...any) any {
 	return v
 }
 
-// The chart passes helm lint --strict, and renders: with the defaults a
+// The chart passes helm lint --strict, renders objects kubeconform finds
+// valid (strictly, so a misspelt field fails), and renders: with the defaults a
 // Deployment of two engine nodes on the NATS URL, its probes on /healthz,
 // and a Service; with a configuration, credentials, an auth file and a
 // ServiceMonitor, those too, mounted where serve's flags read them.
@@ -85,7 +110,16 @@ func TestHelmChart(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	docs := documents(t, helm(t, "template", "flow", "helm/jetbpm"))
+	rendered := helm(t, "template", "flow", "helm/jetbpm")
+	if report, ok := kubeconform(t, rendered); !ok || !strings.Contains(report, "Valid: 2, Invalid: 0, Errors: 0, Skipped: 0") {
+		t.Errorf("kubeconform on the default render:\n%s", report)
+	}
+	// The schemas are strict: a field Kubernetes does not know is named.
+	bad := strings.Replace(rendered, "\n  replicas: 2\n", "\n  replicas: 2\n  replica: 2\n", 1)
+	if report, ok := kubeconform(t, bad); ok || !strings.Contains(report, "'replica' not allowed") {
+		t.Errorf("kubeconform on a Deployment with spec.replica:\n%s", report)
+	}
+	docs := documents(t, rendered)
 	if got := kinds(docs); !slices.Equal(got, []string{"Deployment", "Service"}) {
 		t.Fatalf("default render: %v", got)
 	}
@@ -113,7 +147,15 @@ func TestHelmChart(t *testing.T) {
 	if err := os.WriteFile(file, []byte(values), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	docs = documents(t, helm(t, "template", "flow", "helm/jetbpm", "-f", file))
+	rendered = helm(t, "template", "flow", "helm/jetbpm", "-f", file)
+	if report, ok := kubeconform(t, rendered); !ok || !strings.Contains(report, "Valid: 5, Invalid: 0, Errors: 0, Skipped: 0") {
+		t.Errorf("kubeconform on the full render:\n%s", report)
+	}
+	bad = strings.Replace(rendered, "\n  endpoints:\n", "\n  endpoint: []\n  endpoints:\n", 1)
+	if report, ok := kubeconform(t, bad); ok || !strings.Contains(report, "'endpoint' not allowed") {
+		t.Errorf("kubeconform on a ServiceMonitor with spec.endpoint:\n%s", report)
+	}
+	docs = documents(t, rendered)
 	if got := kinds(docs); !slices.Equal(got, []string{"ConfigMap", "Deployment", "Secret", "Service", "ServiceMonitor"}) {
 		t.Fatalf("full render: %v", got)
 	}
