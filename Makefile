@@ -1,5 +1,5 @@
 # Plain targets; the Go tool does the work.
-.PHONY: build run test lint bench soak browsers chromium firefox console-vendor jsclient
+.PHONY: build run test lint bench soak browsers chromium firefox console-vendor jsclient containers
 
 build:
 	go build -o bin/jetbpm ./cmd/jetbpm
@@ -71,9 +71,17 @@ bench:
 	./bin/jetbpm bench --scenario one-task --duration 3s
 	./bin/jetbpm bench --scenario ten-inproc --duration 3s --no-baseline
 
+# containers installs what soak's compose run needs (deploy/compose_soak_test.go):
+# podman, podman-compose, runc, the CNI name plugin and a static busybox.
+containers:
+	@command -v podman-compose >/dev/null && command -v busybox >/dev/null || { echo "installing podman with apt-get"; \
+	  $$(command -v sudo) apt-get update -qq && $$(command -v sudo) apt-get install -y -qq podman podman-compose runc \
+	  golang-github-containernetworking-plugin-dnsname busybox-static; }
+
 # soak runs the long kill -9 workload (2,000 instances, 10 engine kills),
 # the long power-cut workloads (200 cuts of TestKillNine's, 30 each of the
-# Zeebe worker's and compensation's) and the cluster tests, then fuzzes every fuzz target for FUZZTIME each
+# Zeebe worker's and compensation's), the cluster tests and compose.yaml's
+# cluster in podman (TestComposeCluster), then fuzzes every fuzz target for FUZZTIME each
 # (make test runs the short workload and the fuzz seeds).
 FUZZTIME ?= 60s
 FUZZ = ./jobs:FuzzDecide ./engine/partition:FuzzDecodeReport ./engine/messages:FuzzDecodeMessage ./expression:FuzzTranslate \
@@ -81,8 +89,9 @@ FUZZ = ./jobs:FuzzDecide ./engine/partition:FuzzDecodeReport ./engine/messages:F
 	./engine/api:FuzzDispatch ./cmd/jetbpm/internal/config:FuzzParse ./engine/cron:FuzzParse \
 	./engine/httpapi:FuzzRequest ./internal/httpauth:FuzzParse ./engine/camunda7:FuzzDecodeVariables \
 	./expression:FuzzComposite ./engine/camunda8:FuzzKey ./engine/camunda8/zeebegrpc:FuzzVariables ./engine/lost:FuzzDecodeFile
-soak:
+soak: containers
 	JETBPM_SOAK=1 go test -race -count=1 -run 'TestKillNine|TestPowerCut|TestClusterSurvivesNodeLosses|TestClusterLosesAnEngineAndANATSNode' -v ./cmd/jetbpm ./engine
+	JETBPM_SOAK=1 go test -count=1 -run TestComposeCluster -v ./deploy
 	@for t in $(FUZZ); do \
 		echo "fuzz $$t for $(FUZZTIME)"; \
 		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; \
