@@ -88,7 +88,7 @@ func (e *Engine) startKeeper(ctx, runCtx context.Context) error {
 	k, err := keeper.New(keeper.Config{
 		KV:   owners,
 		Node: keeper.Node{ID: id, Host: host, PID: os.Getpid(), Partitions: e.layout.Partitions},
-		Take: e.holdPartition, Release: e.letPartitionGo, Unpin: e.unpin, Log: e.log,
+		Take: e.holdPartition, Release: e.letPartitionGo, Unpin: e.unpin, Log: e.log, Now: e.opts.Now,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)

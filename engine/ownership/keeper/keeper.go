@@ -76,6 +76,11 @@ type Config struct {
 	Unpin func(ctx context.Context, p int) error
 	// Log receives the keeper's records (default slog.Default()).
 	Log *slog.Logger
+	// Now is the wall clock for the times the keeper records — when the
+	// node started, when it took a lease — for people to read (default
+	// time.Now). No decision reads it: expiry is the server's, and the
+	// self-fence counts on the monotonic clock.
+	Now func() time.Time
 }
 
 // holding is a lease this node holds.
@@ -123,8 +128,11 @@ func New(cfg Config) (*Keeper, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	if cfg.Node.Started.IsZero() {
-		cfg.Node.Started = time.Now().UTC()
+		cfg.Node.Started = cfg.Now().UTC()
 	}
 	return &Keeper{
 		cfg: cfg, log: cfg.Log.With("node", cfg.Node.ID), released: make(chan int), ready: make(chan struct{}),
@@ -331,8 +339,8 @@ func (k *Keeper) act() {
 // take creates partition p's lease and starts the partition; false when
 // another node was first or the bucket did not answer.
 func (k *Keeper) take(p int) bool {
-	now := time.Now()
-	value, _ := json.Marshal(Lease{Node: k.cfg.Node.ID, Since: now.UTC()})
+	now, since := time.Now(), k.cfg.Now().UTC()
+	value, _ := json.Marshal(Lease{Node: k.cfg.Node.ID, Since: since})
 	ctx, cancel := context.WithTimeout(context.Background(), k.failover/4)
 	rev, err := k.cfg.KV.Create(ctx, streams.OwnerPartitionKey(p), value)
 	cancel()
@@ -344,7 +352,7 @@ func (k *Keeper) take(p int) bool {
 	}
 	k.mu.Lock()
 	k.holding[p] = &holding{rev: rev, acked: now}
-	k.leases[p] = Lease{Node: k.cfg.Node.ID, Since: now.UTC()}
+	k.leases[p] = Lease{Node: k.cfg.Node.ID, Since: since}
 	k.written[streams.OwnerPartitionKey(p)] = k.newest // written just now: as new as anything seen
 	k.mu.Unlock()
 	// The node that held it before may have died holding the pin.

@@ -75,11 +75,11 @@ type node struct {
 // startNode runs a keeper for node id on a connection of its own.
 func startNode(t *testing.T, env *streamstest.Env, s *stepping, id string) *node {
 	t.Helper()
-	return startNodeOn(t, env, s, id, func(kv jetstream.KeyValue) jetstream.KeyValue { return kv })
+	return startNodeWith(t, env, s, id, func(*keeper.Config) {})
 }
 
-// startNodeOn is startNode with the keeper's bucket seen through wrap.
-func startNodeOn(t *testing.T, env *streamstest.Env, s *stepping, id string, wrap func(jetstream.KeyValue) jetstream.KeyValue) *node {
+// startNodeWith is startNode with the keeper's configuration changed.
+func startNodeWith(t *testing.T, env *streamstest.Env, s *stepping, id string, change func(*keeper.Config)) *node {
 	t.Helper()
 	nc := env.NewConn(t)
 	js, err := jetstream.New(nc)
@@ -90,13 +90,15 @@ func startNodeOn(t *testing.T, env *streamstest.Env, s *stepping, id string, wra
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := keeper.New(keeper.Config{
-		KV: wrap(kv), Node: keeper.Node{ID: id, Partitions: env.Layout.Partitions},
+	cfg := keeper.Config{
+		KV: kv, Node: keeper.Node{ID: id, Partitions: env.Layout.Partitions},
 		Take:    func(p int, epoch uint64) { s.start(id, p, epoch) },
 		Release: func(p int) { s.stop(id, p) },
 		Unpin:   func(context.Context, int) error { return nil },
 		Log:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	}
+	change(&cfg)
+	k, err := keeper.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +188,34 @@ func TestKeeperFencesItselfWhenCutOff(t *testing.T) {
 	t.Logf("a's partitions moved to b %s after a was cut off (failover 1s)", time.Since(cut).Round(time.Millisecond))
 }
 
+// Nodes whose wall clocks are minutes apart share the partitions as any
+// do: a node ten minutes ahead, which reads every lease as ten minutes
+// old, takes only its quota, by hand-over, never a partition another
+// steps (the stepping record fails the test on any overlap); one ten
+// minutes behind does the same; and when the fast node stops, its
+// partitions go to the others at once.
+func TestKeepersIgnoreTheirWallClocks(t *testing.T) {
+	env := streamstest.Start(t, streamstest.WithPartitions(8))
+	s := newStepping(t)
+	skewed := func(d time.Duration) func(*keeper.Config) {
+		return func(c *keeper.Config) { c.Now = func() time.Time { return time.Now().Add(d) } }
+	}
+	a := startNode(t, env, s, "a")
+	balanced(t, s, 8, 5*time.Second, a)
+	ahead := startNodeWith(t, env, s, "ahead", skewed(10*time.Minute))
+	balanced(t, s, 8, 5*time.Second, a, ahead)
+	behind := startNodeWith(t, env, s, "behind", skewed(-10*time.Minute))
+	balanced(t, s, 8, 5*time.Second, a, ahead, behind)
+	for _, l := range a.keeper.View().Leases {
+		if d := time.Since(l.Since); l.Node == "ahead" && d > -9*time.Minute {
+			t.Errorf("a lease of ahead since %s, want its own clock's (ten minutes ahead)", l.Since)
+		}
+	}
+	ahead.stop()
+	<-ahead.done
+	balanced(t, s, 8, 5*time.Second, a, behind)
+}
+
 // A replica that missed an expiry can show a new watcher a dead node's
 // heartbeat and leases long after they expired (seen with a NATS node
 // restarted after a SIGKILL, TestClusterLosesAnEngineAndANATSNode). A
@@ -201,7 +231,7 @@ func TestKeeperIgnoresStaleEntries(t *testing.T) {
 		entry{key: streams.OwnerNodeKey("ghost"), value: `{"id":"ghost","partitions":8,"holds":[3]}`, created: long},
 		entry{key: streams.OwnerPartitionKey(3), value: `{"node":"ghost"}`, created: long},
 	}
-	a := startNodeOn(t, env, s, "a", func(kv jetstream.KeyValue) jetstream.KeyValue { return haunted{kv, ghosts} })
+	a := startNodeWith(t, env, s, "a", func(c *keeper.Config) { c.KV = haunted{c.KV, ghosts} })
 	balanced(t, s, 8, 5*time.Second, a)
 	v := a.keeper.View()
 	if len(v.Nodes) != 1 || v.Nodes[0].ID != "a" || v.Leases[3].Node != "a" {
