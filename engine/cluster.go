@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -129,19 +130,39 @@ func (e *Engine) registerClusterMetrics(r *metrics.Registry) {
 				emit(b2f(slices.Contains(held, p)), fmt.Sprint(p))
 			}
 		})
+	// One scrape reads both backlog gauges, one after the other: they
+	// share a reading of the consumers taken at most a second before.
+	type row struct {
+		p               string
+		pending, oldest float64
+	}
+	var (
+		mu    sync.Mutex
+		taken time.Time
+		rows  []row
+	)
 	backlog := func(emit func(pending, oldest float64, p string)) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		for _, p := range e.Held() {
-			pending, oldest, err := e.backlog(ctx, p)
-			if err != nil {
-				continue
+		mu.Lock()
+		defer mu.Unlock()
+		if taken.IsZero() || time.Since(taken) > time.Second {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			rows = rows[:0]
+			for _, p := range e.Held() {
+				pending, oldest, err := e.backlog(ctx, p)
+				if err != nil {
+					continue
+				}
+				age := 0.0
+				if !oldest.IsZero() {
+					age = max(e.opts.Now().Sub(oldest).Seconds(), 0)
+				}
+				rows = append(rows, row{fmt.Sprint(p), float64(pending), age})
 			}
-			age := 0.0
-			if !oldest.IsZero() {
-				age = max(e.opts.Now().Sub(oldest).Seconds(), 0)
-			}
-			emit(float64(pending), age, fmt.Sprint(p))
+			taken = time.Now()
+		}
+		for _, r := range rows {
+			emit(r.pending, r.oldest, r.p)
 		}
 	}
 	r.NewGaugeVecFunc("jetbpm_partition_pending", "Events and workers' reports of a partition this node holds, not yet acknowledged.", []string{"partition"},
