@@ -67,7 +67,13 @@ func TestClusterLosesAnEngineAndANATSNode(t *testing.T) {
 	}
 	c := streamstest.StartCluster(t, 3)
 	dir := t.TempDir()
-	cfg := writeFile(t, dir, "jetbpm.yaml", "jobs:\n  topics:\n    spread-charge:\n      lockDuration: 5s\n")
+	// An expired lock counts as a failed attempt (docs/deviations.md), so
+	// a lock shorter than a third of the longest outage would turn jobs
+	// whose reports cannot land into incidents: with 5 s locks, a NATS
+	// node's loss under -race (a dozen seconds without leaders) exhausted
+	// two jobs' three attempts. 15 s is still four times shorter than the
+	// default.
+	cfg := writeFile(t, dir, "jetbpm.yaml", "jobs:\n  topics:\n    spread-charge:\n      lockDuration: 15s\n")
 	args := []string{"--nats-url", c.URL(), "--replicas", "3", "--failover", "2s", "--config", cfg}
 	serves := []*serveProc{startServe(t, nil, args...)}
 	// The first provisions the R3 streams and buckets; the meta leader may
@@ -159,7 +165,18 @@ func TestClusterLosesAnEngineAndANATSNode(t *testing.T) {
 			return err
 		}
 		if len(done) < n {
-			return fmt.Errorf("%d completed", len(done))
+			var missing []string
+			for i := range n {
+				if id := clusterInstanceID(i); done[id].IsZero() && len(missing) < 3 {
+					v, err := r.cl.Instance(ctx, id)
+					if err != nil {
+						missing = append(missing, fmt.Sprintf("%s: %v", id, err))
+					} else {
+						missing = append(missing, fmt.Sprintf("%s: %s at %v, incidents %v", id, v.Status, v.ActiveNodes, v.Incidents))
+					}
+				}
+			}
+			return fmt.Errorf("%d completed; not: %s", len(done), strings.Join(missing, "; "))
 		}
 		return nil
 	})
