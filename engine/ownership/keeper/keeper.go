@@ -240,6 +240,7 @@ func (k *Keeper) apply(e jetstream.KeyValueEntry) {
 		var n Node
 		if gone || json.Unmarshal(e.Value(), &n) != nil {
 			delete(k.nodes, id)
+			delete(k.written, key) // node ids are many over time; partitions are few
 			return
 		}
 		k.nodes[id] = n
