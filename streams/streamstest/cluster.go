@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -261,26 +259,4 @@ func (c *Cluster) WaitJetStream(d time.Duration) {
 		_, err := js.AccountInfo(ctx)
 		return err
 	})
-}
-
-// FreePort returns a loopback TCP port nothing listens on right now, for
-// a process the test starts later. It is drawn at random below Linux's
-// ephemeral range (32768-60999), so the kernel does not hand the same
-// port to another test's listen on port 0 or outgoing connection in the
-// moment between this check and the process's listen; only another
-// FreePort could, and the draw makes that unlikely.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	const lo, hi = 20000, 32768
-	for range 100 {
-		port := lo + rand.IntN(hi-lo)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue // taken
-		}
-		l.Close()
-		return port
-	}
-	t.Fatalf("no free port in [%d, %d) after 100 draws", lo, hi)
-	return 0
 }
