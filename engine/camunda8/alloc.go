@@ -82,9 +82,7 @@ func (a *Allocator) reserve(ctx context.Context) (int64, error) {
 		if err == nil {
 			return start, nil
 		}
-		var apiErr *jetstream.APIError
-		if !errors.As(err, &apiErr) || (apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence &&
-			apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+		if !streams.IsConflict(err) {
 			return 0, fmt.Errorf("key counter: %w", err)
 		}
 	}

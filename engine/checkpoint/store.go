@@ -80,14 +80,6 @@ func (c *Store) Encode(s *instance.State, rev uint64) (*nats.Msg, error) {
 	return m, nil
 }
 
-// IsConflict reports whether a write failed because another writer moved
-// the checkpoint on (a lost compare-and-set).
-func IsConflict(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
-}
-
 // ValidID reports whether id can be an instance id: it is a KV key and a
 // subject token as it stands.
 func ValidID(id string) bool {

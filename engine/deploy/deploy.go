@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
-	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/engine/model"
 	"github.com/jetbpm/jetbpm/streams"
@@ -46,7 +45,7 @@ func (d *Definitions) Deploy(ctx context.Context, procs []*model.Process, source
 			return plan.deps, nil // every process is unchanged
 		}
 		_, err = streams.PublishAtomic(ctx, d.nc, plan.msgs)
-		if checkpoint.IsConflict(err) {
+		if streams.IsConflict(err) {
 			continue
 		}
 		var apiErr *jetstream.APIError

@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/correlation"
 	"github.com/jetbpm/jetbpm/engine/deploy"
 	"github.com/jetbpm/jetbpm/streams"
@@ -445,7 +444,7 @@ func (p *Partition) awaitWrite(ctx context.Context, w *entryWork) {
 		w.rev = ack.Sequence
 	case err := <-w.write.Err():
 		w.err = err
-		if checkpoint.IsConflict(err) {
+		if streams.IsConflict(err) {
 			p.log.Info("message entry write lost a race; its commands will be applied again", "name", w.name, "key", w.mkey)
 		}
 	case <-ctx.Done():

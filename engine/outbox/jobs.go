@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/jobs"
 	"github.com/jetbpm/jetbpm/streams"
@@ -109,7 +108,7 @@ func enqueueMsg(partition int, s *instance.State, eff instance.Effect) (*nats.Ms
 
 // alreadyQueued reports whether an enqueue failed only because the job is
 // already in the queue.
-func alreadyQueued(err error) bool { return checkpoint.IsConflict(err) }
+func alreadyQueued(err error) bool { return streams.IsConflict(err) }
 
 // cancel removes a job's message: its task was interrupted or its
 // instance ended. A worker holding it is refused when it reports.

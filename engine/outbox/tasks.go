@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/instance"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -82,7 +81,7 @@ func (w *taskWriter) put(ctx context.Context, rec *instance.Task) error {
 		if err == nil {
 			return nil
 		}
-		if !checkpoint.IsConflict(err) {
+		if !streams.IsConflict(err) {
 			return fmt.Errorf("task %s: write the record: %w", rec.ID, err)
 		}
 		absent = last == 0

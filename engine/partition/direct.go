@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jetbpm/jetbpm/engine/checkpoint"
+	"github.com/jetbpm/jetbpm/streams"
 )
 
 // A direct is a start handed to the loop in memory instead of a stored
@@ -99,7 +100,7 @@ func (p *Partition) settleDirect(g *group) {
 		for _, d := range g.directs {
 			d.answer(errAbandoned) // a crash: nothing recovers it but the sweep
 		}
-	case g.err != nil && g.write != nil && g.rev == 0 && checkpoint.IsConflict(g.err):
+	case g.err != nil && g.write != nil && g.rev == 0 && streams.IsConflict(g.err):
 		// The instance exists: each start is read as a repeated start is.
 		for _, d := range g.directs {
 			again := &direct{id: d.id, done: d.done}

@@ -511,7 +511,7 @@ func (p *Partition) awaitWrite(ctx context.Context, g *group) {
 		}
 	case err := <-g.write.Err():
 		g.err = err
-		if checkpoint.IsConflict(err) {
+		if streams.IsConflict(err) {
 			msg := "checkpoint write lost a race; events will be re-applied"
 			if g.rev == 0 {
 				msg = "instance exists already; its start is checked again"
@@ -542,13 +542,13 @@ func (p *Partition) settle(g *group) {
 		return
 	}
 	if g.err != nil {
-		if c, ok := p.cache.Get(g.id); ok && c.data != nil && checkpoint.IsConflict(g.err) {
+		if c, ok := p.cache.Get(g.id); ok && c.data != nil && streams.IsConflict(g.err) {
 			p.superseded.keep(g.id, c)
 		}
 		p.cache.Drop(g.id)
 		if len(g.msgs) > 0 {
 			p.log.Warn("instance step not committed; events will be redelivered", "instance", g.id, "err", g.err)
-		} else if !checkpoint.IsConflict(g.err) {
+		} else if !streams.IsConflict(g.err) {
 			p.log.Warn("direct start not committed; the caller is told", "instance", g.id, "err", g.err)
 		}
 		for _, m := range g.msgs {

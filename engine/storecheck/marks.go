@@ -171,7 +171,7 @@ func (c *Checker) write(ctx context.Context, change func(lost.Marks) lost.Marks)
 		} else {
 			_, err = c.cfg.Meta.Update(ctx, streams.MetaMarksKey, data, rev)
 		}
-		if isConflict(err) {
+		if streams.IsConflict(err) {
 			continue
 		}
 		if err != nil {
@@ -184,12 +184,6 @@ func (c *Checker) write(ctx context.Context, change func(lost.Marks) lost.Marks)
 		return nil
 	}
 	return fmt.Errorf("storecheck: the marks changed under each of %d writes", maxMarkWrites)
-}
-
-func isConflict(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.Is(err, jetstream.ErrKeyExists) ||
-		errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
 }
 
 // readMeta returns the marks in the meta bucket and their revision (0:

@@ -90,7 +90,7 @@ func (c *Checker) closeRecord(ctx context.Context, key string, status lost.Statu
 			return err
 		}
 		_, err = c.cfg.Lost.Update(ctx, key, data, entry.Revision())
-		if isConflict(err) {
+		if streams.IsConflict(err) {
 			continue
 		}
 		if err != nil {

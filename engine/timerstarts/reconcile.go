@@ -9,7 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetbpm/jetbpm/engine/checkpoint"
 	"github.com/jetbpm/jetbpm/engine/errdefs"
 	"github.com/jetbpm/jetbpm/streams"
 )
@@ -108,7 +107,7 @@ func (t *Starter) reconcileOne(ctx context.Context, stream jetstream.Stream, pro
 		}
 	}
 	if err := t.publishTimerStart(ctx, next, &seq); err != nil {
-		if checkpoint.IsConflict(err) {
+		if streams.IsConflict(err) {
 			return nil // another node, or a deploy, set the schedule meanwhile
 		}
 		return err

@@ -246,7 +246,7 @@ func (t *Starter) fire(ctx context.Context, f fire) error {
 	next := fire{Process: f.Process, Version: f.Version, Node: f.Node, Firing: firing, Due: due, Armed: f.Armed}
 	var empty uint64
 	err = t.publishTimerStart(ctx, next, &empty)
-	if checkpoint.IsConflict(err) {
+	if streams.IsConflict(err) {
 		return nil // a deploy, or an earlier delivery of this fire, scheduled it
 	}
 	if err != nil {

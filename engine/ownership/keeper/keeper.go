@@ -424,7 +424,7 @@ func (k *Keeper) renew() {
 		switch {
 		case err == nil:
 			h.rev, h.acked = rev, sent
-		case wrongRevision(err):
+		case streams.IsConflict(err):
 			k.fenceLocked(p, h, "its lease was changed by another node or expired")
 		default:
 			k.log.Warn("could not renew a partition's lease", "partition", p, "err", err)
@@ -539,12 +539,4 @@ func (k *Keeper) View() View {
 		v.Nodes = append(v.Nodes, nodes[id])
 	}
 	return v
-}
-
-// wrongRevision reports whether err says the key is not at the revision
-// the write expected.
-func wrongRevision(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
