@@ -29,6 +29,20 @@ type racingMeta struct {
 	at    map[int]bool
 }
 
+// storedMarks reads the marks in the meta bucket.
+func storedMarks(t *testing.T, ctx context.Context, meta jetstream.KeyValue) lost.Marks {
+	t.Helper()
+	entry, err := meta.Get(ctx, streams.MetaMarksKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := lost.DecodeFile(entry.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func (m *racingMeta) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
 	entry, err := m.KeyValue.Get(ctx, key)
 	m.mu.Lock()
@@ -111,15 +125,7 @@ func TestMarksOnAReplicatedStoreSurviveOtherNodesWrites(t *testing.T) {
 		if err := check.Mark(ctx); err != nil {
 			t.Fatalf("round %d (%s): %v", round+1, want, err)
 		}
-		entry, err := meta.Get(ctx, streams.MetaMarksKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := lost.DecodeFile(entry.Value())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Streams["KV_other_node"] != 7 || got.Streams[streams.KVStream(streams.InstancesBucket)] != seq {
+		if got := storedMarks(t, ctx, meta); got.Streams["KV_other_node"] != 7 || got.Streams[streams.KVStream(streams.InstancesBucket)] != seq {
 			t.Fatalf("round %d (%s): marks %v, want the other node's and %s at %d", round+1, want, got.Streams, streams.KVStream(streams.InstancesBucket), seq)
 		}
 	}
@@ -167,15 +173,7 @@ func TestMarksOnAReplicatedStoreSurviveOtherNodesWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entry, err := meta.Get(ctx, streams.MetaMarksKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	final, err := lost.DecodeFile(entry.Value())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if last := info.CachedInfo().State.LastSeq; final.Streams[streams.KVStream(streams.InstancesBucket)] != last || final.Streams["KV_other_node"] != 7 {
+	if final, last := storedMarks(t, ctx, meta), info.CachedInfo().State.LastSeq; final.Streams[streams.KVStream(streams.InstancesBucket)] != last || final.Streams["KV_other_node"] != 7 {
 		t.Fatalf("marks %v after the race, want %s at %d (its last sequence) and the other node's", final.Streams, streams.KVStream(streams.InstancesBucket), last)
 	}
 }
