@@ -194,6 +194,9 @@ type Options struct {
 	// messagePartitionsOnly, set by tests, runs no instance partitions, so
 	// a test can play the instances' side of the message partitions.
 	messagePartitionsOnly bool
+	// takesNoRoutes, set by tests, has the node answer no routed start,
+	// as a node of a build before routing.
+	takesNoRoutes bool
 	// wrote, set by tests, is told of every checkpoint write of an
 	// instance partition: the partition, the epoch of the lease it was
 	// stepped under, the instance and the revision.
@@ -544,6 +547,10 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Engine, error) {
 	}
 	// The partitions this node takes start now.
 	if err := e.startKeeper(ctx, runCtx); err != nil {
+		return fail(err)
+	}
+	// Until this node answers, starts routed to it are stored.
+	if err := e.serveRoutedStarts(runCtx); err != nil {
 		return fail(err)
 	}
 	if !opts.messagePartitionsOnly {

@@ -45,6 +45,10 @@ func CrashAfterMessageEntryWrite(opts *Options, fn func(entryKey string) bool) {
 // instance partitions, so a test can play the instances' side.
 func MessagePartitionsOnly(opts *Options) { opts.messagePartitionsOnly = true }
 
+// TakesNoRoutes makes an engine answer no routed start (route.go), as a
+// node of a build before routing.
+func TakesNoRoutes(opts *Options) { opts.takesNoRoutes = true }
+
 // MessageEffectMsg is the message an instance's message effect becomes.
 var MessageEffectMsg = messages.EffectMsg
 

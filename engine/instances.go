@@ -46,13 +46,15 @@ func BusinessKey(k string) StartOption { return func(o *startOptions) { o.busine
 // Start returns, the instance exists and has taken its first step: the
 // checkpoint is written and its effects (the first jobs, timers, facts)
 // are stored, durably with Options.Sync; the instance runs on
-// asynchronously (see Wait). No start event is stored: the node's own
-// partition loop creates the instance (docs/engine.md §4.1), unless
-// Options.QueuedStarts is set or another node holds the instance's
-// partition; then the start is stored when Start returns, and the node
-// holding the partition takes the first step. An error may leave the instance created or
-// not: retry with the same id (InstanceID), which is a no-op for an
-// instance that exists. Start returns the id it chose with such an error.
+// asynchronously (see Wait). No start event is stored: the partition loop
+// of the node holding the instance's partition creates the instance
+// (docs/engine.md §4.1) — this node's, or another's, to which the start is
+// routed. Where no node takes it so (Options.QueuedStarts is set, the
+// holder is unknown, or it does not answer), the start is stored when
+// Start returns, and the holder takes the first step. An error may leave
+// the instance created or not: retry with the same id (InstanceID), which
+// is a no-op for an instance that exists. Start returns the id it chose
+// with such an error.
 func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any, opts ...StartOption) (string, error) {
 	var o startOptions
 	for _, fn := range opts {
@@ -85,9 +87,16 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	}
 	req := &checkpoint.StartRequest{ProcessID: def.ID, Version: def.Version, Vars: clean, BusinessKey: o.businessKey}
 	env := checkpoint.Envelope{Instance: o.id, Start: req}
-	// Queued where another node holds the partition: it would republish a
-	// direct create's outbox when it first loads the instance.
-	part := e.held(e.partitionOf(o.id))
+	// Where another node holds the partition, that node creates the
+	// instance (route.go): a create here would make it republish the
+	// outbox when it first loads the instance.
+	p := e.partitionOf(o.id)
+	part := e.held(p)
+	if part == nil && !e.opts.QueuedStarts {
+		if routed, err := e.routeStart(ctx, p, env); routed {
+			return o.id, err
+		}
+	}
 	if e.opts.QueuedStarts || part == nil {
 		if err := e.send(ctx, env, "start:"+o.id); err != nil {
 			return "", err
@@ -103,15 +112,8 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 // startDirect has this node's partition loop create the instance of env
 // (docs/engine.md §4.1), after the checks send makes of a stored start.
 func (e *Engine) startDirect(ctx context.Context, part *partition.Partition, env checkpoint.Envelope) error {
-	body, err := streams.Marshal(env)
-	if err != nil {
+	if _, err := e.startBody(env); err != nil {
 		return err
-	}
-	if len(body) > e.opts.MaxCheckpointBytes {
-		return fmt.Errorf("%w: request is %d bytes, the limit is %d", ErrTooLarge, len(body), e.opts.MaxCheckpointBytes)
-	}
-	if err := e.writable(); err != nil {
-		return fmt.Errorf("instance %s: %w", env.Instance, err)
 	}
 	if err := part.Start(ctx, env.Instance, env.Start); err != nil {
 		if errors.Is(err, partition.ErrStopped) {

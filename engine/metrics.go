@@ -21,6 +21,9 @@ type engineMetrics struct {
 	ops       operations.Metrics // docs/engine.md §3.1
 	messages  messages.Metrics   // docs/messages.md §6
 	signals   signals.Metrics    // docs/signals.md §6
+	// routed counts the starts this node routed to the holder of their
+	// partition and the holder took (route.go).
+	routed *metrics.Counter
 }
 
 // newEngineMetrics registers the engine's metrics; buffer, a consumer of
@@ -36,6 +39,7 @@ func newEngineMetrics(r *metrics.Registry, jobsStream jetstream.Stream, buffer j
 		ops:       operations.NewMetrics(r),
 		messages:  messages.NewMetrics(r),
 		signals:   signals.NewMetrics(r),
+		routed:    r.NewCounter("jetbpm_starts_routed_total", "Starts this node routed to the engine node holding their partition, which took them."),
 	}
 	// Both read this node's task index, which holds every task of the
 	// cluster: every node reports the same values (aggregate with max).

@@ -109,6 +109,8 @@ const (
 	jobsRoot    = "jetbpm.job"
 	factsRoot   = "jetbpm.fact"
 	apiRoot     = "jetbpm.api"
+	// routeRoot is not a stream's: engine nodes ask each other on it.
+	routeRoot = "jetbpm.route"
 )
 
 // Wildcards a stream or a permission rule captures.
@@ -128,6 +130,13 @@ const EngineQueue = "jetbpm-engine"
 // PriorityGroup is the pull-consumer priority group engine nodes fetch
 // partition events in; the server pins each partition to one node at a time.
 const PriorityGroup = "engine"
+
+// RouteStartSubject is where engine node node takes the starts other nodes
+// route to it, for a partition it holds (engine/route.go): a request, no
+// stream stores it.
+func RouteStartSubject(node string) string {
+	return routeRoot + ".start." + Token(node)
+}
 
 // EventSubject is where events for an instance are published.
 func EventSubject(partition int, instanceID string) string {

@@ -522,6 +522,18 @@ func (k *Keeper) Holds(p int) (epoch uint64, ok bool) {
 	return h.rev, true
 }
 
+// Holder returns the node holding partition p's lease, as far as the
+// keeper has been shown (a stale lease counts as none).
+func (k *Keeper) Holder(p int) (node string, ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	l, ok := k.leases[p]
+	if !ok || k.stale(streams.OwnerPartitionKey(p)) {
+		return "", false
+	}
+	return l.Node, true
+}
+
 // View is what a keeper knows of the cluster: the live nodes and the
 // leases, stale ones left out.
 type View struct {
