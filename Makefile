@@ -88,7 +88,8 @@ FUZZ = ./jobs:FuzzDecide ./engine/partition:FuzzDecodeReport ./engine/messages:F
 	./expression:FuzzLiteral ./engine/bpmnxml:FuzzParse ./streams:FuzzUnmarshal ./streams:FuzzUnmarshalChecked \
 	./engine/api:FuzzDispatch ./cmd/jetbpm/internal/config:FuzzParse ./engine/cron:FuzzParse \
 	./engine/httpapi:FuzzRequest ./internal/httpauth:FuzzParse ./engine/camunda7:FuzzDecodeVariables \
-	./expression:FuzzComposite ./engine/camunda8:FuzzKey ./engine/camunda8/zeebegrpc:FuzzVariables ./engine/lost:FuzzDecodeFile
+	./expression:FuzzComposite ./engine/camunda8:FuzzKey ./engine/camunda8/zeebegrpc:FuzzVariables ./engine/lost:FuzzDecodeFile \
+	./engine/checkpoint:FuzzDecodeStart
 soak: containers
 	JETBPM_SOAK=1 go test -race -count=1 -run 'TestKillNine|TestPowerCut|TestClusterSurvivesNodeLosses|TestClusterLosesAnEngineAndANATSNode' -v ./cmd/jetbpm ./engine
 	JETBPM_SOAK=1 go test -count=1 -run TestComposeCluster -v ./deploy

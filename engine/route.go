@@ -139,14 +139,19 @@ func (e *Engine) serveRoutedStarts(runCtx context.Context) error {
 // takeRoutedStart starts the instance of a routed start as Start would on
 // this node, and answers.
 func (e *Engine) takeRoutedStart(m *nats.Msg) {
-	var env checkpoint.Envelope
-	if err := streams.Unmarshal(m.Data, &env); err != nil || env.Start == nil || !checkpoint.ValidID(env.Instance) {
-		answerRoute(m, routeFailed, "a routed start must be a start envelope with a valid instance id")
+	env, err := checkpoint.DecodeStart(m.Data)
+	if err != nil {
+		answerRoute(m, routeFailed, err.Error())
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), routeTimeout)
 	defer cancel()
-	var err error
+	// The asking node found the definition; one that is not here is not
+	// started (and a foreign request learns why).
+	if _, err := e.defs.Get(ctx, env.Start.ProcessID, env.Start.Version); err != nil {
+		answerRoute(m, routeFailed, err.Error())
+		return
+	}
 	if part := e.held(e.partitionOf(env.Instance)); part != nil && !e.opts.QueuedStarts {
 		err = e.startDirect(ctx, part, env)
 	} else {

@@ -88,14 +88,21 @@ func TestMalformedRoutedStartIsRefused(t *testing.T) {
 	env, _, _ := routeNodes(t, engine.Options{})
 	nc := env.NewConn(t)
 	before := lastEventSeq(t, env.JS)
-	for name, body := range map[string]string{
-		"not json":        "{",
-		"no start":        `{"instance":"x-1"}`,
-		"bad id":          `{"instance":"a.b","start":{"processId":"held","version":1}}`,
-		"empty":           ``,
-		"not an envelope": `[1,2]`,
+	envelope := func(env checkpoint.Envelope) []byte {
+		b, err := streams.Marshal(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for name, body := range map[string][]byte{
+		"not an envelope": []byte("{"),
+		"empty":           nil,
+		"no start":        envelope(checkpoint.Envelope{Instance: "x-1"}),
+		"bad id":          envelope(checkpoint.Envelope{Instance: "a.b", Start: &checkpoint.StartRequest{ProcessID: "held", Version: 1}}),
+		"unknown process": envelope(checkpoint.Envelope{Instance: "x-2", Start: &checkpoint.StartRequest{ProcessID: "nope", Version: 1}}),
 	} {
-		reply, err := nc.Request(streams.RouteStartSubject("node-a"), []byte(body), 10*time.Second)
+		reply, err := nc.Request(streams.RouteStartSubject("node-a"), body, 10*time.Second)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -106,7 +113,7 @@ func TestMalformedRoutedStartIsRefused(t *testing.T) {
 	if after := lastEventSeq(t, env.JS); after != before {
 		t.Fatalf("events stream moved from %d to %d", before, after)
 	}
-	for _, id := range []string{"x-1", "a.b"} {
+	for _, id := range []string{"x-1", "a.b", "x-2"} {
 		if m := storedCheckpoint(t, env.JS, id); m != nil {
 			t.Errorf("a malformed routed start created %s", id)
 		}

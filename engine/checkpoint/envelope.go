@@ -1,6 +1,9 @@
 package checkpoint
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -43,4 +46,25 @@ func EventMsg(env Envelope, msgID string, partitions int) (*nats.Msg, error) {
 	m.Data = body
 	m.Header.Set(jetstream.MsgIDHeader, msgID)
 	return m, nil
+}
+
+// DecodeStart decodes a start envelope received from another engine node
+// (a routed start): a start request for one valid instance id, and no
+// event.
+func DecodeStart(data []byte) (Envelope, error) {
+	var env Envelope
+	if err := streams.Unmarshal(data, &env); err != nil {
+		return Envelope{}, fmt.Errorf("start envelope: %w", err)
+	}
+	switch {
+	case env.Start == nil:
+		return Envelope{}, errors.New("start envelope: no start request")
+	case env.Event != nil:
+		return Envelope{}, errors.New("start envelope: holds an event as well as a start")
+	case !ValidID(env.Instance):
+		return Envelope{}, fmt.Errorf("start envelope: instance id %q: use 1-128 letters, digits, '-' or '_'", env.Instance)
+	case env.Start.ProcessID == "" || env.Start.Version < 1:
+		return Envelope{}, fmt.Errorf("start envelope: process %q version %d: want a process id and a version from 1", env.Start.ProcessID, env.Start.Version)
+	}
+	return env, nil
 }
