@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 	"github.com/jetbpm/jetbpm/workerkit"
+	"github.com/jetbpm/jetbpm/workerkit/workerkittest"
 )
 
 // TestClusterSurvivesNodeLosses runs instances on a 3-node NATS cluster with
@@ -64,25 +64,10 @@ func TestClusterSurvivesNodeLosses(t *testing.T) {
 	if _, err := engB.Deploy(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	runs := map[string]int{} // job id → executions
-	w, err := workerkit.New(c.Connect(), workerkit.Options{Name: "cluster-worker", Logger: quietLog, VerdictTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Handle("cluster-charge", func(_ context.Context, job *workerkit.Job) (map[string]any, error) {
-		mu.Lock()
-		runs[job.ID]++
-		mu.Unlock()
-		return map[string]any{"receipt": fmt.Sprintf("r-%v", job.Input["n"])}, nil
-	}, workerkit.Concurrency(8))
-	wctx, stopWorker := context.WithCancel(ctx)
-	workerDone := make(chan error, 1)
-	go func() { workerDone <- w.Run(wctx) }()
-	defer func() {
-		stopWorker()
-		<-workerDone
-	}()
+	runs := workerkittest.Counting(t, ctx, c.Connect(), workerkit.Options{Name: "cluster-worker", Logger: quietLog, VerdictTimeout: 2 * time.Second},
+		"cluster-charge", 8, func(job *workerkit.Job) map[string]any {
+			return map[string]any{"receipt": fmt.Sprintf("r-%v", job.Input["n"])}
+		})
 	const n = 200
 	ids := make([]string, 0, n)
 	// A request that meets a leader election or a node still catching up
@@ -159,12 +144,11 @@ func TestClusterSurvivesNodeLosses(t *testing.T) {
 			t.Errorf("instance %s: %d completed facts stored, want 1", id, counts[id])
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(runs) != n {
-		t.Errorf("%d jobs ran, want %d", len(runs), n)
+	ran := runs.Counts()
+	if len(ran) != n {
+		t.Errorf("%d jobs ran, want %d", len(ran), n)
 	}
-	for job, r := range runs {
+	for job, r := range ran {
 		if r > 1+2 { // the engine node and the NATS node losses
 			t.Errorf("job %s ran %d times, want at most 3", job, r)
 		}

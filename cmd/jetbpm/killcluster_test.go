@@ -23,6 +23,7 @@ import (
 	"github.com/jetbpm/jetbpm/streams"
 	"github.com/jetbpm/jetbpm/streams/streamstest"
 	"github.com/jetbpm/jetbpm/workerkit"
+	"github.com/jetbpm/jetbpm/workerkit/workerkittest"
 )
 
 // clusterBPMN is the cluster test's process: a script task, an external
@@ -100,25 +101,10 @@ func TestClusterLosesAnEngineAndANATSNode(t *testing.T) {
 	client{t: t, env: []string{"JETBPM_NATS_URL=" + c.URL()}}.ok("deploy", writeFile(t, dir, "spread.bpmn", clusterBPMN))
 	r.awaitSpread("three nodes holding 2 or 3 partitions each", serves)
 
-	var mu sync.Mutex
-	runs := map[string]int{} // job id → executions
-	w, err := workerkit.New(c.Connect(), workerkit.Options{Name: "spread-worker", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), VerdictTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Handle("spread-charge", func(_ context.Context, job *workerkit.Job) (map[string]any, error) {
-		mu.Lock()
-		runs[job.ID]++
-		mu.Unlock()
-		return map[string]any{"receipt": fmt.Sprintf("r-%v", job.Input["n"])}, nil
-	}, workerkit.Concurrency(16))
-	wctx, stopWorker := context.WithCancel(ctx)
-	workerDone := make(chan error, 1)
-	go func() { workerDone <- w.Run(wctx) }()
-	defer func() {
-		stopWorker()
-		<-workerDone
-	}()
+	runs := workerkittest.Counting(t, ctx, c.Connect(), workerkit.Options{Name: "spread-worker", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), VerdictTimeout: 2 * time.Second},
+		"spread-charge", 16, func(job *workerkit.Job) map[string]any {
+			return map[string]any{"receipt": fmt.Sprintf("r-%v", job.Input["n"])}
+		})
 
 	load := r.startLoad(rate)
 	time.Sleep(phase) // the load runs: nothing to wait on but time
@@ -205,16 +191,15 @@ func TestClusterLosesAnEngineAndANATSNode(t *testing.T) {
 			t.Errorf("%s completed %d times", id, k)
 		}
 	}
-	mu.Lock()
-	if len(runs) != n {
-		t.Errorf("%d jobs ran, want %d", len(runs), n)
+	ran := runs.Counts()
+	if len(ran) != n {
+		t.Errorf("%d jobs ran, want %d", len(ran), n)
 	}
-	for job, k := range runs {
+	for job, k := range ran {
 		if k > 1+2 { // the engine node and the NATS node losses
 			t.Errorf("job %s ran %d times, want at most 3", job, k)
 		}
 	}
-	mu.Unlock()
 	// Most starts reached a node not holding their partition (the API's
 	// queue group picks a node): they were routed to the holder, across
 	// the losses (engine.md §4.1). The two serves alive now count theirs.
