@@ -101,11 +101,11 @@ func TestMarksOnAReplicatedStoreSurviveOtherNodesWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bucket := func(name string) jetstream.KeyValue {
-		kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, Replicas: 3})
-		if err != nil {
-			t.Fatalf("bucket %s: %v", name, err)
-		}
+	bucket := func(name string) (kv jetstream.KeyValue) {
+		c.Place("bucket "+name, func(ctx context.Context) (err error) {
+			kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, Replicas: 3})
+			return err
+		})
 		return kv
 	}
 	meta, lostKV, instances := bucket(streams.MetaBucket), bucket(streams.LostBucket), bucket(streams.InstancesBucket)

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetbpm/jetbpm/internal/testwait"
+	"github.com/jetbpm/jetbpm/streams"
 )
 
 // Cluster is a JetStream cluster of nats-server processes on loopback, for
@@ -240,6 +241,24 @@ func (c *Cluster) Connect() *nats.Conn {
 	}
 	c.t.Cleanup(nc.Close)
 	return nc
+}
+
+// Place runs create — what makes replicated streams or buckets — until it
+// succeeds, again while the cluster cannot place replicas yet: a node the
+// meta leader has not heard from since it started fails placement at once
+// ("peer offline"; streams.Unavailable). Another error fails the test, as
+// does a cluster still unable after nodeStartTimeout.
+func (c *Cluster) Place(what string, create func(ctx context.Context) error) {
+	c.t.Helper()
+	testwait.Until(c.t, nodeStartTimeout, what, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		err := create(ctx)
+		if err != nil && !streams.Unavailable(err) {
+			c.t.Fatalf("%s: %v", what, err)
+		}
+		return err
+	})
 }
 
 // WaitJetStream waits, at most d, until the cluster's JetStream answers an
